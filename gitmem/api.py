@@ -1,0 +1,258 @@
+"""The library's front door: plain functions the CLI (and any program) calls."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pygit2
+
+from gitmem.config import Config, load_config
+from gitmem.errors import GitmemError
+from gitmem.indexer import (
+    LockBusy,
+    Progress,
+    head_commit,
+    index_workspace,
+)
+from gitmem.model import TimeWindow
+from gitmem.search import RecallQuery, Result, rank, resolve_entities
+from gitmem.store import UNUSABLE, NewerIndexError, Store, open_store
+from gitmem.workspace import Workspace, find_repo_root, is_memory_path
+
+
+def open_workspace(start: Path) -> tuple[Workspace, Config]:
+    """Find the repository around ``start`` and apply its configuration."""
+    repo_root, git_dir = find_repo_root(start)
+    cfg = load_config(repo_root)
+    prefix = cfg.workspace_root.strip("/")
+    if prefix:
+        if ".." in PurePosixPath(prefix).parts:
+            raise GitmemError(
+                f"{repo_root / '.gitmem.toml'}: 'workspace.root' must be a folder "
+                "inside the repository"
+            )
+        prefix += "/"
+    return Workspace(repo_root=repo_root, prefix=prefix, git_dir=git_dir), cfg
+
+
+@dataclass
+class Freshness:
+    """What recall had to do to answer from an up-to-date index."""
+
+    warnings: list[str] = field(default_factory=list)
+
+
+def ensure_index(ws: Workspace, cfg: Config, progress: Progress | None = None) -> list[str]:
+    """Build the index when missing, catch up with HEAD when behind (unless a writer is busy)."""
+    notes: list[str] = []
+    head = head_commit(ws.open_repo())
+    head_id = str(head.id) if head else ""
+    indexed: str | None = None
+    if ws.index_path.exists():
+        try:
+            store = open_store(ws.index_path, readonly=True)
+            try:
+                indexed = store.get_meta("last_indexed_commit")
+            finally:
+                store.close()
+        except (*UNUSABLE, NewerIndexError):
+            indexed = None
+    if indexed == head_id:
+        return notes
+    try:
+        report = index_workspace(ws, cfg, progress=progress, wait=indexed is None)
+        notes.extend(report.notes)
+    except LockBusy:
+        notes.append(
+            "the index is being updated by another process; answering from the last complete index"
+        )
+    return notes
+
+
+def recall(
+    ws: Workspace,
+    cfg: Config,
+    query: RecallQuery,
+    *,
+    now: datetime | None = None,
+    entity_names: Sequence[str] = (),
+) -> tuple[list[Result], list[str]]:
+    """Lexical recall (semantic search arrives with the embedding layer)."""
+    warnings = ensure_index(ws, cfg)
+    now = now or datetime.now(UTC)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        keys = resolve_entities(store, entity_names)
+        results = rank(store, query, now, keys)
+    finally:
+        store.close()
+    return results, warnings
+
+
+def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
+    """Counts, last indexed commit, and every warning with its path#Lline."""
+    head = head_commit(ws.open_repo())
+    info: dict[str, Any] = {
+        "workspace": str(ws.root),
+        "index": str(ws.index_path),
+        "head": str(head.id) if head else None,
+        "indexed": ws.index_path.exists(),
+    }
+    if not ws.index_path.exists():
+        info.update(
+            files=0,
+            facts=0,
+            chunks=0,
+            entities=0,
+            last_indexed_commit=None,
+            up_to_date=False,
+            warnings=[],
+        )
+        return info
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        info.update(_counts(store))
+        info["last_indexed_commit"] = store.get_meta("last_indexed_commit") or None
+        info["indexed_at"] = store.get_meta("indexed_at")
+        info["schema_version"] = store.schema_version()
+        info["up_to_date"] = info["last_indexed_commit"] == info["head"]
+        info["sqlite_vec"] = store.vec_error is None
+        info["warnings"] = [
+            {"path": p, "line": ln, "code": c, "message": m, "location": f"{p}#L{ln}" if ln else p}
+            for p, ln, c, m in store.conn.execute(
+                "SELECT path, line, code, message FROM warnings ORDER BY path, line"
+            )
+        ]
+    finally:
+        store.close()
+    info["config_warnings"] = list(cfg.warnings)
+    info["semantic"] = {
+        "provider": cfg.embed_provider,
+        "active": False,
+        "hint": "semantic search is not available yet in this version; recall is lexical",
+    }
+    return info
+
+
+def _count(store: Store, sql: str) -> int:
+    row = store.conn.execute(sql).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _counts(store: Store) -> dict[str, int]:
+    current = "SELECT count(*) FROM items WHERE ended_at IS NULL AND type = "
+    return {
+        "files": _count(store, "SELECT count(*) FROM files"),
+        "facts": _count(store, current + "'fact'"),
+        "chunks": _count(store, current + "'chunk'"),
+        "entities": _count(store, "SELECT count(*) FROM entities"),
+    }
+
+
+@dataclass(frozen=True)
+class GetResult:
+    path: str
+    start_line: int
+    end_line: int
+    lines: tuple[str, ...]
+    revision: str | None
+
+
+def _check_memory_path(ws: Workspace, cfg: Config, raw: str) -> str:
+    """A user-given path to a workspace-relative memory path, or a clear refusal.
+
+    Citations are workspace-relative, so a relative path is read from the workspace root, unless
+    it names an existing file relative to the current folder inside the workspace.
+    """
+    root = ws.root.resolve()
+    given = Path(raw)
+    if given.is_absolute():
+        full = Path(os.path.normpath(given))
+    else:
+        here = Path(os.path.normpath(Path.cwd() / given))
+        full = (
+            here
+            if here.is_relative_to(root) and here.exists()
+            else Path(os.path.normpath(root / given))
+        )
+    if not full.is_relative_to(root):
+        raise GitmemError(f"refusing '{raw}': it is outside the workspace {root}")
+    rel = full.relative_to(root).as_posix()
+    if not is_memory_path(rel, cfg.extra_paths):
+        raise GitmemError(
+            f"refusing '{raw}': not a memory file (MEMORY.md, USER.md, DREAMS.md, "
+            "memory/**/*.md, bank/..., or a configured extra path)"
+        )
+    return rel
+
+
+def get_lines(
+    ws: Workspace,
+    cfg: Config,
+    raw: str,
+    *,
+    start: int | None = None,
+    count: int | None = None,
+    at: str | None = None,
+) -> GetResult:
+    """Memory text by line, from the working tree or from a revision (``at``)."""
+    rel = _check_memory_path(ws, cfg, raw)
+    if at is None:
+        path = ws.root / rel
+        for parent in [path, *path.parents]:
+            if parent == ws.root:
+                break
+            if parent.is_symlink():
+                raise GitmemError(f"refusing '{raw}': {parent} is a symbolic link")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise GitmemError(f"no such memory file: {rel}") from None
+    else:
+        data = _blob_at(ws, rel, at)
+    from gitmem.parse import decode, split_lines
+
+    text, _ = decode(data, rel)
+    lines = split_lines(text or "")
+    if lines and lines[-1] == "":
+        lines.pop()
+    first = max(1, start or 1)
+    last = len(lines) if count is None else min(len(lines), first + count - 1)
+    if first > max(len(lines), 1):
+        raise GitmemError(f"{rel} has {len(lines)} lines; line {first} does not exist")
+    return GetResult(rel, first, last, tuple(lines[first - 1 : last]), at)
+
+
+def _blob_at(ws: Workspace, rel: str, rev: str) -> bytes:
+    repo = ws.open_repo()
+    try:
+        commit = repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        raise GitmemError(f"unknown revision '{rev}'") from None
+    try:
+        entry = commit.tree[ws.prefix + rel]
+    except KeyError:
+        raise GitmemError(f"{rel} does not exist at {rev}") from None
+    if entry.filemode == 0o120000:
+        raise GitmemError(f"refusing '{rel}': it is a symbolic link at {rev}")
+    blob = repo[entry.id]
+    if not isinstance(blob, pygit2.Blob):
+        raise GitmemError(f"{rel} is not a file at {rev}")
+    return bytes(blob.data)
+
+
+def window_json(window: TimeWindow | None) -> dict[str, str | None]:
+    def show(t: datetime | None) -> str | None:
+        if t is None:
+            return None
+        return t.date().isoformat() if t.time() == datetime.min.time() else t.isoformat()
+
+    return {
+        "since": show(window.start) if window else None,
+        "until": show(window.end) if window else None,
+    }

@@ -1,0 +1,98 @@
+"""Line-aligned, heading-aware chunks (SPEC §8): ~400 tokens with 80 tokens of overlap."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitmem.model import Chunk, Section
+from gitmem.textfold import count_tokens
+
+CHUNK_TOKENS = 400
+OVERLAP_TOKENS = 80
+
+
+@dataclass(frozen=True)
+class ChunkParams:
+    tokens: int = CHUNK_TOKENS
+    overlap: int = OVERLAP_TOKENS
+
+    @property
+    def fingerprint(self) -> str:
+        return f"lines-v1:{self.tokens}:{self.overlap}"
+
+
+DEFAULT_CHUNKING = ChunkParams()
+
+
+def _heading_at(sections: Sequence[Section]) -> dict[int, Section]:
+    return {s.start_line: s for s in sections}
+
+
+def _title_for(line_no: int, sections: Sequence[Section]) -> str:
+    """The heading path (outermost first) governing a line."""
+    path = [s for s in sections if s.start_line <= line_no <= s.end_line]
+    path.sort(key=lambda s: s.level)
+    return " > ".join(s.title for s in path)
+
+
+def chunk_lines(
+    lines: Sequence[str],
+    sections: Sequence[Section],
+    *,
+    first_line: int = 1,
+    params: ChunkParams | None = None,
+) -> list[Chunk]:
+    """Cut ``lines`` (line ``first_line`` onwards, 1-based) into chunks.
+
+    A heading always starts a new chunk, with no overlap, so a chunk never straddles two sections.
+    Inside a section a chunk closes before the line that would take it past ``params.tokens``, and
+    the next one repeats up to ``params.overlap`` tokens of trailing lines. A line is never split;
+    a single line longer than the budget is a chunk of its own.
+    """
+    params = params or DEFAULT_CHUNKING
+    headings = _heading_at(sections)
+    costs = [count_tokens(ln) + 1 for ln in lines]
+    chunks: list[Chunk] = []
+    start = first_line - 1  # index into lines
+    cur: list[int] = []
+    cur_tokens = 0
+
+    def emit() -> None:
+        if not cur:
+            return
+        text = "\n".join(lines[i] for i in cur).strip("\n")
+        if text.strip():
+            chunks.append(
+                Chunk(
+                    start_line=cur[0] + 1,
+                    end_line=cur[-1] + 1,
+                    heading=_title_for(cur[0] + 1, sections),
+                    text=text,
+                    tokens=sum(costs[i] for i in cur),
+                )
+            )
+
+    for i in range(start, len(lines)):
+        if (i + 1) in headings and any(lines[j].strip() for j in cur):
+            emit()
+            cur, cur_tokens = [], 0
+        if cur and cur_tokens + costs[i] > params.tokens:
+            emit()
+            keep: list[int] = []
+            kept = 0
+            for j in reversed(cur):
+                if kept + costs[j] > params.overlap or (j + 1) in headings:
+                    break
+                keep.insert(0, j)
+                kept += costs[j]
+            # An overlap must leave room to advance; drop it when the next line would not fit.
+            if kept + costs[i] > params.tokens:
+                keep, kept = [], 0
+            cur, cur_tokens = keep, kept
+        if not cur and not lines[i].strip():
+            continue  # chunks start at content, not at blank lines
+        cur.append(i)
+        cur_tokens += costs[i]
+    emit()
+    return chunks

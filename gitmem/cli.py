@@ -1,0 +1,369 @@
+"""The command line. The only module that imports click; errors map to exit codes here only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from gitmem import __version__, api
+from gitmem.errors import GitmemError, InternalError, UsageError
+from gitmem.indexer import Progress, index_workspace
+from gitmem.search import RecallQuery, Result, parse_kinds
+from gitmem.store import remove_index_files
+from gitmem.timeparse import build_window
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _ctx_path(ctx: click.Context) -> Path:
+    return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
+
+
+def _progress(label: str) -> Progress | None:
+    """A progress line on a terminal; nothing when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done == total or now - last[0] > 0.1:
+            last[0] = now
+            end = "\n" if done == total else ""
+            click.echo(f"\r{label}: {done}/{total} files", err=True, nl=False)
+            if end:
+                click.echo("", err=True)
+
+    return show
+
+
+@click.group(context_settings=CONTEXT)
+@click.option(
+    "-C",
+    "path",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run as if started in PATH (like git -C).",
+)
+@click.version_option(__version__, prog_name="gitmem")
+@click.pass_context
+def cli(ctx: click.Context, path: Path | None) -> None:
+    """gitmem: recall for agent memory kept as Markdown in git.
+
+    Memory is MEMORY.md, USER.md, daily notes memory/YYYY-MM-DD.md with '## Retain' facts, and
+    bank/ pages. gitmem keeps a derived index in .memory/index.sqlite and answers recall with
+    path#Lline citations.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["path"] = path
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def init(ctx: click.Context, directory: Path | None) -> None:
+    """Create the memory layout in DIRECTORY (default: here), making a git repo if needed."""
+    from gitmem.layout import init_workspace
+
+    target = directory or _ctx_path(ctx)
+    for line in init_workspace(target):
+        click.echo(line)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option(
+    "--force", is_flag=True, help="Rebuild from scratch into a new file, swapped in atomically."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
+@click.pass_context
+def index(ctx: click.Context, force: bool, as_json: bool) -> None:
+    """Bring the index up to date with HEAD (only files whose blobs changed are parsed)."""
+    ws, cfg = api.open_workspace(_ctx_path(ctx))
+    report = index_workspace(ws, cfg, force=force, progress=_progress("indexing"))
+    data = {
+        "commit": report.commit,
+        "full": report.full,
+        "files": report.files,
+        "added": len(report.plan.added),
+        "modified": len(report.plan.modified),
+        "deleted": len(report.plan.deleted),
+        "renamed": len(report.plan.renamed),
+        "seconds": round(report.seconds, 3),
+        "notes": list(report.notes),
+    }
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    what = "rebuilt" if report.full else "updated"
+    click.echo(
+        f"{what} index at {report.commit[:7] if report.commit else '(no commits)'}: "
+        f"{report.files} memory files; {data['added']} added, {data['modified']} modified, "
+        f"{data['deleted']} deleted, {data['renamed']} renamed in {data['seconds']}s"
+    )
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Files, facts, entities, chunks, last indexed commit, and warnings with path#Lline."""
+    ws, cfg = api.open_workspace(_ctx_path(ctx))
+    info = api.status(ws, cfg)
+    if as_json:
+        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"workspace: {info['workspace']}")
+    if not info["indexed"]:
+        click.echo("index: none yet; run 'gitmem index'")
+        return
+    state = "up to date" if info["up_to_date"] else "behind HEAD; run 'gitmem index'"
+    last = info["last_indexed_commit"]
+    click.echo(
+        f"index: {info['index']} ({state}; last indexed commit {last[:7] if last else 'none'})"
+    )
+    click.echo(
+        f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
+        f"chunks: {info['chunks']}"
+    )
+    click.echo(f"semantic search: off ({info['semantic']['hint']})")
+    for warning in info["config_warnings"]:
+        click.echo(f"warning: {warning}")
+    click.echo(f"warnings: {len(info['warnings'])}")
+    for w in info["warnings"]:
+        click.echo(f"  {w['location']}: {w['message']}")
+
+
+def _recall_json(
+    query: str, mode: str, filters: dict[str, Any], results: list[Result], warnings: list[str]
+) -> str:
+    return json.dumps(
+        {
+            "query": query,
+            "mode": mode,
+            "filters": filters,
+            "provider": {"name": "none", "model": None, "fallback_used": False},
+            "results": [r.to_json() for r in results],
+            "warnings": warnings,
+        },
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+def _print_results(results: list[Result], warnings: list[str]) -> None:
+    if not results:
+        click.echo("no results")
+    for r in results:
+        ents = " ".join(f"@{e}" for e in r.entities)
+        conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
+        click.echo(
+            click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
+        )
+        click.echo(click.style(r.source, fg="cyan"))
+        for line in r.snippet.splitlines():
+            click.echo(f"  {line}")
+        click.echo("")
+    for w in warnings:
+        click.echo(f"note: {w}", err=True)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("query")
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="How many results (default 8, or recall.k in config).",
+)
+@click.option("--since", help="Event time on or after: 30d, 2w, 2025-11, 2025-11-27, today...")
+@click.option("--until", help="Event time on or before (a month or year means its end).")
+@click.option("--around", help="A window of +-3 days (recall.around_days) around a date.")
+@click.option(
+    "--entity",
+    "entities",
+    multiple=True,
+    help="Only results about this entity (repeatable; aliases resolve).",
+)
+@click.option(
+    "--kind", "kinds", multiple=True, help="W, B, O, S (or note for plain text); repeatable."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical", "semantic"]),
+    default="hybrid",
+    show_default=True,
+    help="Search mode; without an embedding provider it is lexical.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract of SPEC §8.")
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str,
+    k: int | None,
+    since: str | None,
+    until: str | None,
+    around: str | None,
+    entities: tuple[str, ...],
+    kinds: tuple[str, ...],
+    mode: str,
+    as_json: bool,
+) -> None:
+    """Find memory about QUERY, each result cited as path#Lline."""
+    ws, cfg = api.open_workspace(_ctx_path(ctx))
+    now = datetime.now(UTC)
+    window = build_window(
+        since=since, until=until, around=around, now=now, around_days=cfg.around_days
+    )
+    kind_names = parse_kinds(kinds)
+    q = RecallQuery(
+        text=query,
+        k=k or cfg.recall_k,
+        window=window,
+        entities=(),
+        kinds=kind_names,
+        half_life_days=cfg.half_life_days,
+    )
+    results, warnings = api.recall(ws, cfg, q, now=now, entity_names=entities)
+    warnings = list(cfg.warnings) + warnings
+    if mode != "lexical":
+        warnings.append("semantic search is off (no embedding provider); results are lexical")
+    if as_json:
+        filters = {
+            **api.window_json(window),
+            "as_of": None,
+            "entity": list(entities),
+            "kind": list(kind_names),
+        }
+        click.echo(_recall_json(query, "lexical", filters, results, warnings))
+    else:
+        _print_results(results, warnings)
+
+
+def _split_anchor(target: str) -> tuple[str, int | None, int | None]:
+    path, _, anchor = target.partition("#")
+    if not anchor:
+        return path, None, None
+    anchor = anchor.split("@", 1)[0]
+    try:
+        first, _, last = anchor.partition("-")
+        start = int(first.lstrip("Ll"))
+        end = int(last.lstrip("Ll")) if last else start
+    except ValueError:
+        raise UsageError(f"invalid line anchor '#{anchor}': use PATH#L12 or PATH#L12-L20") from None
+    if end < start:
+        raise UsageError(f"invalid line anchor '#{anchor}': the end is before the start")
+    return path, start, end - start + 1
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("target")
+@click.option("--from", "start", type=click.IntRange(1), help="First line to print (1-based).")
+@click.option("--lines", "count", type=click.IntRange(1), help="How many lines to print.")
+@click.option("--at", "rev", help="Read the file as of a revision (commit, branch, tag).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def get(
+    ctx: click.Context,
+    target: str,
+    start: int | None,
+    count: int | None,
+    rev: str | None,
+    as_json: bool,
+) -> None:
+    """Print memory text: PATH, PATH#L12 or PATH#L12-L20 (memory files only)."""
+    ws, cfg = api.open_workspace(_ctx_path(ctx))
+    path, a_start, a_count = _split_anchor(target)
+    res = api.get_lines(ws, cfg, path, start=start or a_start, count=count or a_count, at=rev)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "path": res.path,
+                    "start_line": res.start_line,
+                    "end_line": res.end_line,
+                    "revision": res.revision,
+                    "text": "\n".join(res.lines),
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
+    for line in res.lines:
+        click.echo(line)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def reset(ctx: click.Context, as_json: bool) -> None:
+    """Delete the derived index (.memory/index.sqlite); 'gitmem index' rebuilds it."""
+    ws, _ = api.open_workspace(_ctx_path(ctx))
+    existed = ws.index_path.exists()
+    remove_index_files(ws.index_path)
+    if as_json:
+        click.echo(json.dumps({"removed": existed, "index": str(ws.index_path)}))
+    else:
+        click.echo(f"removed {ws.index_path}" if existed else "no index to remove")
+
+
+def _crash_log(exc: BaseException) -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitmem"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        base = Path(tempfile.gettempdir())
+    path = base / f"crash-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+    path.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+    return path
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"gitmem: {message}", err=True)
+    sys.exit(code)
+
+
+def run(args: list[str] | None = None) -> int:
+    """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler."""
+    try:
+        cli.main(args=args, prog_name="gitmem", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("", err=True)
+        return 130
+    except click.UsageError as exc:
+        exc.show()
+        return 2
+    except click.ClickException as exc:
+        exc.show()
+        return 1
+    except GitmemError as exc:
+        click.echo(f"gitmem: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("\ngitmem: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except Exception as exc:  # the one place that turns surprises into exit status 3
+        log = _crash_log(exc)
+        err = InternalError(f"internal error: {exc.__class__.__name__}: {exc}")
+        click.echo(f"gitmem: {err}\n  traceback written to {log}", err=True)
+        return err.exit_code
+    return 0
+
+
+def main() -> NoReturn:
+    sys.exit(run())

@@ -1,0 +1,165 @@
+"""Configuration (SPEC §14): flags > environment > user config > repository config > defaults.
+
+Trust rule: the repository's own ``.gitmem.toml`` may not send memory or keys anywhere, so remote
+endpoints, headers and key variables are honoured only from the user config or the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import GitmemError
+
+REPO_CONFIG = ".gitmem.toml"
+PROVIDERS = ("none", "auto", "local", "openai", "gemini", "voyage", "ollama")
+DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
+
+
+@dataclass(frozen=True)
+class Config:
+    workspace_root: str = ""
+    extra_paths: tuple[str, ...] = ()
+    worktree: bool = False
+    recall_k: int = 8
+    half_life_days: float = 30.0
+    around_days: int = 3
+    embed_provider: str = "auto"
+    embed_model: str = DEFAULT_MODEL
+    embed_fallback: str = "none"
+    remote_base_url: str | None = None
+    remote_api_key_env: str | None = None
+    remote_headers: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+# (section, key) -> (Config field, expected type, description of what is allowed)
+_KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
+    ("workspace", "root"): ("workspace_root", str, "a folder inside the repository"),
+    ("index", "extra_paths"): ("extra_paths", list, "a list of paths inside the repository"),
+    ("index", "worktree"): ("worktree", bool, "true or false"),
+    ("recall", "k"): ("recall_k", int, "a whole number from 1 to 1000"),
+    ("recall", "half_life_days"): ("half_life_days", float, "a positive number of days"),
+    ("recall", "around_days"): ("around_days", int, "a whole number of days, 0 to 365"),
+    ("embed", "provider"): ("embed_provider", str, " | ".join(PROVIDERS)),
+    ("embed", "model"): ("embed_model", str, "a GGUF file path or hf:<org>/<repo>/<file>.gguf"),
+    ("embed", "fallback"): ("embed_fallback", str, " | ".join(PROVIDERS)),
+    ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
+    ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
+    ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
+}
+_UNTRUSTED_IN_REPO = {"embed.remote"}
+_ENV = {
+    "GITMEM_EMBED_PROVIDER": ("embed", "provider"),
+    "GITMEM_EMBED_MODEL": ("embed", "model"),
+    "GITMEM_EMBED_FALLBACK": ("embed", "fallback"),
+    "GITMEM_EMBED_BASE_URL": ("embed.remote", "base_url"),
+    "GITMEM_WORKTREE": ("index", "worktree"),
+}
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "gitmem" / "config.toml"
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[tuple[str, str], Any]:
+    out: dict[tuple[str, str], Any] = {}
+    for key, value in data.items():
+        section = f"{prefix}.{key}" if prefix else key
+        if (
+            isinstance(value, dict)
+            and (section, "") not in out
+            and not _is_value_table(prefix, key)
+        ):
+            out.update(_flatten(value, section))
+        else:
+            out[(prefix, key)] = value
+    return out
+
+
+def _is_value_table(prefix: str, key: str) -> bool:
+    return (prefix, key) in _KEYS and _KEYS[(prefix, key)][1] is dict
+
+
+def _check(source: str, section: str, key: str, value: Any) -> tuple[str, Any]:
+    spec = _KEYS.get((section, key))
+    name = f"{section}.{key}" if section else key
+    if spec is None:
+        allowed = ", ".join(sorted(f"{s}.{k}" for s, k in _KEYS))
+        raise GitmemError(f"{source}: unknown setting '{name}'; known settings: {allowed}")
+    attr, kind, allowed = spec
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value, ok = float(value), True
+    if kind is list and ok:
+        ok = all(isinstance(v, str) for v in value)
+        value = tuple(value)
+    if kind is dict and ok:
+        ok = all(isinstance(v, str) for v in value.values())
+        value = tuple(sorted(value.items()))
+    if ok and attr in ("embed_provider", "embed_fallback"):
+        ok = value in PROVIDERS
+    if ok and attr == "recall_k":
+        ok = 1 <= value <= 1000
+    if ok and attr == "half_life_days":
+        ok = value > 0
+    if ok and attr == "around_days":
+        ok = 0 <= value <= 365
+    if not ok:
+        raise GitmemError(f"{source}: invalid value {value!r} for '{name}'; allowed: {allowed}")
+    return attr, value
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GitmemError(f"{path}: invalid TOML ({exc}); fix or remove the file") from exc
+    except OSError as exc:
+        raise GitmemError(f"{path}: cannot read config ({exc.strerror})") from exc
+
+
+def _env_value(key: tuple[str, str], raw: str) -> Any:
+    if _KEYS[key][1] is bool:
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    return raw
+
+
+def load_config(repo_root: Path | None) -> Config:
+    """Merge the layers; raises GitmemError naming file and key for an invalid setting."""
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    if repo_root is not None:
+        path = repo_root / REPO_CONFIG
+        for (section, key), value in _flatten(_read_toml(path)).items():
+            attr, checked = _check(str(path), section, key, value)
+            if section in _UNTRUSTED_IN_REPO:
+                warnings.append(
+                    f"{path}: '{section}.{key}' is ignored: a repository config may not set remote "
+                    f"endpoints, headers or keys; set it in {user_config_path()} or the environment"
+                )
+                continue
+            values[attr] = checked
+    upath = user_config_path()
+    for (section, key), value in _flatten(_read_toml(upath)).items():
+        attr, checked = _check(str(upath), section, key, value)
+        values[attr] = checked
+    for env, (section, key) in _ENV.items():
+        raw = os.environ.get(env)
+        if raw is not None and raw != "":
+            attr, checked = _check(
+                f"environment variable {env}", section, key, _env_value((section, key), raw)
+            )
+            values[attr] = checked
+    known = {f.name for f in fields(Config)}
+    return replace(
+        Config(), **{k: v for k, v in values.items() if k in known}, warnings=tuple(warnings)
+    )

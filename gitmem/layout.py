@@ -1,0 +1,62 @@
+"""``gitmem init``: the memory layout in a new or existing repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from gitmem.indexer import ensure_memory_dir
+from gitmem.workspace import Workspace
+
+MEMORY_TEMPLATE = """# Memory
+
+Curated, durable facts and decisions. Daily logs live in memory/YYYY-MM-DD.md.
+
+## Retain
+"""
+
+DAILY_HINT = """# Daily notes
+
+One file per day: memory/YYYY-MM-DD.md. Facts go in a '## Retain' section:
+
+    ## Retain
+    - W @Entity: an objective fact about the world.
+    - B @Entity: something I did.
+    - O(c=0.8) @Entity: an opinion, with confidence.
+    - S @Entity: an observation or summary.
+"""
+
+OPINIONS_TEMPLATE = "# Opinions\n\nMaintained by `gitmem reflect`; edit by hand freely.\n"
+
+
+def init_workspace(target: Path) -> list[str]:
+    """Create what is missing; never overwrite. Returns lines describing what was done."""
+    done: list[str] = []
+    target.mkdir(parents=True, exist_ok=True)
+    found = pygit2.discover_repository(str(target))
+    if found is None:
+        repo = pygit2.init_repository(str(target), initial_head="main")
+        done.append(f"created git repository in {target}")
+    else:
+        repo = pygit2.Repository(found)
+    root = Path(repo.workdir).resolve()
+    ws = Workspace(repo_root=root, prefix="", git_dir=Path(repo.path).resolve())
+    files = {
+        ws.root / "MEMORY.md": MEMORY_TEMPLATE,
+        ws.root / "memory" / "README.md": DAILY_HINT,
+        ws.root / "bank" / "opinions.md": OPINIONS_TEMPLATE,
+    }
+    if (ws.root / "memory.md").exists():
+        del files[ws.root / "MEMORY.md"]
+    for path, text in files.items():
+        if path.exists():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        done.append(f"created {path.relative_to(ws.root)}")
+    (ws.root / "bank" / "entities").mkdir(parents=True, exist_ok=True)
+    ensure_memory_dir(ws)
+    done.append("kept .memory/ out of git (.git/info/exclude)")
+    done.append("next: commit your memory files, then run 'gitmem index' and 'gitmem recall'")
+    return done

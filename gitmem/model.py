@@ -1,0 +1,125 @@
+"""Frozen domain types shared by every pipeline stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+KIND_NAMES = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
+KIND_LETTERS = {name: letter for letter, name in KIND_NAMES.items()}
+
+
+@dataclass(frozen=True)
+class Warn:
+    """A problem found in the input, always located as ``path#Lline``."""
+
+    path: str
+    line: int
+    code: str
+    message: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}#L{self.line}" if self.line else self.path
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file in a git tree (SPEC §2)."""
+
+    path: str
+    blob: str
+    file_class: str  # core | user | dreams | daily | note | bank | entity | extra
+    day: date | None  # daily notes: the date from the file name
+
+    @property
+    def decays(self) -> bool:
+        return self.file_class == "daily"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the lines it governs (1-based, inclusive)."""
+
+    level: int
+    title: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One Retain entry (SPEC §3)."""
+
+    fact_id: str
+    kind: str  # world | experience | opinion | observation
+    text: str
+    subjects: tuple[str, ...]  # entity slugs as written, before the colon
+    mentions: tuple[str, ...]  # @mentions inside the text
+    confidence: float | None
+    start_line: int
+    end_line: int
+    event_start: date | None
+    event_end: date | None
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        seen: dict[str, None] = dict.fromkeys(self.subjects)
+        seen.update(dict.fromkeys(self.mentions))
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A line-aligned slice of a file for full-text and vector search."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """Everything parsing extracts from one file version."""
+
+    file: MemoryFile
+    text: str
+    front_matter: dict[str, object]
+    title: str
+    facts: tuple[Fact, ...]
+    chunks: tuple[Chunk, ...]
+    mentions: tuple[str, ...]  # every @entity found anywhere in the file
+    warnings: tuple[Warn, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A half-open window [start, end) in UTC; either side may be open (None)."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def overlaps_days(self, first: date | None, last: date | None) -> bool:
+        """True when the inclusive day range [first, last] meets the window."""
+        if first is None and last is None:
+            return False
+        lo = first or last
+        hi = last or first
+        assert lo is not None and hi is not None
+        if self.end is not None and lo >= self.end.date() and not _is_midnight_after(lo, self.end):
+            return False
+        return not (self.start is not None and hi < self.start.date())
+
+    @property
+    def is_open(self) -> bool:
+        return self.start is None and self.end is None
+
+
+def _is_midnight_after(day: date, end: datetime) -> bool:
+    # A window that ends at 2025-12-01T10:00 still includes the day 2025-12-01.
+    return day == end.date() and (end.hour, end.minute, end.second, end.microsecond) != (0, 0, 0, 0)

@@ -1,0 +1,226 @@
+"""Markdown parsing: bytes of one file version in, a ParsedFile out (SPEC §2, §3, §15).
+
+markdown-it-py gives the block structure with source line maps; only the block stage runs
+(inline parsing is not needed and costs most of the time). Nothing in a file is dropped: every
+line reaches the chunks, and whatever cannot be understood becomes a located warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from gitmem.chunking import ChunkParams, chunk_lines
+from gitmem.model import Fact, MemoryFile, ParsedFile, Section, Warn
+from gitmem.retain import EntryLines, find_entities, parse_entry
+from gitmem.timeparse import find_event_period
+
+LARGE_FILE_BYTES = 5 * 1024 * 1024
+_MD = MarkdownIt("commonmark")
+_MD.core.ruler.disable(["inline", "text_join"])
+_RETAIN_TITLE = re.compile(r"^\s*retain\s*:?\s*$", re.IGNORECASE)
+
+
+def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
+    """Bytes to text. Returns None for a binary file. Warns about bad bytes, NULs and size."""
+    warns: list[Warn] = []
+    if len(data) > LARGE_FILE_BYTES:
+        warns.append(
+            Warn(
+                path,
+                1,
+                "large-file",
+                f"file is {len(data) / 1048576:.1f} MB; indexed, but it slows indexing",
+            )
+        )
+    sample = data[:8192]
+    if sample.count(0) > max(8, len(sample) // 10):
+        warns.append(Warn(path, 1, "binary", "file looks binary (many NUL bytes); not indexed"))
+        return None, warns
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        warns.append(
+            Warn(
+                path,
+                line,
+                "encoding",
+                f"invalid UTF-8 at byte {exc.start}; bad bytes replaced with U+FFFD",
+            )
+        )
+        text = data.decode("utf-8", errors="replace")
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        warns.append(Warn(path, line, "nul-byte", "NUL bytes replaced with U+FFFD"))
+        text = text.replace("\x00", "\ufffd")
+    return text, warns
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without terminators; LF, CRLF and lone CR all end a line."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def front_matter(lines: list[str], path: str) -> tuple[dict[str, object], int, list[Warn]]:
+    """YAML front matter at the top. Returns (data, number of lines it spans, warnings).
+
+    Broken front matter spans 0 lines, so its text is indexed like the rest of the file.
+    """
+    if not lines or lines[0].strip() != "---":
+        return {}, 0, []
+    for end in range(1, min(len(lines), 500)):
+        if lines[end].strip() in ("---", "..."):
+            break
+    else:
+        return (
+            {},
+            0,
+            [Warn(path, 1, "front-matter", "front matter has no closing '---'; treated as text")],
+        )
+    try:
+        data = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = 2 + (mark.line if mark is not None else 0)
+        reason = getattr(exc, "problem", None) or "invalid YAML"
+        return (
+            {},
+            0,
+            [
+                Warn(
+                    path,
+                    line,
+                    "front-matter",
+                    f"front matter is not valid YAML ({reason}); treated as text",
+                )
+            ],
+        )
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return (
+            {},
+            0,
+            [
+                Warn(
+                    path,
+                    2,
+                    "front-matter",
+                    "front matter is not a mapping of keys; treated as text",
+                )
+            ],
+        )
+    return {str(k): v for k, v in data.items()}, end + 1, []
+
+
+def sections_from(tokens: Sequence[Token], n_lines: int) -> list[Section]:
+    heads: list[tuple[int, str, int]] = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map:
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            heads.append((int(tok.tag[1]), title, tok.map[0] + 1))
+    sections: list[Section] = []
+    for idx, (level, title, start) in enumerate(heads):
+        end = n_lines
+        for level2, _, start2 in heads[idx + 1 :]:
+            if level2 <= level:
+                end = start2 - 1
+                break
+        sections.append(Section(level=level, title=title, start_line=start, end_line=end))
+    return sections
+
+
+def retain_items(
+    tokens: Sequence[Token], sections: Sequence[Section], lines: Sequence[str]
+) -> list[EntryLines]:
+    """Top-level list items inside Retain sections, as their source lines."""
+    ranges = [
+        (s.start_line, s.end_line)
+        for s in sections
+        if s.level >= 2 and _RETAIN_TITLE.match(s.title)
+    ]
+    if not ranges:
+        return []
+    items: list[EntryLines] = []
+    list_depth = 0
+    for tok in tokens:
+        if tok.type in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif tok.type in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif tok.type == "list_item_open" and list_depth == 1 and tok.map:
+            first, stop = tok.map[0] + 1, tok.map[1]
+            if not any(a < first <= b for a, b in ranges):
+                continue
+            while stop > first and not lines[stop - 1].strip():
+                stop -= 1
+            items.append(EntryLines(first, tuple(lines[first - 1 : stop])))
+    return items
+
+
+def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -> ParsedFile:
+    """Parse one file version. Never raises on any input; problems become warnings."""
+    text, warns = decode(data, mf.path)
+    if text is None:
+        return ParsedFile(
+            file=mf,
+            text="",
+            front_matter={},
+            title="",
+            facts=(),
+            chunks=(),
+            mentions=(),
+            warnings=tuple(warns),
+        )
+    lines = split_lines(text)
+    meta, fm_lines, fm_warns = front_matter(lines, mf.path)
+    warns.extend(fm_warns)
+    body = [""] * fm_lines + lines[fm_lines:]  # keep line numbers, hide front matter
+    try:
+        tokens = _MD.parse("\n".join(body))
+    except RecursionError:
+        warns.append(Warn(mf.path, 1, "structure", "nesting too deep to parse; indexed as text"))
+        tokens = []
+    sections = sections_from(tokens, len(lines))
+    facts: list[Fact] = []
+    for entry in retain_items(tokens, sections, lines):
+        fact, entry_warns, _ = parse_entry(entry, mf.path, mf.day)
+        warns.extend(entry_warns)
+        if fact is not None:
+            facts.append(_with_event_time(fact, mf.day))
+    chunks = chunk_lines(body, sections, first_line=fm_lines + 1, params=params)
+    title = next((s.title for s in sections if s.level == 1), "")
+    mentions: dict[str, None] = {}
+    for fact in facts:
+        mentions.update(dict.fromkeys(fact.entities))
+    return ParsedFile(
+        file=mf,
+        text=text,
+        front_matter=meta,
+        title=title,
+        facts=tuple(facts),
+        chunks=tuple(chunks),
+        mentions=tuple(mentions),
+        warnings=tuple(warns),
+    )
+
+
+def _with_event_time(fact: Fact, day: date | None) -> Fact:
+    period = find_event_period(fact.text, default_year=day.year if day else None)
+    if period is not None:
+        return replace(fact, event_start=period[0], event_end=period[1])
+    if day is not None:
+        return replace(fact, event_start=day, event_end=day)
+    return fact
+
+
+__all__ = ["decode", "find_entities", "parse_file", "split_lines"]

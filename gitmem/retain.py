@@ -1,0 +1,158 @@
+"""Retain entries (SPEC §3): kinds, confidence, @entities and stable fact ids."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from gitmem.model import KIND_NAMES, Fact, Warn
+
+# An entity: '@', then a letter or digit, then letters, digits, '_', '-', '.'. Not after a word
+# character (so 'user@host' is no entity). A trailing '.' is punctuation.
+ENTITY_RE = re.compile(r"(?<![\w@])@([^\W_][\w.\-]*)")
+_HEAD_RE = re.compile(
+    r"^(?P<kind>[A-Za-z])(?:\(\s*c\s*=\s*(?P<c>[^)]*)\))?(?P<subjects>(?:\s+@[^\s:]+)*)\s*:\s?(?P<text>.*)$",
+    re.DOTALL,
+)
+_BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def entity_key(slug: str) -> str:
+    """The matching key of an entity: case-insensitive; '-', '_' and space alike."""
+    return re.sub(r"[\s_\-]+", "-", slug.strip().casefold()).strip("-")
+
+
+def find_entities(text: str) -> list[str]:
+    """Every @entity slug in text, in order, without duplicates (trailing dots removed)."""
+    seen: dict[str, None] = {}
+    for m in ENTITY_RE.finditer(text):
+        slug = m.group(1).rstrip(".")
+        if slug:
+            seen.setdefault(slug, None)
+    return list(seen)
+
+
+def fact_id(kind: str, text: str, entities: tuple[str, ...], day: date | None) -> str:
+    """A short, stable hash of what the fact says; survives line moves and unrelated edits."""
+    norm = _SPACE_RE.sub(" ", text).strip()
+    keys = ",".join(sorted({entity_key(e) for e in entities}))
+    payload = "\x1f".join([kind, norm, keys, day.isoformat() if day else ""])
+    return "f-" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class EntryLines:
+    """The source lines of one top-level list item (1-based, inclusive)."""
+
+    start_line: int
+    lines: tuple[str, ...]
+
+
+def strip_bullet(line: str) -> str:
+    return _BULLET_RE.sub("", line, count=1)
+
+
+def entry_body(entry: EntryLines) -> tuple[str, str]:
+    """The head (first line without its bullet) and the continuation text of an entry."""
+    head = strip_bullet(entry.lines[0]).strip()
+    rest = [ln.strip() for ln in entry.lines[1:] if ln.strip()]
+    return head, "\n".join(rest)
+
+
+def parse_entry(
+    entry: EntryLines, path: str, day: date | None
+) -> tuple[Fact | None, list[Warn], tuple[str, str, tuple[str, ...]] | None]:
+    """Parse one Retain list item.
+
+    Returns the fact (or None when the item does not match the grammar), warnings, and the raw
+    (kind, text, subjects) so the caller can attach event times. Never raises.
+    """
+    head, rest = entry_body(entry)
+    end_line = entry.start_line + len(entry.lines) - 1
+    warns: list[Warn] = []
+    m = _HEAD_RE.match(head)
+    if m is None or m.group("kind").upper() not in KIND_NAMES or m.group("kind").islower():
+        warns.append(
+            Warn(
+                path,
+                entry.start_line,
+                "retain-malformed",
+                "Retain item does not match '- W|B|O|S[(c=0.9)] [@Entity ...]: text'; "
+                "indexed as plain text",
+            )
+        )
+        return None, warns, None
+    letter = m.group("kind")
+    subjects = tuple(
+        s for s in (find_entities(" " + m.group("subjects")) if m.group("subjects") else [])
+    )
+    raw_subjects = m.group("subjects").split()
+    if len(subjects) != len(raw_subjects):
+        warns.append(
+            Warn(
+                path,
+                entry.start_line,
+                "retain-entity",
+                "a subject before the colon is not a valid @entity slug",
+            )
+        )
+    text = m.group("text").strip()
+    if rest:
+        text = f"{text}\n{rest}" if text else rest
+    confidence = _confidence(m.group("c"), letter, path, entry.start_line, warns)
+    if not text:
+        warns.append(Warn(path, entry.start_line, "retain-empty", "Retain entry has no text"))
+    mentions = tuple(e for e in find_entities(text) if e not in subjects)
+    kind = KIND_NAMES[letter]
+    fid = fact_id(kind, text, subjects + mentions, day)
+    fact = Fact(
+        fact_id=fid,
+        kind=kind,
+        text=text,
+        subjects=subjects,
+        mentions=mentions,
+        confidence=confidence,
+        start_line=entry.start_line,
+        end_line=end_line,
+        event_start=None,
+        event_end=None,
+    )
+    return fact, warns, (kind, text, subjects)
+
+
+def _confidence(
+    raw: str | None, letter: str, path: str, line: int, warns: list[Warn]
+) -> float | None:
+    if raw is None:
+        return None
+    if letter != "O":
+        warns.append(
+            Warn(
+                path,
+                line,
+                "retain-confidence",
+                f"(c={raw}) is only meaningful on O entries; ignored on {letter}",
+            )
+        )
+        return None
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        warns.append(
+            Warn(
+                path,
+                line,
+                "retain-confidence",
+                f"confidence '{raw}' is not a number in [0, 1]; ignored",
+            )
+        )
+        return None
+    if not 0.0 <= value <= 1.0:
+        warns.append(
+            Warn(path, line, "retain-confidence", f"confidence {raw} is outside [0, 1]; ignored")
+        )
+        return None
+    return value

@@ -1,0 +1,309 @@
+"""Lexical search and ranking over the index (SPEC §8)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from gitmem.errors import GitmemError, UsageError
+from gitmem.model import KIND_LETTERS, KIND_NAMES, TimeWindow
+from gitmem.retain import entity_key
+from gitmem.store import Store
+from gitmem.textfold import build_match, fold, query_terms
+
+SNIPPET_CHARS = 700
+CANDIDATES_MIN = 200
+DECAY_FLOOR = 0.5  # an old daily note keeps half its weight: exact old matches still surface
+IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
+CURATED = {"core", "user", "bank", "entity", "dreams", "note", "extra"}
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    text: str
+    k: int = 8
+    window: TimeWindow | None = None
+    entities: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # world | experience | opinion | observation | note
+    half_life_days: float = 30.0
+
+
+@dataclass(frozen=True)
+class Result:
+    kind: str
+    content: str
+    snippet: str
+    path: str
+    start_line: int
+    end_line: int
+    commit: str | None
+    source: str
+    timestamp: str | None
+    event_start: str | None
+    event_end: str | None
+    recorded_at: str | None
+    entities: tuple[str, ...]
+    confidence: float | None
+    fact_id: str | None
+    score: float
+    file_class: str = field(default="", compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "content": self.content,
+            "snippet": self.snippet,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "commit": self.commit,
+            "source": self.source,
+            "timestamp": self.timestamp,
+            "event_start": self.event_start,
+            "event_end": self.event_end,
+            "recorded_at": self.recorded_at,
+            "entities": list(self.entities),
+            "confidence": self.confidence,
+            "fact_id": self.fact_id,
+            "score": round(self.score, 4),
+        }
+
+
+def parse_kinds(values: Sequence[str]) -> tuple[str, ...]:
+    """``W``/``world`` etc. to JSON kind names; ``note`` selects chunks."""
+    out: list[str] = []
+    for value in values:
+        v = value.strip()
+        name = KIND_NAMES.get(v.upper()) if len(v) == 1 else v.lower()
+        if name not in KIND_LETTERS and name != "note":
+            raise UsageError(
+                f"invalid --kind '{value}': use W, B, O, S (or world, experience, "
+                "opinion, observation, note)"
+            )
+        out.append(name)
+    return tuple(dict.fromkeys(out))
+
+
+def resolve_entities(store: Store, names: Sequence[str]) -> tuple[str, ...]:
+    """Entity names to keys, through aliases; an unknown name is an error with suggestions."""
+    keys: list[str] = []
+    for name in names:
+        key = entity_key(name.lstrip("@"))
+        row = store.conn.execute(
+            "SELECT key FROM entities WHERE key = ? UNION "
+            "SELECT entity FROM aliases WHERE alias = ?",
+            (key, key),
+        ).fetchone()
+        if row is None:
+            near = [
+                str(r[0])
+                for r in store.conn.execute(
+                    "SELECT name FROM entities WHERE key LIKE ? ORDER BY name LIMIT 5",
+                    (f"%{key[:3]}%",),
+                )
+            ]
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise GitmemError(f"no entity '{name}' in the memory{hint}")
+        keys.append(str(row[0]))
+    return tuple(keys)
+
+
+def _day_bounds(window: TimeWindow) -> tuple[str | None, str | None]:
+    first = window.start.date().isoformat() if window.start else None
+    last = (window.end - timedelta(microseconds=1)).date().isoformat() if window.end else None
+    return first, last
+
+
+def _filters(q: RecallQuery, entity_keys: Sequence[str]) -> tuple[str, list[Any]]:
+    where = ["i.ended_at IS NULL"]
+    args: list[Any] = []
+    if q.kinds:
+        where.append(f"i.kind IN ({','.join('?' * len(q.kinds))})")
+        args.extend(q.kinds)
+    for key in entity_keys:
+        where.append(
+            "EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id AND e.entity = ?)"
+        )
+        args.append(key)
+    if q.window is not None and not q.window.is_open:
+        clause, window_args = _window_clause(q.window)
+        where.append(clause)
+        args.extend(window_args)
+    return " AND ".join(where), args
+
+
+def _window_clause(window: TimeWindow) -> tuple[str, list[Any]]:
+    """Event time overlaps the window; record time stands in when the event time is unknown."""
+    first, last = _day_bounds(window)
+    event, record = ["i.event_start IS NOT NULL"], ["i.event_start IS NULL"]
+    event_args: list[Any] = []
+    record_args: list[Any] = []
+    if last is not None and window.end is not None:
+        event.append("i.event_start <= ?")
+        event_args.append(last)
+        record.append("i.recorded_at < ?")
+        record_args.append(window.end.isoformat())
+    if first is not None and window.start is not None:
+        event.append("i.event_end >= ?")
+        event_args.append(first)
+        record.append("i.recorded_at >= ?")
+        record_args.append(window.start.isoformat())
+    clause = f"(({' AND '.join(event)}) OR ({' AND '.join(record)}))"
+    return clause, event_args + record_args
+
+
+_COLUMNS = (
+    "i.id, i.path, i.type, i.kind, i.fact_id, i.confidence, i.start_line, i.end_line, "
+    "i.content, i.event_start, i.event_end, i.recorded_at, i.commit_id, i.ended_at, "
+    "f.class, f.day"
+)
+
+
+def lexical_candidates(
+    store: Store, q: RecallQuery, entity_keys: Sequence[str], limit: int
+) -> list[tuple[dict[str, Any], float]]:
+    terms = query_terms(q.text)
+    if not terms:
+        raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
+    where, args = _filters(q, entity_keys)
+    sql = (
+        f"SELECT {_COLUMNS}, m.score FROM (SELECT rowid AS rid, "
+        f"bm25(items_fts, 1.0, 0.3) AS score FROM items_fts WHERE items_fts MATCH ?) m "
+        f"JOIN items i ON i.id = m.rid "
+        f"JOIN files f ON f.path = i.path WHERE {where} ORDER BY m.score LIMIT ?"
+    )
+    rows = store.conn.execute(sql, [build_match(terms), *args, limit]).fetchall()
+    names = [c.split(".")[-1].split(" ")[-1] for c in _COLUMNS.split(", ")]
+    return [(dict(zip(names, row[:-1], strict=True)), -float(str(row[-1]))) for row in rows]
+
+
+def _decay(row: dict[str, Any], now: date, half_life: float) -> float:
+    if row["class"] != "daily":
+        return 1.0
+    last = row["event_end"] or row["day"]
+    if not last:
+        return 1.0
+    age = max(0, (now - date.fromisoformat(str(last)[:10])).days)
+    return DECAY_FLOOR + (1 - DECAY_FLOOR) * math.pow(0.5, age / half_life)
+
+
+def _exact_file_match(query: str, path: str) -> bool:
+    q = query.strip().casefold()
+    name = path.rsplit("/", 1)[-1].casefold()
+    return q in (path.casefold(), name, name.removesuffix(".md"))
+
+
+def rank(
+    store: Store, q: RecallQuery, now: datetime, entity_keys: Sequence[str] = ()
+) -> list[Result]:
+    """Candidates scored by relevance × recency decay × importance, then diversified."""
+    limit = max(CANDIDATES_MIN, q.k * 20)
+    candidates = lexical_candidates(store, q, entity_keys, limit)
+    if not candidates:
+        return []
+    best = max(score for _, score in candidates) or 1.0
+    scored: list[tuple[float, dict[str, Any]]] = []
+    for row, raw in candidates:
+        score = (raw / best) * _decay(row, now.date(), q.half_life_days) * IMPORTANCE[row["type"]]
+        if _exact_file_match(q.text, row["path"]):
+            score += 1.0
+        scored.append((score, row))
+    scored.sort(key=lambda pair: (-pair[0], pair[1]["path"], pair[1]["start_line"]))
+    terms = query_terms(q.text)
+    chosen: list[Result] = []
+    kept: list[tuple[str, int, int, frozenset[str]]] = []
+    for score, row in scored:
+        words = frozenset(_WORD.findall(fold(row["content"])))
+        if _redundant(row, words, kept):
+            continue
+        kept.append((row["path"], row["start_line"], row["end_line"], words))
+        chosen.append(_result(store, row, score, terms))
+        if len(chosen) >= q.k:
+            break
+    return chosen
+
+
+def _redundant(
+    row: dict[str, Any], words: frozenset[str], kept: Sequence[tuple[str, int, int, frozenset[str]]]
+) -> bool:
+    """Near-duplicates: a line range inside (or around) a better result, or ≥90% the same words."""
+    for path, start, end, other in kept:
+        if path == row["path"]:
+            inner = start <= row["start_line"] and row["end_line"] <= end
+            outer = row["start_line"] <= start and end <= row["end_line"]
+            if inner or outer:
+                return True
+        if words and other:
+            union = len(words | other)
+            if union and len(words & other) / union >= 0.9:
+                return True
+    return False
+
+
+def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[str]]) -> Result:
+    ents = tuple(
+        str(r[0])
+        for r in store.conn.execute(
+            "SELECT name FROM item_entities WHERE item_id = ? ORDER BY role = 'mention', rowid",
+            (row["id"],),
+        )
+    )
+    start, end = int(row["start_line"]), int(row["end_line"])
+    source = f"{row['path']}#L{start}" if start == end else f"{row['path']}#L{start}-L{end}"
+    if row["ended_at"] and row["commit_id"]:
+        source += f"@{str(row['commit_id'])[:7]}"
+    kind = row["kind"]
+    timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
+    return Result(
+        kind=kind,
+        content=row["content"],
+        snippet=make_snippet(row["content"], terms),
+        path=row["path"],
+        start_line=start,
+        end_line=end,
+        commit=row["commit_id"],
+        source=source,
+        timestamp=timestamp,
+        event_start=row["event_start"],
+        event_end=row["event_end"],
+        recorded_at=row["recorded_at"],
+        entities=tuple(dict.fromkeys(ents)),
+        confidence=row["confidence"],
+        fact_id=row["fact_id"],
+        score=score,
+        file_class=row["class"],
+    )
+
+
+def make_snippet(content: str, terms: list[list[str]], limit: int = SNIPPET_CHARS) -> str:
+    """At most ``limit`` characters of whole lines around the line that best matches."""
+    if len(content) <= limit:
+        return content
+    lines = content.split("\n")
+    tokens = {t for term in terms for t in term}
+
+    def hits(line: str) -> int:
+        return len(tokens & set(_WORD.findall(fold(line))))
+
+    best = max(range(len(lines)), key=lambda i: (hits(lines[i]), -i))
+    if len(lines[best]) >= limit:
+        return lines[best][: limit - 1] + "…"
+    lo = hi = best
+    size = len(lines[best])
+    while True:
+        grew = False
+        for cand in (hi + 1, lo - 1):
+            if 0 <= cand < len(lines) and not (lo <= cand <= hi):
+                extra = len(lines[cand]) + 1
+                if size + extra <= limit:
+                    size += extra
+                    lo, hi = min(lo, cand), max(hi, cand)
+                    grew = True
+        if not grew:
+            break
+    return "\n".join(lines[lo : hi + 1])

@@ -1,0 +1,135 @@
+"""Text normalisation shared by indexing and querying, and safe FTS5 query building.
+
+SQLite's ``unicode61`` tokenizer folds case but treats a run of CJK characters as one token and
+keeps letters such as ``ø`` or Cyrillic ``ё``. So both the indexed text and the query pass through
+:func:`fold`: case folded, diacritics removed from Latin, Greek and Cyrillic letters (``Nørrebro``
+and ``norrebro`` meet), and CJK runs rewritten as overlapping character bigrams, so a two-character
+word such as ``滞在`` is a token and a longer one is a phrase of bigrams.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK_CLASS = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u31f0-\u31ff"  # katakana extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # compatibility ideographs
+    "\uac00-\ud7af"  # hangul syllables
+    "\u1100-\u11ff"  # hangul jamo
+    "\uff66-\uff9f"  # half-width katakana
+)
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+_WORD = re.compile(r"\w+")
+# Letters that do not decompose under NFKD but that users type without the accent.
+_SPECIAL = str.maketrans(
+    {
+        "ø": "o",
+        "æ": "ae",
+        "œ": "oe",
+        "ß": "ss",
+        "đ": "d",
+        "ł": "l",
+        "ı": "i",
+        "þ": "th",
+        "ð": "d",
+        "ħ": "h",
+    }
+)
+_STRIPPABLE_BELOW = 0x0530  # Latin, Greek, Cyrillic: marks on these letters are diacritics
+
+_STOPWORD_TEXT = """
+a about above after again all am an and any are as at be been before being below between both but
+by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just me more most my myself no
+nor not of off on once only or other our ours ourselves out over own same she should so some such
+than that the their theirs them themselves then there these they this those through to too under
+until up very was we were what when where which while who whom why will with would you your yours
+yourself yourselves
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def _strip_marks(text: str) -> str:
+    out: list[str] = []
+    base = 0
+    for ch in unicodedata.normalize("NFKD", text):
+        if unicodedata.combining(ch):
+            if base >= _STRIPPABLE_BELOW:
+                out.append(ch)
+            continue
+        base = ord(ch)
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def _bigrams(match: re.Match[str]) -> str:
+    run = match.group(0)
+    if len(run) == 1:
+        return f" {run} "
+    return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+
+def fold(text: str) -> str:
+    """Fold text for the full-text index: case, diacritics, CJK bigrams."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_SPECIAL)
+    text = _strip_marks(text)
+    return _CJK_RUN.sub(_bigrams, text)
+
+
+def count_tokens(text: str) -> int:
+    """Approximate model tokens: one per CJK character, one per four other characters."""
+    if text.isascii():
+        return (len(text) + 3) // 4
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def _quote(tokens: list[str]) -> str:
+    return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"'
+
+
+_QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
+
+
+def query_terms(query: str) -> list[list[str]]:
+    """Split a recall query into terms; each term is a list of folded tokens (a phrase).
+
+    Quoted text is one phrase. A bare word with punctuation inside (``memorySearch.query.hybrid``,
+    ``ECONNRESET:``) is a phrase of its parts, so ids, dotted keys and error strings are found
+    exactly. Stop words are dropped unless nothing else is left.
+    """
+    terms: list[list[str]] = []
+    for m in _QUOTED.finditer(query):
+        phrase = next(g for g in m.groups() if g is not None)
+        tokens = _WORD.findall(fold(phrase))
+        if tokens:
+            terms.append(tokens)
+    rest = _QUOTED.sub(" ", query)
+    singles: list[list[str]] = []
+    for word in rest.split():
+        tokens = _WORD.findall(fold(word))
+        if tokens:
+            singles.append(tokens)
+    content = [t for t in singles if len(t) > 1 or t[0] not in STOPWORDS]
+    terms.extend(content if content or terms else singles)
+    seen: set[tuple[str, ...]] = set()
+    unique: list[list[str]] = []
+    for term in terms:
+        key = tuple(term)
+        if key not in seen:
+            seen.add(key)
+            unique.append(term)
+    return unique
+
+
+def build_match(terms: list[list[str]]) -> str:
+    """An FTS5 MATCH expression that ORs the terms. Every token is quoted, so operators and
+    punctuation in the user's query can never be parsed as FTS syntax."""
+    return " OR ".join(_quote(t) for t in terms)

@@ -1,0 +1,459 @@
+"""Time (SPEC §6): the ``--since/--until/--as-of/--around`` syntax and the windows built
+from it, event periods stated inside Retain entries, and date phrases inside recall queries.
+
+Everything is UTC; a naive date-time is taken as UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time, timedelta
+
+from gitmem.errors import UsageError
+from gitmem.model import TimeWindow
+
+Period = tuple[datetime, datetime]
+DayRange = tuple[date, date]
+
+ACCEPTED_FORMS = (
+    "a duration (12h, 30d, 2w, 6m, 1y), a date (2025, 2025-11, 2025-11-27), "
+    "an ISO date-time, 'today' or 'yesterday'"
+)
+
+# --- query syntax (whole-value, ASCII only) -------------------------------------------------
+
+_DURATION_RE = re.compile(r"(\d+)\s*([hdwmy])", re.ASCII)
+_YEAR_RE = re.compile(r"(\d{4})", re.ASCII)
+_MONTH_RE = re.compile(r"(\d{4})-(\d{1,2})", re.ASCII)
+_DAY_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})", re.ASCII)
+_DATETIME_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:z|[+-]\d{2}(?::?\d{2})?)?",
+    re.ASCII,
+)
+
+# --- dates inside text ----------------------------------------------------------------------
+
+_MONTH_ABBRS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_NUMBERS = {name: number for number, name in enumerate(_MONTH_ABBRS, 1)}
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_SEP = r"\s*(?:[-–—‐−~〜～]|\.\.|\bto\b|\bthrough\b|\buntil\b)\s*"
+_CJK_SEP = r"\s*(?:[-–—‐−~〜～]|\.\.|から|至|到)\s*"
+_ISO_START = r"(?<![A-Za-z0-9_/.\-])"
+# An ISO date that is part of a file name or path (memory/2025-11-27.md) is not an event date.
+_ISO_END = r"(?=$|[^A-Za-z0-9_/.]|\.(?![A-Za-z0-9_])|[Tt]\d)"
+
+
+def _mon(name: str) -> str:
+    return rf"\b(?P<{name}>{_MONTH_NAME})\b\.?"
+
+
+def _day(name: str) -> str:
+    return rf"(?P<{name}>[0-3]?\d)(?!\d)(?:st|nd|rd|th)?\b"
+
+
+def _year(name: str) -> str:
+    return rf"(?P<{name}>\d{{4}})(?!\d)"
+
+
+def _cjk_day(year: str, month: str, day: str) -> str:
+    return (
+        rf"(?:{_year(year)}\s*年\s*)?(?P<{month}>\d{{1,2}})\s*月\s*"
+        rf"(?P<{day}>\d{{1,2}})\s*[日号號]"
+    )
+
+
+_ISO_EVENT_RE = re.compile(
+    rf"{_ISO_START}{_year('y1')}-(?P<m1>\d{{1,2}})-(?P<d1>\d{{1,2}})"
+    rf"(?:{_SEP}(?:{_year('y2')}-)?(?P<m2>\d{{1,2}})-(?P<d2>\d{{1,2}}){_ISO_END})?{_ISO_END}",
+    re.IGNORECASE,
+)
+_EN_MDY_RE = re.compile(
+    rf"{_mon('m1')}\s*{_day('d1')}(?:,?\s*{_year('y1')})?"
+    rf"(?:{_SEP}(?:{_mon('m2')}\s*)?{_day('d2')}(?:,?\s*{_year('y2')})?)?",
+    re.IGNORECASE,
+)
+_EN_DMY_RE = re.compile(
+    rf"\b{_day('d1')}(?:\s+{_mon('m1')}(?:,?\s+{_year('y1')})?)?(?:{_SEP}{_day('d2')})?"
+    rf"\s+{_mon('m2')}(?:,?\s+{_year('y2')})?",
+    re.IGNORECASE,
+)
+_CJK_EVENT_RE = re.compile(
+    rf"(?<!\d){_cjk_day('y1', 'm1', 'd1')}"
+    rf"(?:{_CJK_SEP}(?:(?:{_year('y2')}\s*年\s*)?(?P<m2>\d{{1,2}})\s*月\s*)?(?P<d2>\d{{1,2}})\s*[日号號])?"
+)
+_EVENT_PATTERNS = (_ISO_EVENT_RE, _EN_MDY_RE, _EN_DMY_RE, _CJK_EVENT_RE)
+
+# --- date phrases inside a recall query -----------------------------------------------------
+
+
+def _phrases(prefix: str) -> tuple[re.Pattern[str], ...]:
+    """``prefix`` followed by one day: ISO, ``Nov 27[, 2025]`` or ``27 Nov [2025]``."""
+    iso = rf"{_ISO_START}{_year('y')}-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){_ISO_END}"
+    mdy = rf"{_mon('m')}\s*{_day('d')}(?:,?\s*{_year('y')})?"
+    dmy = rf"{_day('d')}\s+{_mon('m')}(?:,?\s+{_year('y')})?"
+    return tuple(re.compile(rf"\b{prefix}\s+{body}", re.IGNORECASE) for body in (iso, mdy, dmy))
+
+
+_AROUND_RES = _phrases("around")
+_ON_RES = _phrases("on")
+_IN_MONTH_RE = re.compile(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
+_CJK_AROUND_RE = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
+_DAYS_AGO_RE = re.compile(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)")
+_LAST_WEEK_RE = re.compile(r"\blast\s+week\b|先週|上周|上週", re.IGNORECASE)
+_THIS_WEEK_RE = re.compile(r"\bthis\s+week\b|今週|本周|本週|这周|這週", re.IGNORECASE)
+_LAST_MONTH_RE = re.compile(r"\blast\s+month\b|先月|上个月|上個月|上月", re.IGNORECASE)
+_THIS_MONTH_RE = re.compile(r"\bthis\s+month\b|今月|本月|这个月|這個月", re.IGNORECASE)
+_DAY_BEFORE_RE = re.compile(r"一昨日|おととい|前天")
+_YESTERDAY_RE = re.compile(r"\byesterday\b|昨日|昨天", re.IGNORECASE)
+_TODAY_RE = re.compile(r"\btoday\b|今日|今天", re.IGNORECASE)
+
+# --- small date helpers ---------------------------------------------------------------------
+
+
+def _utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(), tzinfo=UTC)
+
+
+def _days(first: date, last: date) -> Period:
+    """The UTC period covering the inclusive days [first, last]."""
+    return _midnight(first), _midnight(last + timedelta(days=1))
+
+
+def _first_of_month(year: int, month: int, shift: int = 0) -> date:
+    index = year * 12 + (month - 1) + shift
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _month_days(year: int, month: int) -> DayRange:
+    return date(year, month, 1), _first_of_month(year, month, 1) - timedelta(days=1)
+
+
+def _shift_months(moment: datetime, months: int) -> datetime:
+    """``moment`` moved by whole calendar months, clamping the day (Mar 31 − 1m = Feb 28)."""
+    first = _first_of_month(moment.year, moment.month, months)
+    last_day = (_first_of_month(first.year, first.month, 1) - timedelta(days=1)).day
+    return moment.replace(year=first.year, month=first.month, day=min(moment.day, last_day))
+
+
+# --- query syntax ---------------------------------------------------------------------------
+
+
+def _invalid(value: str) -> UsageError:
+    return UsageError(f"invalid time {value.strip()!r}: use {ACCEPTED_FORMS}")
+
+
+def _duration_start(text: str, now: datetime) -> datetime | None:
+    match = _DURATION_RE.fullmatch(text)
+    if match is None:
+        return None
+    count, unit = int(match.group(1)), match.group(2)
+    if unit == "m":
+        return _shift_months(now, -count)
+    if unit == "y":
+        return _shift_months(now, -12 * count)
+    hours = {"h": 1, "d": 24, "w": 24 * 7}[unit]
+    return now - timedelta(hours=hours * count)
+
+
+def _keyword_period(text: str, now: datetime) -> Period | None:
+    back = {"today": 0, "yesterday": 1}.get(text)
+    if back is None:
+        return None
+    day = now.date() - timedelta(days=back)
+    return _days(day, day)
+
+
+def _calendar_period(text: str) -> Period | None:
+    if match := _YEAR_RE.fullmatch(text):
+        year = int(match.group(1))
+        return _days(date(year, 1, 1), date(year, 12, 31))
+    if match := _MONTH_RE.fullmatch(text):
+        return _days(*_month_days(int(match.group(1)), int(match.group(2))))
+    if match := _DAY_RE.fullmatch(text):
+        day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        return _days(day, day)
+    return None
+
+
+def _datetime_instant(text: str) -> datetime | None:
+    if _DATETIME_RE.fullmatch(text) is None:
+        return None
+    iso = text.upper()
+    if iso.endswith("Z"):
+        iso = iso[:-1] + "+00:00"
+    return _utc(datetime.fromisoformat(iso))
+
+
+def _parse(value: str, now: datetime, *, durations_as_instants: bool) -> Period:
+    """Parse one spec; durations are (now − d, now), or the instant now − d when asked."""
+    text = value.strip().lower()
+    now = _utc(now)
+    try:
+        start = _duration_start(text, now)
+        if start is not None:
+            return (start, start) if durations_as_instants else (start, now)
+        period = _keyword_period(text, now) or _calendar_period(text)
+        if period is not None:
+            return period
+        instant = _datetime_instant(text)
+    except (ValueError, OverflowError):
+        raise _invalid(value) from None
+    if instant is None:
+        raise _invalid(value)
+    return instant, instant
+
+
+def parse_time_spec(value: str, now: datetime) -> tuple[datetime, datetime]:
+    """The half-open UTC period ``[start, end)`` named by a query time spec (SPEC §6).
+
+    ``12h``/``30d``/``2w``/``6m``/``1y`` → ``(now − duration, now)`` (``m`` is calendar
+    months, ``y`` is twelve of them, days clamped to the month's end); ``2025``,
+    ``2025-11``, ``2025-11-27`` → the whole year, month or day; an ISO date-time → ``(t, t)``;
+    ``today``/``yesterday`` → that UTC day. Case and surrounding whitespace are ignored.
+    Raises :class:`UsageError` naming the value and the accepted forms otherwise.
+    """
+    return _parse(value, now, durations_as_instants=False)
+
+
+def build_window(
+    *,
+    since: str | None,
+    until: str | None,
+    around: str | None,
+    now: datetime,
+    around_days: int = 3,
+) -> TimeWindow | None:
+    """The window for ``--since``/``--until``/``--around``, or None when none is given.
+
+    ``since`` opens at the start of its period and ``until`` closes at the end of its period
+    (``--until 2025-11`` keeps all of November). A duration is read as the instant it points
+    back to: ``--until 30d`` ends 30 days ago and ``--around 2w`` centres on two weeks ago.
+    ``--around D`` is ``[D.start − around_days, D.end + around_days)``.
+    """
+    if around is not None:
+        if since is not None or until is not None:
+            raise UsageError("--around cannot be combined with --since or --until")
+        start, end = _parse(around, now, durations_as_instants=True)
+        try:
+            return TimeWindow(start - timedelta(around_days), end + timedelta(around_days))
+        except OverflowError:
+            raise _invalid(around) from None
+    if since is None and until is None:
+        return None
+    opens = _parse(since, now, durations_as_instants=True)[0] if since is not None else None
+    closes = _parse(until, now, durations_as_instants=True)[1] if until is not None else None
+    if opens is not None and closes is not None and opens >= closes:
+        raise UsageError(f"--since {since!r} is not before --until {until!r}: the window is empty")
+    return TimeWindow(opens, closes)
+
+
+def as_of_instant(value: str, now: datetime) -> datetime:
+    """The instant ``--as-of value`` names: the exclusive END of its period.
+
+    ``2025-11`` → 2025-12-01T00:00Z; a date-time → itself; ``30d`` → now − 30 days;
+    ``today`` → tomorrow's midnight (everything recorded today counts).
+    """
+    return _parse(value, now, durations_as_instants=True)[1]
+
+
+# --- event periods inside text --------------------------------------------------------------
+
+
+def _number(token: str | None) -> int | None:
+    if token is None:
+        return None
+    prefix = token[:3].lower()
+    return _MONTH_NUMBERS[prefix] if prefix in _MONTH_NUMBERS else int(token)
+
+
+def _range_years(
+    y1: int | None, y2: int | None, start: tuple[int, int], end: tuple[int, int], default: int
+) -> tuple[int, int]:
+    """Years for a range; a missing year is inferred so the range runs forwards."""
+    if y1 is not None and y2 is not None:
+        return y1, y2
+    backwards = end < start
+    if y2 is not None:  # the stated year belongs to the END date
+        return (y2 - 1 if backwards else y2), y2
+    return default, (default + 1 if backwards else default)
+
+
+def _period_from_groups(groups: dict[str, str | None], default_year: int | None) -> DayRange | None:
+    y1, y2 = _number(groups.get("y1")), _number(groups.get("y2"))
+    m1, m2 = _number(groups.get("m1")), _number(groups.get("m2"))
+    d1, d2 = _number(groups.get("d1")), _number(groups.get("d2"))
+    start_month, end_month = m1 or m2, m2 or m1
+    if d1 is None or start_month is None or end_month is None:
+        return None
+    if d2 is not None and m2 is None and d2 < d1:
+        d2 = None  # "Nov 27 - 3 people": not a range
+    base = y1 if y1 is not None else (y2 if y2 is not None else default_year)
+    if base is None:
+        return None
+    try:
+        if d2 is None:
+            day = date(base, start_month, d1)
+            return day, day
+        ys, ye = _range_years(y1, y2, (start_month, d1), (end_month, d2), base)
+        first, last = date(ys, start_month, d1), date(ye, end_month, d2)
+    except (ValueError, OverflowError):
+        return None
+    return min(first, last), max(first, last)
+
+
+def _ordered_matches(patterns: tuple[re.Pattern[str], ...], text: str) -> list[re.Match[str]]:
+    """All matches, earliest first; at the same position the longest first."""
+    found = [match for pattern in patterns for match in pattern.finditer(text)]
+    return sorted(found, key=lambda match: (match.start(), match.start() - match.end()))
+
+
+def find_event_period(text: str, *, default_year: int | None = None) -> tuple[date, date] | None:
+    """The event period stated in a Retain entry's text: inclusive (first, last) days, or None.
+
+    Recognised: ISO dates and ranges (``2025-11-27 – 2025-12-01``, ``2025-11-27..12-01``;
+    separators ``– — - to .. ~ 〜 ～``), English month names (``Nov 27–Dec 1, 2025``,
+    ``Nov 27-30, 2025``, ``November 27, 2025``, ``27 November 2025``, ``27–30 Nov 2025``,
+    ``Nov 27 2025``) and Japanese/Chinese dates (``2025年11月27日〜12月1日``, ``11月27号``).
+
+    Only the FIRST expression counts (leftmost; the longest at the same place); the result
+    spans its earliest to its latest day. An expression that is no real date (Feb 30), or
+    has no year while ``default_year`` is None, is skipped and the search goes on. A year
+    stated on one side only belongs to that side, and the other side's year is chosen so the
+    range runs forwards: ``Dec 30 – Jan 2, 2025`` is 2024-12-30..2025-01-02,
+    ``2025年12月30日〜1月2日`` is 2025-12-30..2026-01-02; with no year, ``default_year`` is
+    the start's. ``Nov 27-3`` (no second month, day goes back) is just Nov 27. ISO dates
+    inside a path or file name (``memory/2025-11-27.md``) are ignored. Never raises.
+    """
+    for match in _ordered_matches(_EVENT_PATTERNS, text):
+        period = _period_from_groups(match.groupdict(), default_year)
+        if period is not None:
+            return period
+    return None
+
+
+# --- date phrases inside a recall query -----------------------------------------------------
+
+_Handler = Callable[[re.Match[str], date, int], DayRange | None]
+
+
+def _recent_day(month: int, day: int, today: date) -> date | None:
+    """The most recent ``month``/``day`` not after ``today`` (Feb 29 looks back to a leap year)."""
+    for year in range(today.year, today.year - 8, -1):
+        try:
+            candidate = date(year, month, day)
+        except ValueError:
+            continue
+        if candidate <= today:
+            return candidate
+    return None
+
+
+def _stated_day(match: re.Match[str], today: date) -> date | None:
+    month, day, year = _number(match["m"]), _number(match["d"]), _number(match["y"])
+    assert month is not None and day is not None
+    if year is None:
+        return _recent_day(month, day, today)
+    return date(year, month, day)
+
+
+def _around(match: re.Match[str], today: date, margin: int) -> DayRange | None:
+    day = _stated_day(match, today)
+    if day is None:
+        return None
+    return day - timedelta(days=margin), day + timedelta(days=margin)
+
+
+def _on(match: re.Match[str], today: date, margin: int) -> DayRange | None:
+    day = _stated_day(match, today)
+    return None if day is None else (day, day)
+
+
+def _in_month(match: re.Match[str], today: date, margin: int) -> DayRange | None:
+    month, year = _number(match["m"]), _number(match["y"])
+    assert month is not None
+    if year is None:
+        year = today.year if month <= today.month else today.year - 1
+    return _month_days(year, month)
+
+
+def _days_ago(match: re.Match[str], today: date, margin: int) -> DayRange:
+    day = today - timedelta(days=int(match["n"] or match["cjk"]))
+    return day, day
+
+
+def _fixed(offset_days: int) -> _Handler:
+    def handler(match: re.Match[str], today: date, margin: int) -> DayRange:
+        day = today - timedelta(days=offset_days)
+        return day, day
+
+    return handler
+
+
+def _week(offset_weeks: int) -> _Handler:
+    def handler(match: re.Match[str], today: date, margin: int) -> DayRange:
+        monday = today - timedelta(days=today.weekday(), weeks=offset_weeks)
+        return monday, monday + timedelta(days=6)
+
+    return handler
+
+
+def _month(offset_months: int) -> _Handler:
+    def handler(match: re.Match[str], today: date, margin: int) -> DayRange:
+        first = _first_of_month(today.year, today.month, -offset_months)
+        return _month_days(first.year, first.month)
+
+    return handler
+
+
+_QUERY_RULES: tuple[tuple[re.Pattern[str], _Handler], ...] = (
+    *((pattern, _around) for pattern in _AROUND_RES),
+    (_CJK_AROUND_RE, _around),
+    *((pattern, _on) for pattern in _ON_RES),
+    (_IN_MONTH_RE, _in_month),
+    (_DAYS_AGO_RE, _days_ago),
+    (_LAST_WEEK_RE, _week(1)),
+    (_THIS_WEEK_RE, _week(0)),
+    (_LAST_MONTH_RE, _month(1)),
+    (_THIS_MONTH_RE, _month(0)),
+    (_DAY_BEFORE_RE, _fixed(2)),
+    (_YESTERDAY_RE, _fixed(1)),
+    (_TODAY_RE, _fixed(0)),
+)
+_HANDLERS = {pattern: handler for pattern, handler in _QUERY_RULES}
+
+
+def find_query_window(
+    query: str, now: datetime, *, around_days: int = 3
+) -> tuple[TimeWindow, str] | None:
+    """A date phrase in a recall query as a UTC window, with the phrase as written; or None.
+
+    English: ``around Nov 27``/``around 2025-11-27`` (± ``around_days``), ``on Nov 27``,
+    ``in November 2025``/``in Nov``, ``last week``, ``this week``, ``last month``,
+    ``this month``, ``yesterday``, ``today``, ``N days ago``. Japanese/Chinese:
+    ``11月27日ごろ``/``頃``/``前後``/``左右`` (± ``around_days``), ``先週``, ``今週``, ``先月``,
+    ``今月``, ``昨日``, ``一昨日``, ``今日``, ``N日前`` and Chinese equivalents.
+
+    Choices: a date without a year is the most recent such date not after ``now`` (a month
+    likewise); weeks are ISO weeks (Monday..Sunday) and ``this week``/``this month`` cover the
+    whole week/month; the leftmost phrase wins (the longest at the same place). Never raises.
+    """
+    today = _utc(now).date()
+    for match in _ordered_matches(tuple(_HANDLERS), query):
+        try:
+            days = _HANDLERS[match.re](match, today, around_days)
+            if days is not None:
+                start, end = _days(*days)
+                return TimeWindow(start, end), match.group(0).strip()
+        except (ValueError, OverflowError):
+            continue
+    return None

@@ -1,0 +1,423 @@
+"""Tests for gitmem.timeparse (SPEC §6)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.errors import UsageError
+from gitmem.model import TimeWindow
+from gitmem.timeparse import (
+    as_of_instant,
+    build_window,
+    find_event_period,
+    find_query_window,
+    parse_time_spec,
+)
+
+NOW = datetime(2025, 12, 10, 15, 30, tzinfo=UTC)  # a Wednesday
+
+
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
+
+
+# --- parse_time_spec ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "start"),
+    [
+        ("12h", NOW - timedelta(hours=12)),
+        ("30d", NOW - timedelta(days=30)),
+        ("2w", NOW - timedelta(weeks=2)),
+        ("6m", utc(2025, 6, 10, 15, 30)),
+        ("1y", utc(2024, 12, 10, 15, 30)),
+        ("  30D ", NOW - timedelta(days=30)),
+    ],
+)
+def test_durations_count_back_from_now(spec: str, start: datetime) -> None:
+    assert parse_time_spec(spec, NOW) == (start, NOW)
+
+
+def test_month_duration_clamps_to_month_end() -> None:
+    now = utc(2025, 3, 31, 12)
+    assert parse_time_spec("1m", now) == (utc(2025, 2, 28, 12), now)
+    assert parse_time_spec("1y", utc(2024, 2, 29))[0] == utc(2023, 2, 28)
+
+
+@pytest.mark.parametrize(
+    ("spec", "period"),
+    [
+        ("2025", (utc(2025, 1, 1), utc(2026, 1, 1))),
+        ("2025-11", (utc(2025, 11, 1), utc(2025, 12, 1))),
+        ("2025-12", (utc(2025, 12, 1), utc(2026, 1, 1))),
+        ("2025-11-27", (utc(2025, 11, 27), utc(2025, 11, 28))),
+        ("2024-02-29", (utc(2024, 2, 29), utc(2024, 3, 1))),
+        ("today", (utc(2025, 12, 10), utc(2025, 12, 11))),
+        ("YESTERDAY", (utc(2025, 12, 9), utc(2025, 12, 10))),
+        (" Today\n", (utc(2025, 12, 10), utc(2025, 12, 11))),
+    ],
+)
+def test_calendar_periods(spec: str, period: tuple[datetime, datetime]) -> None:
+    assert parse_time_spec(spec, NOW) == period
+
+
+@pytest.mark.parametrize(
+    ("spec", "instant"),
+    [
+        ("2025-11-27T10:00", utc(2025, 11, 27, 10)),
+        ("2025-11-27 10:00", utc(2025, 11, 27, 10)),
+        ("2025-11-27T10:00:00Z", utc(2025, 11, 27, 10)),
+        ("2025-11-27t10:00z", utc(2025, 11, 27, 10)),
+        ("2025-11-27T10:00:00+01:00", utc(2025, 11, 27, 9)),
+        ("2025-11-27T10:00:30.5-0200", datetime(2025, 11, 27, 12, 0, 30, 500000, tzinfo=UTC)),
+    ],
+)
+def test_iso_datetime_is_an_instant(spec: str, instant: datetime) -> None:
+    start, end = parse_time_spec(spec, NOW)
+    assert start == end == instant
+    assert start.tzinfo is not None and start.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "lastweek",
+        "",
+        "  ",
+        "30",
+        "30 days",
+        "-3d",
+        "2025-02-30",
+        "2025-13",
+        "2025-00",
+        "2025-11-27T25:00",
+        "0000",
+        "99999999999999999999d",
+        "2025/11/27",
+        "20251127",
+        "１２h",
+    ],
+)
+def test_bad_specs_are_usage_errors(spec: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_time_spec(spec, NOW)
+    assert caught.value.exit_code == 2
+    message = str(caught.value)
+    assert f"invalid time {spec.strip()!r}" in message
+    assert "12h, 30d, 2w, 6m, 1y" in message and "2025-11-27" in message
+    assert "'today' or 'yesterday'" in message
+
+
+def test_error_message_is_exact() -> None:
+    with pytest.raises(UsageError, match=r"^invalid time 'lastweek': use a duration") as caught:
+        parse_time_spec("lastweek", NOW)
+    assert str(caught.value) == (
+        "invalid time 'lastweek': use a duration (12h, 30d, 2w, 6m, 1y), a date (2025, 2025-11, "
+        "2025-11-27), an ISO date-time, 'today' or 'yesterday'"
+    )
+
+
+# --- build_window / as_of_instant -----------------------------------------------------------
+
+
+def test_no_flags_no_window() -> None:
+    assert build_window(since=None, until=None, around=None, now=NOW) is None
+
+
+def test_until_month_includes_whole_month() -> None:
+    window = build_window(since=None, until="2025-11", around=None, now=NOW)
+    assert window == TimeWindow(None, utc(2025, 12, 1))
+    assert window.end is not None
+    assert datetime(2025, 11, 30, 23, 59, 59, tzinfo=UTC) < window.end
+    assert window.overlaps_days(date(2025, 11, 30), date(2025, 11, 30))
+    assert not window.overlaps_days(date(2025, 12, 1), date(2025, 12, 1))
+
+
+def test_since_and_until() -> None:
+    window = build_window(since="2025-11", until="2025-11-27", around=None, now=NOW)
+    assert window == TimeWindow(utc(2025, 11, 1), utc(2025, 11, 28))
+    assert build_window(since="30d", until=None, around=None, now=NOW) == TimeWindow(
+        NOW - timedelta(days=30), None
+    )
+
+
+def test_until_duration_is_the_instant_it_points_to() -> None:
+    window = build_window(since="30d", until="7d", around=None, now=NOW)
+    assert window == TimeWindow(NOW - timedelta(days=30), NOW - timedelta(days=7))
+
+
+def test_around_widens_the_period() -> None:
+    window = build_window(since=None, until=None, around="2025-11-27", now=NOW)
+    assert window == TimeWindow(utc(2025, 11, 24), utc(2025, 12, 1))
+    wide = build_window(since=None, until=None, around="2025-11", now=NOW, around_days=5)
+    assert wide == TimeWindow(utc(2025, 10, 27), utc(2025, 12, 6))
+    instant = build_window(since=None, until=None, around="2025-11-27T10:00Z", now=NOW)
+    assert instant == TimeWindow(utc(2025, 11, 24, 10), utc(2025, 11, 30, 10))
+
+
+@pytest.mark.parametrize(("since", "until"), [("2025-11", None), (None, "2025-12"), ("1d", "0d")])
+def test_around_cannot_be_combined(since: str | None, until: str | None) -> None:
+    with pytest.raises(UsageError, match="--around") as caught:
+        build_window(since=since, until=until, around="2025-11-27", now=NOW)
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("since", "until"), [("2025-12", "2025-11"), ("2025-11-27T10:00", "2025-11-27T10:00")]
+)
+def test_since_after_until_is_an_error(since: str, until: str) -> None:
+    with pytest.raises(UsageError, match="--since") as caught:
+        build_window(since=since, until=until, around=None, now=NOW)
+    assert caught.value.exit_code == 2
+
+
+def test_around_at_the_end_of_time_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="9999-12-30"):
+        build_window(since=None, until=None, around="9999-12-30", now=NOW)
+
+
+def test_naive_now_is_utc() -> None:
+    naive = datetime(2025, 12, 10, 15, 30)
+    assert parse_time_spec("12h", naive) == parse_time_spec("12h", NOW)
+    assert find_query_window("today", naive) == find_query_window("today", NOW)
+
+
+def test_bad_value_in_window_names_it() -> None:
+    with pytest.raises(UsageError, match="invalid time 'soon'"):
+        build_window(since="soon", until=None, around=None, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("spec", "instant"),
+    [
+        ("2025-11", utc(2025, 12, 1)),
+        ("2025", utc(2026, 1, 1)),
+        ("2025-11-27", utc(2025, 11, 28)),
+        ("2025-11-27T10:00:00+01:00", utc(2025, 11, 27, 9)),
+        ("30d", NOW - timedelta(days=30)),
+        ("6m", utc(2025, 6, 10, 15, 30)),
+        ("today", utc(2025, 12, 11)),
+        ("yesterday", utc(2025, 12, 10)),
+    ],
+)
+def test_as_of_is_the_end_of_the_period(spec: str, instant: datetime) -> None:
+    assert as_of_instant(spec, NOW) == instant
+
+
+def test_as_of_rejects_bad_values() -> None:
+    with pytest.raises(UsageError):
+        as_of_instant("2025-02-30", NOW)
+
+
+# --- find_event_period ----------------------------------------------------------------------
+
+NOV27_DEC1 = (date(2025, 11, 27), date(2025, 12, 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [
+        ("Currently in Marrakech for Andy's birthday (2025-11-27 – 2025-12-01).", NOV27_DEC1),
+        ("Trip 2025-11-27 — 2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27 - 2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27-2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27 to 2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27..2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27~2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27〜2025-12-01", NOV27_DEC1),
+        ("Trip 2025-11-27 to 12-01", NOV27_DEC1),
+        ("Released on 2025-11-27.", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("Meeting 2025-11-27T10:00 in Lisbon", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("Reversed 2025-12-01 – 2025-11-27", NOV27_DEC1),
+        ("In Marrakech Nov 27–Dec 1, 2025.", NOV27_DEC1),
+        ("In Marrakech Nov 27 - Dec 1, 2025.", NOV27_DEC1),
+        ("In Marrakech November 27 to December 1, 2025.", NOV27_DEC1),
+        ("Nov 27-30, 2025", (date(2025, 11, 27), date(2025, 11, 30))),
+        ("November 27, 2025", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("Sept. 3rd, 2024", (date(2024, 9, 3), date(2024, 9, 3))),
+        ("27 November 2025", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("27–30 Nov 2025", (date(2025, 11, 27), date(2025, 11, 30))),
+        ("27 Nov – 1 Dec 2025", NOV27_DEC1),
+        ("Nov 27 2025", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("nov 27 2025", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("Dec 30 – Jan 2, 2025", (date(2024, 12, 30), date(2025, 1, 2))),
+        ("マラケシュに滞在（2025年11月27日〜12月1日）。", NOV27_DEC1),
+        ("2025年11月27日～2025年12月1日", NOV27_DEC1),
+        ("2025年11月27日から12月1日まで", NOV27_DEC1),
+        ("2025年11月27日", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("2025年11月27号到12月1号", NOV27_DEC1),
+        ("２０２５年１１月２７日", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("2025年12月30日〜1月2日", (date(2025, 12, 30), date(2026, 1, 2))),
+    ],
+)
+def test_event_periods(text: str, period: tuple[date, date]) -> None:
+    assert find_event_period(text) == period
+    assert find_event_period(text, default_year=1999) == period  # a stated year wins
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [
+        ("Nov 27", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("Nov 27–Dec 1", NOV27_DEC1),
+        ("27–30 Nov", (date(2025, 11, 27), date(2025, 11, 30))),
+        ("11月27日", (date(2025, 11, 27), date(2025, 11, 27))),
+        ("11月27日〜12月1日", NOV27_DEC1),
+        ("12月30日〜1月2日", (date(2025, 12, 30), date(2026, 1, 2))),
+    ],
+)
+def test_event_periods_without_year_use_default(text: str, period: tuple[date, date]) -> None:
+    assert find_event_period(text, default_year=2025) == period
+    assert find_event_period(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Prefers concise WhatsApp replies (under 1500 chars).",
+        "Fixed the crash (see memory/2025-11-27.md).",
+        "Tagged v2025-11-27",
+        "Feb 30, 2025",
+        "2025-02-30",
+        "2025年2月30日",
+        "2025-13-01",
+        "May be late.",
+    ],
+)
+def test_no_event_period(text: str) -> None:
+    assert find_event_period(text) is None
+
+
+def test_invalid_date_is_skipped_and_search_continues() -> None:
+    assert find_event_period("Feb 30, 2025 then 2025-03-01") == (date(2025, 3, 1), date(2025, 3, 1))
+
+
+def test_only_the_first_expression_counts() -> None:
+    text = "Booked 2025-11-27, flight back 2025-12-05 and 2026-01-01"
+    assert find_event_period(text) == (date(2025, 11, 27), date(2025, 11, 27))
+    assert find_event_period("Nov 27, 2025 and 2024-01-01") == (date(2025, 11, 27),) * 2
+
+
+def test_day_range_that_runs_backwards_in_one_month_is_a_single_day() -> None:
+    assert find_event_period("Nov 27 - 3 people, 2025", default_year=2025) == (
+        date(2025, 11, 27),
+        date(2025, 11, 27),
+    )
+
+
+@settings(max_examples=300)
+@given(st.text(), st.one_of(st.none(), st.integers(min_value=-10**6, max_value=10**6)))
+def test_find_event_period_never_raises(text: str, default_year: int | None) -> None:
+    result = find_event_period(text, default_year=default_year)
+    if result is not None:
+        assert result[0] <= result[1]
+
+
+_DATEY = st.text(
+    alphabet=st.sampled_from(list("0123456789-–~〜 ,.年月日号頃ごろNovDecJanFebtoaround先週昨日")),
+)
+
+
+@settings(max_examples=300)
+@given(_DATEY, st.integers(min_value=1, max_value=9999))
+def test_find_event_period_never_raises_on_date_like_text(text: str, year: int) -> None:
+    find_event_period(text, default_year=year)
+
+
+# --- find_query_window ----------------------------------------------------------------------
+
+
+def day_window(first: date, last: date) -> TimeWindow:
+    return TimeWindow(
+        datetime.combine(first, datetime.min.time(), tzinfo=UTC),
+        datetime.combine(last + timedelta(days=1), datetime.min.time(), tzinfo=UTC),
+    )
+
+
+AROUND_NOV27 = day_window(date(2025, 11, 24), date(2025, 11, 30))
+
+
+@pytest.mark.parametrize(
+    ("query", "window", "phrase"),
+    [
+        ("what happened around Nov 27", AROUND_NOV27, "around Nov 27"),
+        ("what happened around Nov 27?", AROUND_NOV27, "around Nov 27"),
+        ("around 2025-11-27 in Marrakech", AROUND_NOV27, "around 2025-11-27"),
+        ("Around 27 November 2025", AROUND_NOV27, "Around 27 November 2025"),
+        ("around Dec 25", day_window(date(2024, 12, 22), date(2024, 12, 28)), "around Dec 25"),
+        ("around Dec 10", day_window(date(2025, 12, 7), date(2025, 12, 13)), "around Dec 10"),
+        ("did I on Nov 27", day_window(date(2025, 11, 27), date(2025, 11, 27)), "on Nov 27"),
+        ("on 2024-05-01", day_window(date(2024, 5, 1), date(2024, 5, 1)), "on 2024-05-01"),
+        ("in November 2025", day_window(date(2025, 11, 1), date(2025, 11, 30)), "in November 2025"),
+        ("trips in Nov", day_window(date(2025, 11, 1), date(2025, 11, 30)), "in Nov"),
+        ("in Dec", day_window(date(2025, 12, 1), date(2025, 12, 31)), "in Dec"),
+        ("in Feb", day_window(date(2025, 2, 1), date(2025, 2, 28)), "in Feb"),
+        ("what broke last week", day_window(date(2025, 12, 1), date(2025, 12, 7)), "last week"),
+        ("this week", day_window(date(2025, 12, 8), date(2025, 12, 14)), "this week"),
+        ("yesterday's deploy", day_window(date(2025, 12, 9), date(2025, 12, 9)), "yesterday"),
+        ("Today", day_window(date(2025, 12, 10), date(2025, 12, 10)), "Today"),
+        ("last month", day_window(date(2025, 11, 1), date(2025, 11, 30)), "last month"),
+        ("3 days ago", day_window(date(2025, 12, 7), date(2025, 12, 7)), "3 days ago"),
+        ("1 day ago", day_window(date(2025, 12, 9), date(2025, 12, 9)), "1 day ago"),
+        ("11月27日ごろ何があった", AROUND_NOV27, "11月27日ごろ"),
+        ("11月27日頃", AROUND_NOV27, "11月27日頃"),
+        ("2025年11月27日頃", AROUND_NOV27, "2025年11月27日頃"),
+        ("先週のこと", day_window(date(2025, 12, 1), date(2025, 12, 7)), "先週"),
+        ("今週", day_window(date(2025, 12, 8), date(2025, 12, 14)), "今週"),
+        ("昨日", day_window(date(2025, 12, 9), date(2025, 12, 9)), "昨日"),
+        ("今日は", day_window(date(2025, 12, 10), date(2025, 12, 10)), "今日"),
+        ("先月", day_window(date(2025, 11, 1), date(2025, 11, 30)), "先月"),
+        ("上周", day_window(date(2025, 12, 1), date(2025, 12, 7)), "上周"),
+        ("一昨日", day_window(date(2025, 12, 8), date(2025, 12, 8)), "一昨日"),
+    ],
+)
+def test_query_windows(query: str, window: TimeWindow, phrase: str) -> None:
+    assert find_query_window(query, NOW) == (window, phrase)
+
+
+def test_last_week_on_a_monday_and_across_year_end() -> None:
+    monday = utc(2026, 1, 5, 8)
+    found = find_query_window("last week", monday)
+    assert found == (day_window(date(2025, 12, 29), date(2026, 1, 4)), "last week")
+    january = find_query_window("last month", utc(2026, 1, 15))
+    assert january == (day_window(date(2025, 12, 1), date(2025, 12, 31)), "last month")
+
+
+def test_around_feb_29_looks_back_to_a_leap_year() -> None:
+    found = find_query_window("around Feb 29", NOW)
+    assert found == (day_window(date(2024, 2, 26), date(2024, 3, 3)), "around Feb 29")
+
+
+def test_leftmost_phrase_wins() -> None:
+    found = find_query_window("yesterday or last week", NOW)
+    assert found is not None and found[1] == "yesterday"
+
+
+@pytest.mark.parametrize(
+    "query", ["", "how does the gateway work", "around the castle", "on Feb 30", "todays"]
+)
+def test_no_query_window(query: str) -> None:
+    assert find_query_window(query, NOW) is None
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_find_query_window_never_raises(query: str) -> None:
+    find_query_window(query, NOW)
+
+
+@settings(max_examples=300)
+@given(
+    st.text(alphabet=st.sampled_from(list("0123456789 aroundonNovFebin年月日ごろ頃daysago先週"))),
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+    ),
+)
+def test_find_query_window_never_raises_on_date_like_text(query: str, now: datetime) -> None:
+    find_query_window(query, now)
