@@ -162,10 +162,14 @@ def workspace(years: int, seed: int, cache: Path) -> tuple[Path, dict[str, Any]]
     return ws, info
 
 
-def rg_argv(query: str) -> list[str]:
-    """ripgrep baseline; a query wrapped in double quotes is searched without the quotes."""
+def rg_argv(query: str, ws: Path) -> list[str]:
+    """ripgrep baseline over the memory paths that exist in ``ws``.
+
+    A query wrapped in double quotes is searched without the quotes (a phrase).
+    """
     text = query[1:-1] if len(query) >= 2 and query[0] == query[-1] == '"' else query
-    return ["rg", "-i", "--fixed-strings", "--no-messages", "--", text, *MEMORY_PATHS]
+    paths = [p for p in MEMORY_PATHS if (ws / p).exists()]
+    return ["rg", "-i", "--fixed-strings", "--glob", "*.md", "--", text, *paths]
 
 
 def tail(data: bytes, n: int = 600) -> str:
@@ -222,7 +226,7 @@ def bench_one(
     if recall_ok:  # warm-up (page cache, .pyc), not timed
         run_child([*gitmem, "-C", str(ws), "recall", queries[0], "--json", "--k", str(args.k)],
                   cwd=REPO_ROOT, env=env)
-    run_child(rg_argv(queries[0]), cwd=ws, env=env)
+    run_child(rg_argv(queries[0], ws), cwd=ws, env=env)
     for q in queries:
         row: dict[str, Any] = {"query": q}
         if recall_ok:
@@ -243,7 +247,7 @@ def bench_one(
             else:
                 result["errors"].append(f"recall {q!r} exited {run.returncode}: "
                                         f"{tail(run.stderr, 300)}")
-        rg = run_child(rg_argv(q), cwd=ws, env=env)
+        rg = run_child(rg_argv(q, ws), cwd=ws, env=env)
         if rg.returncode not in (0, 1):
             result["errors"].append(f"rg {q!r} exited {rg.returncode}: {tail(rg.stderr, 300)}")
         rg_s.append(rg.seconds)

@@ -89,14 +89,17 @@ def parse_kinds(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def resolve_entities(store: Store, names: Sequence[str]) -> tuple[str, ...]:
-    """Entity names to keys, through aliases; an unknown name is an error with suggestions."""
-    keys: list[str] = []
+def resolve_entities(store: Store, names: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """Each entity name to the keys it covers (itself and its aliases), through aliases.
+
+    An unknown name is an error with suggestions, never an empty result.
+    """
+    resolved: list[tuple[str, ...]] = []
     for name in names:
         key = entity_key(name.lstrip("@"))
         row = store.conn.execute(
-            "SELECT key FROM entities WHERE key = ? UNION "
-            "SELECT entity FROM aliases WHERE alias = ?",
+            "SELECT entity FROM aliases WHERE alias = ? UNION SELECT key FROM entities "
+            "WHERE key = ?",
             (key, key),
         ).fetchone()
         if row is None:
@@ -109,8 +112,13 @@ def resolve_entities(store: Store, names: Sequence[str]) -> tuple[str, ...]:
             ]
             hint = f"; did you mean {', '.join(near)}?" if near else ""
             raise GitmemError(f"no entity '{name}' in the memory{hint}")
-        keys.append(str(row[0]))
-    return tuple(keys)
+        main = str(row[0])
+        aliases = [
+            str(r[0])
+            for r in store.conn.execute("SELECT alias FROM aliases WHERE entity = ?", (main,))
+        ]
+        resolved.append((main, *aliases))
+    return tuple(resolved)
 
 
 def _day_bounds(window: TimeWindow) -> tuple[str | None, str | None]:
@@ -119,17 +127,18 @@ def _day_bounds(window: TimeWindow) -> tuple[str | None, str | None]:
     return first, last
 
 
-def _filters(q: RecallQuery, entity_keys: Sequence[str]) -> tuple[str, list[Any]]:
+def _filters(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> tuple[str, list[Any]]:
     where = ["i.ended_at IS NULL"]
     args: list[Any] = []
     if q.kinds:
         where.append(f"i.kind IN ({','.join('?' * len(q.kinds))})")
         args.extend(q.kinds)
-    for key in entity_keys:
+    for keys in entity_keys:
+        marks = ",".join("?" * len(keys))
         where.append(
-            "EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id AND e.entity = ?)"
+            f"EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id AND e.entity IN ({marks}))"
         )
-        args.append(key)
+        args.extend(keys)
     if q.window is not None and not q.window.is_open:
         clause, window_args = _window_clause(q.window)
         where.append(clause)
@@ -165,7 +174,7 @@ _COLUMNS = (
 
 
 def lexical_candidates(
-    store: Store, q: RecallQuery, entity_keys: Sequence[str], limit: int
+    store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]], limit: int
 ) -> list[tuple[dict[str, Any], float]]:
     terms = query_terms(q.text)
     if not terms:
@@ -199,7 +208,7 @@ def _exact_file_match(query: str, path: str) -> bool:
 
 
 def rank(
-    store: Store, q: RecallQuery, now: datetime, entity_keys: Sequence[str] = ()
+    store: Store, q: RecallQuery, now: datetime, entity_keys: Sequence[Sequence[str]] = ()
 ) -> list[Result]:
     """Candidates scored by relevance × recency decay × importance, then diversified."""
     limit = max(CANDIDATES_MIN, q.k * 20)

@@ -31,3 +31,32 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
+
+
+def _load_builder():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "build_fixture.py"
+    spec = importlib.util.spec_from_file_location("build_fixture", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def built_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample workspace as a real git repository (built once; copy it before changing it)."""
+    dest = tmp_path_factory.mktemp("fixture") / "ws"
+    _load_builder().build_fixture(dest)
+    return dest
+
+
+@pytest.fixture
+def fixture_repo(built_fixture: Path, tmp_path: Path) -> Path:
+    """A private copy of the sample workspace repository, safe to change."""
+    import shutil
+
+    dest = tmp_path / "ws"
+    shutil.copytree(built_fixture, dest, symlinks=True)
+    return dest

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from gitmem.chunking import ChunkParams, chunk_lines
+from gitmem.model import MemoryFile
+from gitmem.parse import parse_file
+from gitmem.textfold import count_tokens
+
+
+def _parse(text: str):  # type: ignore[no-untyped-def]
+    mf = MemoryFile("memory/2025-11-27.md", "0" * 40, "daily", None)
+    return parse_file(mf, text.encode())
+
+
+def test_headings_start_chunks_and_carry_titles() -> None:
+    parsed = _parse("# Day\nintro\n\n## Work\nfixed it\n\n## Retain\n- W @A: fact\n")
+    starts = [(c.start_line, c.heading) for c in parsed.chunks]
+    assert starts == [(1, "Day"), (4, "Day > Work"), (7, "Day > Retain")]
+
+
+def test_size_overlap_and_line_alignment() -> None:
+    lines = [f"line {i} " + "word " * 30 for i in range(60)]  # ~40 tokens a line
+    parsed = _parse("\n".join(lines))
+    chunks = parsed.chunks
+    assert len(chunks) > 5
+    for c in chunks:
+        assert c.tokens <= ChunkParams().tokens
+        body = c.text.split("\n")
+        assert body == lines[c.start_line - 1 : c.end_line]
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        overlap = a.end_line - b.start_line + 1
+        assert 1 <= overlap <= 2  # 80 tokens of ~40-token lines
+    assert chunks[-1].end_line == 60
+
+
+def test_every_line_is_covered() -> None:
+    text = "\n".join(["# T"] + [f"- item {i} with some words" for i in range(300)])
+    covered: set[int] = set()
+    for c in _parse(text).chunks:
+        covered.update(range(c.start_line, c.end_line + 1))
+    assert covered == set(range(1, 302))
+
+
+def test_long_line_is_its_own_chunk() -> None:
+    long = "x" * 4000
+    chunks = chunk_lines(["a", long, "b"], [])
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 1), (2, 2), (3, 3)]
+
+
+def test_cjk_counted_per_character() -> None:
+    line = "誕生日" * 50  # 150 tokens
+    assert count_tokens(line) == 150
+    chunks = chunk_lines([line] * 6, [])
+    assert [len(range(c.start_line, c.end_line + 1)) for c in chunks][0] == 2

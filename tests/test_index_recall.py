@@ -1,0 +1,215 @@
+"""End to end on the sample workspace: index from git, lexical recall with citations."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem import api
+from gitmem.indexer import index_workspace
+from gitmem.search import RecallQuery
+from gitmem.store import open_store
+from gitmem.timeparse import build_window
+
+NOW = datetime(2025, 12, 1, tzinfo=UTC)
+
+
+def recall(repo: Path, text: str, **kw: Any) -> list[dict[str, Any]]:
+    ws, cfg = api.open_workspace(repo)
+    names = kw.pop("entities", ())
+    results, _ = api.recall(ws, cfg, RecallQuery(text=text, **kw), now=NOW, entity_names=names)
+    return [r.to_json() for r in results]
+
+
+def sources(repo: Path, text: str, **kw: Any) -> list[str]:
+    return [r["source"] for r in recall(repo, text, **kw)]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Kødboller", "memory/2025-11-12.md#L13"),
+        ("kodboller", "memory/2025-11-12.md#L13"),
+        ("NØRREBRO", "memory/2025-11-12.md#L12"),
+        ("smorrebrod", "memory/2025-11-12.md#L12"),
+        ("Пётр", "memory/2025-11-13.md#L12"),
+        ("петр", "memory/2025-11-13.md#L12"),
+        ("ЕЩЁ", "memory/2025-11-13.md#L13"),
+        ("マラケシュ", "memory/2025-11-27.md#L11"),
+        ("誕生日", "memory/2025-11-27.md#L11"),
+        ("网关", "memory/2025-11-16.md#L14"),
+        ("城堡", "memory/2025-11-16.md#L14"),
+        ("a828e60", "memory/2025-11-14.md#L14"),
+        ("memorySearch.query.hybrid", "memory/2025-11-14.md#L13"),
+        ('"ECONNRESET: socket hang up"', "memory/2025-11-11.md#L13"),
+        ("isNewLogin", "memory/2025-11-19.md#L5"),
+    ],
+)
+def test_lexical_finds_words_in_every_script(fixture_repo: Path, query: str,
+                                             expected: str) -> None:
+    found = sources(fixture_repo, query, k=20)
+    assert any(s == expected or s.startswith(expected.split("#")[0] + "#L") and _covers(
+        s, expected) for s in found), (query, found)
+
+
+def _covers(source: str, expected: str) -> bool:
+    line = int(expected.split("#L")[1])
+    rng = source.split("#L", 1)[1].split("@")[0]
+    first, _, last = rng.partition("-L")
+    return int(first) <= line <= int(last or first)
+
+
+def test_phrase_does_not_match_scattered_words(fixture_repo: Path) -> None:
+    assert sources(fixture_repo, '"hang socket"') == []
+
+
+def test_json_matches_spec_fields(fixture_repo: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "gitmem", "-C", str(fixture_repo), "recall", "gateway host",
+         "--kind", "W", "--json"], capture_output=True, text=True, check=True,
+        env={**os.environ})
+    data = json.loads(out.stdout)
+    assert set(data) == {"query", "mode", "filters", "provider", "results", "warnings"}
+    assert set(data["filters"]) == {"since", "until", "as_of", "entity", "kind"}
+    assert set(data["provider"]) == {"name", "model", "fallback_used"}
+    assert data["mode"] == "lexical"
+    top = data["results"][0]
+    assert set(top) == {
+        "kind", "content", "snippet", "path", "start_line", "end_line", "commit", "source",
+        "timestamp", "event_start", "event_end", "recorded_at", "entities", "confidence",
+        "fact_id", "score"}
+    assert top["kind"] == "world"
+    assert top["source"] == f"{top['path']}#L{top['start_line']}"
+    assert len(top["commit"]) == 40
+    assert top["fact_id"].startswith("f-")
+    assert all(r["kind"] == "world" for r in data["results"])
+    got = {r["source"]: r for r in data["results"]}
+    moved = got["memory/2025-11-16.md#L13"]
+    assert moved["entities"][:2] == ["Peter", "The-Castle"]
+    assert moved["event_start"] == moved["event_end"] == "2025-11-16"
+    assert moved["recorded_at"] is not None
+
+
+def test_kind_and_entity_filters_use_aliases(fixture_repo: Path) -> None:
+    ops = recall(fixture_repo, "replies", kinds=("opinion",), k=20)
+    assert ops and all(r["kind"] == "opinion" and r["confidence"] is not None for r in ops)
+    # 'Пётр' is an alias on Peter's page, so Peter's filter finds the Russian opinion.
+    russian = recall(fixture_repo, "ответы", entities=("Peter",), k=20)
+    assert "memory/2025-11-13.md#L12" in [r["source"] for r in russian]
+    via_alias = recall(fixture_repo, "gateway", entities=("the castle",), k=50)
+    assert via_alias and all(
+        {"The-Castle", "Slottet", "Castle"} & set(r["entities"]) or
+        r["path"] == "bank/entities/The-Castle.md" for r in via_alias)
+
+
+def test_unknown_entity_is_an_error_with_suggestion(fixture_repo: Path) -> None:
+    from gitmem.errors import GitmemError
+    with pytest.raises(GitmemError, match="did you mean"):
+        recall(fixture_repo, "x", entities=("Pet",))
+
+
+def test_event_time_window(fixture_repo: Path) -> None:
+    window = build_window(since="2025-11-28", until="2025-11-29", around=None, now=NOW)
+    results = recall(fixture_repo, "gateway host Castle Peter", window=window, k=50)
+    assert results
+    for r in results:
+        start = r["event_start"] or r["recorded_at"][:10]
+        end = r["event_end"] or r["recorded_at"][:10]
+        assert start <= "2025-11-29" and end >= "2025-11-28", r["source"]
+    # The Marrakech stay (2025-11-27 – 2025-12-01) overlaps the window although noted on 11-27.
+    marrakech = recall(fixture_repo, "Marrakech birthday", window=window, k=50)
+    assert "memory/2025-11-27.md#L9" in [r["source"] for r in marrakech]
+
+
+def test_exact_file_name_ranks_first(fixture_repo: Path) -> None:
+    assert sources(fixture_repo, "USER.md")[0].startswith("USER.md#")
+    assert sources(fixture_repo, "2025-11-19")[0].startswith("memory/2025-11-19.md#")
+
+
+def dump(repo: Path) -> list[tuple[Any, ...]]:
+    """A canonical dump of the index: every row that recall can see, without row ids."""
+    ws, _ = api.open_workspace(repo)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        rows: list[tuple[Any, ...]] = []
+        for sql in (
+            "SELECT path, blob, class, day, title FROM files",
+            "SELECT path, type, kind, fact_id, confidence, start_line, end_line, content, "
+            "event_start, event_end, ended_at FROM items",
+            "SELECT i.path, i.start_line, i.type, e.entity, e.role FROM item_entities e "
+            "JOIN items i ON i.id = e.item_id",
+            "SELECT key, name, page FROM entities", "SELECT alias, entity FROM aliases",
+            "SELECT path, line, code, message FROM warnings",
+        ):
+            rows.extend(sorted(tuple(r) for r in store.conn.execute(sql)))
+        rows.append(tuple(r[0] for r in store.conn.execute(
+            "SELECT count(*) FROM items_fts WHERE items_fts MATCH 'gateway'")))
+        return rows
+    finally:
+        store.close()
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_incremental_update_equals_rebuild(fixture_repo: Path) -> None:
+    ws, cfg = api.open_workspace(fixture_repo)
+    first = index_workspace(ws, cfg)
+    assert first.full and first.files == 28
+    note = fixture_repo / "memory" / "2025-11-30.md"
+    note.write_text(note.read_text(encoding="utf-8") + "- W @Zed: Zed joined the project.\n",
+                    encoding="utf-8")
+    git(fixture_repo, "rm", "-q", "memory/2025-11-20.md")
+    git(fixture_repo, "mv", "memory/2025-11-21.md", "memory/2025-11-21-moved.md")
+    git(fixture_repo, "add", "-A")
+    git(fixture_repo, "commit", "-qm", "edit, delete, rename")
+    second = index_workspace(ws, cfg)
+    assert not second.full
+    assert second.plan.modified == ("memory/2025-11-30.md",)
+    assert second.plan.deleted == ("memory/2025-11-20.md",)
+    assert second.plan.renamed == (("memory/2025-11-21.md", "memory/2025-11-21-moved.md"),)
+    assert "memory/2025-11-30.md#L" in sources(fixture_repo, "Zed joined")[0]
+    assert not [s for s in sources(fixture_repo, "gateway", k=100) if "2025-11-20.md" in s]
+    incremental = dump(fixture_repo)
+    rebuilt = index_workspace(ws, cfg, force=True)
+    assert rebuilt.full
+    assert dump(fixture_repo) == incremental
+    third = index_workspace(ws, cfg)
+    assert third.plan.empty
+
+
+def test_corrupt_index_is_rebuilt_with_a_note(fixture_repo: Path) -> None:
+    ws, cfg = api.open_workspace(fixture_repo)
+    index_workspace(ws, cfg)
+    ws.index_path.write_bytes(b"this is not a database" * 100)
+    report = index_workspace(ws, cfg)
+    assert report.full and "unusable" in report.notes[0]
+    assert sources(fixture_repo, "Kødboller")
+
+
+def test_recall_builds_and_catches_up_by_itself(fixture_repo: Path) -> None:
+    assert sources(fixture_repo, "Kødboller")  # no index yet: built on demand
+    (fixture_repo / "memory" / "2025-12-01.md").write_text(
+        "## Retain\n- B @Peter: Flew home from Marrakech.\n", encoding="utf-8")
+    git(fixture_repo, "add", "-A")
+    git(fixture_repo, "commit", "-qm", "new day")
+    assert sources(fixture_repo, "flew home")[0] == "memory/2025-12-01.md#L2"
+
+
+def test_status_counts_and_warnings(fixture_repo: Path) -> None:
+    ws, cfg = api.open_workspace(fixture_repo)
+    index_workspace(ws, cfg)
+    info = api.status(ws, cfg)
+    assert info["files"] == 28 and info["up_to_date"]
+    assert info["facts"] == 74 and info["entities"] >= 5 and info["chunks"] > 28
+    locations = {w["location"] for w in info["warnings"]}
+    assert {"memory/2025-11-15.md#L12", "memory/2025-11-15.md#L13",
+            "memory/2025-11-20.md#L11"} <= locations
