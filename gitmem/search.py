@@ -136,7 +136,8 @@ def _filters(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> tuple[str,
     for keys in entity_keys:
         marks = ",".join("?" * len(keys))
         where.append(
-            f"EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id AND e.entity IN ({marks}))"
+            "EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id "
+            f"AND e.entity IN ({marks}))"
         )
         args.extend(keys)
     if q.window is not None and not q.window.is_open:

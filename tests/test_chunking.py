@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 from gitmem.chunking import ChunkParams, chunk_lines
 from gitmem.model import MemoryFile
 from gitmem.parse import parse_file
@@ -26,7 +28,7 @@ def test_size_overlap_and_line_alignment() -> None:
         assert c.tokens <= ChunkParams().tokens
         body = c.text.split("\n")
         assert body == lines[c.start_line - 1 : c.end_line]
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         overlap = a.end_line - b.start_line + 1
         assert 1 <= overlap <= 2  # 80 tokens of ~40-token lines
     assert chunks[-1].end_line == 60
@@ -50,4 +52,4 @@ def test_cjk_counted_per_character() -> None:
     line = "誕生日" * 50  # 150 tokens
     assert count_tokens(line) == 150
     chunks = chunk_lines([line] * 6, [])
-    assert [len(range(c.start_line, c.end_line + 1)) for c in chunks][0] == 2
+    assert next(len(range(c.start_line, c.end_line + 1)) for c in chunks) == 2

@@ -52,11 +52,12 @@ def sources(repo: Path, text: str, **kw: Any) -> list[str]:
         ("isNewLogin", "memory/2025-11-19.md#L5"),
     ],
 )
-def test_lexical_finds_words_in_every_script(fixture_repo: Path, query: str,
-                                             expected: str) -> None:
+def test_lexical_finds_words_in_every_script(fixture_repo: Path, query: str, expected: str) -> None:
     found = sources(fixture_repo, query, k=20)
-    assert any(s == expected or s.startswith(expected.split("#")[0] + "#L") and _covers(
-        s, expected) for s in found), (query, found)
+    assert any(
+        s == expected or (s.startswith(expected.split("#")[0] + "#L") and _covers(s, expected))
+        for s in found
+    ), (query, found)
 
 
 def _covers(source: str, expected: str) -> bool:
@@ -72,9 +73,23 @@ def test_phrase_does_not_match_scattered_words(fixture_repo: Path) -> None:
 
 def test_json_matches_spec_fields(fixture_repo: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "gitmem", "-C", str(fixture_repo), "recall", "gateway host",
-         "--kind", "W", "--json"], capture_output=True, text=True, check=True,
-        env={**os.environ})
+        [
+            sys.executable,
+            "-m",
+            "gitmem",
+            "-C",
+            str(fixture_repo),
+            "recall",
+            "gateway host",
+            "--kind",
+            "W",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    )
     data = json.loads(out.stdout)
     assert set(data) == {"query", "mode", "filters", "provider", "results", "warnings"}
     assert set(data["filters"]) == {"since", "until", "as_of", "entity", "kind"}
@@ -82,9 +97,23 @@ def test_json_matches_spec_fields(fixture_repo: Path) -> None:
     assert data["mode"] == "lexical"
     top = data["results"][0]
     assert set(top) == {
-        "kind", "content", "snippet", "path", "start_line", "end_line", "commit", "source",
-        "timestamp", "event_start", "event_end", "recorded_at", "entities", "confidence",
-        "fact_id", "score"}
+        "kind",
+        "content",
+        "snippet",
+        "path",
+        "start_line",
+        "end_line",
+        "commit",
+        "source",
+        "timestamp",
+        "event_start",
+        "event_end",
+        "recorded_at",
+        "entities",
+        "confidence",
+        "fact_id",
+        "score",
+    }
     assert top["kind"] == "world"
     assert top["source"] == f"{top['path']}#L{top['start_line']}"
     assert len(top["commit"]) == 40
@@ -105,12 +134,15 @@ def test_kind_and_entity_filters_use_aliases(fixture_repo: Path) -> None:
     assert "memory/2025-11-13.md#L12" in [r["source"] for r in russian]
     via_alias = recall(fixture_repo, "gateway", entities=("the castle",), k=50)
     assert via_alias and all(
-        {"The-Castle", "Slottet", "Castle"} & set(r["entities"]) or
-        r["path"] == "bank/entities/The-Castle.md" for r in via_alias)
+        {"The-Castle", "Slottet", "Castle"} & set(r["entities"])
+        or r["path"] == "bank/entities/The-Castle.md"
+        for r in via_alias
+    )
 
 
 def test_unknown_entity_is_an_error_with_suggestion(fixture_repo: Path) -> None:
     from gitmem.errors import GitmemError
+
     with pytest.raises(GitmemError, match="did you mean"):
         recall(fixture_repo, "x", entities=("Pet",))
 
@@ -145,12 +177,19 @@ def dump(repo: Path) -> list[tuple[Any, ...]]:
             "event_start, event_end, ended_at FROM items",
             "SELECT i.path, i.start_line, i.type, e.entity, e.role FROM item_entities e "
             "JOIN items i ON i.id = e.item_id",
-            "SELECT key, name, page FROM entities", "SELECT alias, entity FROM aliases",
+            "SELECT key, name, page FROM entities",
+            "SELECT alias, entity FROM aliases",
             "SELECT path, line, code, message FROM warnings",
         ):
             rows.extend(sorted(tuple(r) for r in store.conn.execute(sql)))
-        rows.append(tuple(r[0] for r in store.conn.execute(
-            "SELECT count(*) FROM items_fts WHERE items_fts MATCH 'gateway'")))
+        rows.append(
+            tuple(
+                r[0]
+                for r in store.conn.execute(
+                    "SELECT count(*) FROM items_fts WHERE items_fts MATCH 'gateway'"
+                )
+            )
+        )
         return rows
     finally:
         store.close()
@@ -165,8 +204,9 @@ def test_incremental_update_equals_rebuild(fixture_repo: Path) -> None:
     first = index_workspace(ws, cfg)
     assert first.full and first.files == 28
     note = fixture_repo / "memory" / "2025-11-30.md"
-    note.write_text(note.read_text(encoding="utf-8") + "- W @Zed: Zed joined the project.\n",
-                    encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8") + "- W @Zed: Zed joined the project.\n", encoding="utf-8"
+    )
     git(fixture_repo, "rm", "-q", "memory/2025-11-20.md")
     git(fixture_repo, "mv", "memory/2025-11-21.md", "memory/2025-11-21-moved.md")
     git(fixture_repo, "add", "-A")
@@ -198,7 +238,8 @@ def test_corrupt_index_is_rebuilt_with_a_note(fixture_repo: Path) -> None:
 def test_recall_builds_and_catches_up_by_itself(fixture_repo: Path) -> None:
     assert sources(fixture_repo, "Kødboller")  # no index yet: built on demand
     (fixture_repo / "memory" / "2025-12-01.md").write_text(
-        "## Retain\n- B @Peter: Flew home from Marrakech.\n", encoding="utf-8")
+        "## Retain\n- B @Peter: Flew home from Marrakech.\n", encoding="utf-8"
+    )
     git(fixture_repo, "add", "-A")
     git(fixture_repo, "commit", "-qm", "new day")
     assert sources(fixture_repo, "flew home")[0] == "memory/2025-12-01.md#L2"
@@ -211,5 +252,8 @@ def test_status_counts_and_warnings(fixture_repo: Path) -> None:
     assert info["files"] == 28 and info["up_to_date"]
     assert info["facts"] == 74 and info["entities"] >= 5 and info["chunks"] > 28
     locations = {w["location"] for w in info["warnings"]}
-    assert {"memory/2025-11-15.md#L12", "memory/2025-11-15.md#L13",
-            "memory/2025-11-20.md#L11"} <= locations
+    assert {
+        "memory/2025-11-15.md#L12",
+        "memory/2025-11-15.md#L13",
+        "memory/2025-11-20.md#L11",
+    } <= locations

@@ -21,8 +21,9 @@ SPEC_EXAMPLES = """# 2025-11-27
 """
 
 
-def parse(text: str, path: str = "memory/2025-11-27.md",
-          day: date | None = date(2025, 11, 27)) -> ParsedFile:
+def parse(
+    text: str, path: str = "memory/2025-11-27.md", day: date | None = date(2025, 11, 27)
+) -> ParsedFile:
     cls = "daily" if day else "core"
     return parse_file(MemoryFile(path, "0" * 40, cls, day), text.encode("utf-8"))
 
@@ -51,7 +52,10 @@ def test_spec_examples_all_parse() -> None:
 def test_entities_rules() -> None:
     assert find_entities("mail peter@example.com or @Peter.") == ["Peter"]
     assert find_entities("@The-Castle, @v1.2.3. and @_bad @ピーター") == [
-        "The-Castle", "v1.2.3", "ピーター"]
+        "The-Castle",
+        "v1.2.3",
+        "ピーター",
+    ]
     assert entity_key("The-Castle") == entity_key("the_castle") == entity_key("The Castle")
 
 
@@ -63,8 +67,10 @@ def test_mentions_in_text_link_the_entry() -> None:
 
 
 def test_continuation_and_nested_items_belong_to_entry() -> None:
-    text = ("## Retain\n- B @warelay: Fixed the crash\n  by wrapping the handler.\n"
-            "  - nested detail\n- W @Peter: next\n")
+    text = (
+        "## Retain\n- B @warelay: Fixed the crash\n  by wrapping the handler.\n"
+        "  - nested detail\n- W @Peter: next\n"
+    )
     facts = parse(text).facts
     assert len(facts) == 2
     assert (facts[0].start_line, facts[0].end_line) == (2, 4)
@@ -73,26 +79,35 @@ def test_continuation_and_nested_items_belong_to_entry() -> None:
 
 
 def test_section_ends_at_same_or_higher_heading() -> None:
-    text = ("## Retain\n- W @A: one\n### Details\n- W @B: two\n## Notes\n- W @C: not a fact\n"
-            "### Retain\n- S @D: three\n")
+    text = (
+        "## Retain\n- W @A: one\n### Details\n- W @B: two\n## Notes\n- W @C: not a fact\n"
+        "### Retain\n- S @D: three\n"
+    )
     assert [f.subjects[0] for f in parse(text).facts] == ["A", "B", "D"]
 
 
 def test_confidence_warnings_and_malformed_items() -> None:
-    text = "## Retain\n- W(c=0.9) @A: world with c\n- O(c=1.7) @B: too sure\n- X: no kind\n- plain\n"
+    text = (
+        "## Retain\n- W(c=0.9) @A: world with c\n- O(c=1.7) @B: too sure\n- X: no kind\n- plain\n"
+    )
     parsed = parse(text)
     assert [f.confidence for f in parsed.facts] == [None, None]
     codes = [(w.line, w.code) for w in parsed.warnings]
-    assert codes == [(2, "retain-confidence"), (3, "retain-confidence"),
-                     (4, "retain-malformed"), (5, "retain-malformed")]
+    assert codes == [
+        (2, "retain-confidence"),
+        (3, "retain-confidence"),
+        (4, "retain-malformed"),
+        (5, "retain-malformed"),
+    ]
     # Malformed items are still text: they are in the chunks.
     assert any("no kind" in c.text for c in parsed.chunks)
 
 
 def test_fact_id_is_stable_across_moves_and_changes_with_text() -> None:
     a = parse("## Retain\n- W @Peter: Moved the gateway host.\n").facts[0]
-    b = parse("# Title\n\nprose\n\n## Retain\n- B @x: other\n- W   @peter:  Moved the gateway  host.\n"
-              ).facts[1]
+    b = parse(
+        "# Title\n\nprose\n\n## Retain\n- B @x: other\n- W   @peter:  Moved the gateway  host.\n"
+    ).facts[1]
     c = parse("## Retain\n- W @Peter: Moved the gateway host!\n").facts[0]
     d = parse("## Retain\n- W @Peter: Moved the gateway host.\n", day=date(2025, 11, 28)).facts[0]
     assert a.fact_id == b.fact_id
@@ -102,8 +117,11 @@ def test_fact_id_is_stable_across_moves_and_changes_with_text() -> None:
 
 
 def test_front_matter_not_indexed_but_lines_kept() -> None:
-    parsed = parse("---\naliases: [Castle]\n---\n# The Castle\n## Retain\n- W @X: y\n",
-                   path="bank/entities/The-Castle.md", day=None)
+    parsed = parse(
+        "---\naliases: [Castle]\n---\n# The Castle\n## Retain\n- W @X: y\n",
+        path="bank/entities/The-Castle.md",
+        day=None,
+    )
     assert parsed.front_matter == {"aliases": ["Castle"]}
     assert parsed.facts[0].start_line == 6
     assert all("aliases" not in c.text for c in parsed.chunks)
@@ -113,10 +131,29 @@ def test_front_matter_not_indexed_but_lines_kept() -> None:
 
 _line = st.one_of(
     st.text(max_size=40),
-    st.sampled_from(["## Retain", "# Title", "### retain", "---", "```", "> quote", "", "  ",
-                     "- W @Peter: fact", "- O(c=0.5) @Пётр: мнение", "- O(c=x) @A: b",
-                     "  continuation", "    - nested", "- X: bad", "* S: star", "1. W @n: num",
-                     "- W @a@b: x", "\t- W: tab", "- O(c=0.9: unclosed"]),
+    st.sampled_from(
+        [
+            "## Retain",
+            "# Title",
+            "### retain",
+            "---",
+            "```",
+            "> quote",
+            "",
+            "  ",
+            "- W @Peter: fact",
+            "- O(c=0.5) @Пётр: мнение",
+            "- O(c=x) @A: b",
+            "  continuation",
+            "    - nested",
+            "- X: bad",
+            "* S: star",
+            "1. W @n: num",
+            "- W @a@b: x",
+            "\t- W: tab",
+            "- O(c=0.9: unclosed",
+        ]
+    ),
 )
 
 
@@ -126,14 +163,18 @@ def test_parse_never_raises_and_keeps_every_line(lines: list[str]) -> None:
     text = "\n".join(lines)
     parsed = parse(text)
     body_start = 1
-    if parsed.front_matter or (lines and lines[0].strip() == "---" and not any(
-            w.code == "front-matter" for w in parsed.warnings)):
+    if parsed.front_matter or (
+        lines
+        and lines[0].strip() == "---"
+        and not any(w.code == "front-matter" for w in parsed.warnings)
+    ):
         fm_end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
         body_start = fm_end + 2
     covered: set[int] = set()
     for chunk in parsed.chunks:
         covered.update(range(chunk.start_line, chunk.end_line + 1))
     from gitmem.parse import split_lines
+
     all_lines = split_lines(parsed.text)
     for n, line in enumerate(all_lines, 1):
         if n >= body_start and line.strip():
@@ -143,8 +184,14 @@ def test_parse_never_raises_and_keeps_every_line(lines: list[str]) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(min_size=1, max_size=30).filter(lambda s: "\n" not in s and "\r" not in s
-                                                        and s.strip() == s and s), max_size=15))
+@given(
+    st.lists(
+        st.text(min_size=1, max_size=30).filter(
+            lambda s: "\n" not in s and "\r" not in s and s.strip() == s and s
+        ),
+        max_size=15,
+    )
+)
 def test_every_retain_item_is_a_fact_or_a_warning(items: list[str]) -> None:
     text = "## Retain\n" + "".join(f"- {item}\n" for item in items)
     parsed = parse(text)
@@ -154,6 +201,7 @@ def test_every_retain_item_is_a_fact_or_a_warning(items: list[str]) -> None:
     assert len(malformed) + len(fact_lines) <= len(items)
     # every top-level bullet that markdown-it sees as an item is accounted for
     from gitmem.parse import _MD, retain_items, sections_from, split_lines
+
     lines = split_lines(text)
     tokens = _MD.parse(text)
     seen = retain_items(tokens, sections_from(tokens, len(lines)), lines)

@@ -23,7 +23,10 @@ def test_fold_cjk_bigrams_keep_kana_marks() -> None:
 
 def test_query_terms_phrases_and_stopwords() -> None:
     assert query_terms("what did we decide about the gateway host?") == [
-        ["decide"], ["gateway"], ["host"]]
+        ["decide"],
+        ["gateway"],
+        ["host"],
+    ]
     assert query_terms('"ECONNRESET: socket hang up"') == [["econnreset", "socket", "hang", "up"]]
     assert query_terms("memorySearch.query.hybrid") == [["memorysearch", "query", "hybrid"]]
     assert query_terms("the") == [["the"]]  # only stop words: keep them rather than nothing
@@ -37,8 +40,10 @@ def test_count_tokens_counts_cjk_per_character() -> None:
 
 def _fts() -> apsw.Connection:
     conn = apsw.Connection(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 0')")
-    conn.execute("INSERT INTO t VALUES (?)", (fold("AND OR NOT near quotes \" and ids a828e60"),))
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 0')"
+    )
+    conn.execute("INSERT INTO t VALUES (?)", (fold('AND OR NOT near quotes " and ids a828e60'),))
     return conn
 
 
@@ -54,6 +59,7 @@ def test_any_query_is_a_valid_fts_expression(query: str) -> None:
 
 def test_operators_are_searched_not_parsed() -> None:
     conn = _fts()
-    rows = conn.execute("SELECT count(*) FROM t WHERE t MATCH ?",
-                        (build_match(query_terms('NOT "a828e60')),)).fetchall()
+    rows = conn.execute(
+        "SELECT count(*) FROM t WHERE t MATCH ?", (build_match(query_terms('NOT "a828e60')),)
+    ).fetchall()
     assert rows[0][0] == 1
