@@ -322,8 +322,8 @@ def markdown(results: list[dict[str, Any]], base: dict[str, Any]) -> str:
             f"- {r['years']}y: recall succeeded for {q}/{len(r['queries'])} queries, "
             f"{r['recall_with_results']} with ≥1 result; rg matched {r['rg_with_hits']}; "
             f"index runs {r['index']['runs_s']} s; generation "
-            + ("reused from cache" if r["generator"]["reused"]
-               else f"{r['generator']['generate_s']:.2f} s")
+            + f"{r['generator']['generate_s']:.2f} s"
+            + (" (workspace reused from cache)" if r["generator"]["reused"] else "")
         )
         for e in r["errors"][:5]:
             rows.append(f"  - error: {e}")

@@ -1,4 +1,9 @@
-"""Bring the index up to date with a commit: plan from blob ids, parse what changed, write."""
+"""Bring the index up to date with HEAD by replaying its first-parent history.
+
+Each commit's tree is diffed with its first parent's (blob ids are the change detector) and only
+changed memory files are parsed; their fact and chunk versions are opened and closed at that
+commit, which gives every version its record time and end time from git, not from mtimes.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import errno
 import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,23 +23,33 @@ from gitmem.changes import ChangePlan, plan_changes
 from gitmem.chunking import DEFAULT_CHUNKING
 from gitmem.config import Config
 from gitmem.errors import GitmemError
-from gitmem.model import MemoryFile, Warn
+from gitmem.model import MemoryFile, ParsedFile, Warn
+from gitmem.opinions import OPINIONS_PATH
 from gitmem.parse import parse_file
 from gitmem.store import UNUSABLE, NewerIndexError, Store, open_store, remove_index_files
-from gitmem.workspace import Workspace, memory_files_in_tree
+from gitmem.versions import ItemVersion, item_versions
+from gitmem.workspace import (
+    GIT_LINK,
+    GIT_SUBMODULE,
+    Workspace,
+    classify,
+    memory_files_in_tree,
+)
 
 Progress = Callable[[int, int], None]
 LOCK_WAIT_SECONDS = 600.0
+WORKTREE = "worktree"  # the pseudo-commit id of uncommitted edits
 
 
 @dataclass(frozen=True)
 class IndexReport:
     commit: str | None
     full: bool
-    plan: ChangePlan
+    plan: ChangePlan  # the net change of the memory files since the previous index
     files: int
     seconds: float
     notes: tuple[str, ...]
+    commits: int = 0  # commits replayed
 
 
 class LockBusy(GitmemError):
@@ -100,6 +115,135 @@ def commit_time(commit: pygit2.Commit) -> str:
     return datetime.fromtimestamp(commit.commit_time, UTC).isoformat(timespec="seconds")
 
 
+def first_parent_chain(
+    repo: pygit2.Repository, head: pygit2.Commit | None, known: Mapping[str, int]
+) -> tuple[list[pygit2.Commit], int | None]:
+    """Commits from HEAD back along first parents until one already indexed (the fork point).
+
+    Returns (new commits oldest first, seq of the fork point or None when none is known).
+    Merges are followed through their first parent only: what a merge brings in is recorded
+    at the merge commit, the moment the mainline memory started holding it.
+    """
+    todo: list[pygit2.Commit] = []
+    commit = head
+    while commit is not None:
+        seq = known.get(str(commit.id))
+        if seq is not None:
+            todo.reverse()
+            return todo, seq
+        todo.append(commit)
+        commit = commit.parents[0] if commit.parents else None
+    todo.reverse()
+    return todo, None
+
+
+def _subtree(repo: pygit2.Repository, tree: pygit2.Tree | None, prefix: str) -> pygit2.Tree | None:
+    if tree is None or not prefix:
+        return tree
+    try:
+        entry = tree[prefix.rstrip("/")]
+    except KeyError:
+        return None
+    obj = repo[entry.id]
+    return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def changed_memory_files(
+    repo: pygit2.Repository,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree | None,
+    ws: Workspace,
+    cfg: Config,
+) -> dict[str, MemoryFile | None]:
+    """Memory paths whose blob differs between two trees: path -> new file, or None if gone."""
+    old, new = _subtree(repo, old, ws.prefix), _subtree(repo, new, ws.prefix)
+    if old is None and new is None:
+        return {}
+    if old is None:
+        assert new is not None
+        diff = new.diff_to_tree(swap=True)
+    elif new is None:
+        diff = old.diff_to_tree()
+    else:
+        diff = old.diff_to_tree(new)
+    out: dict[str, MemoryFile | None] = {}
+    for delta in diff.deltas:
+        for side in {delta.old_file.path, delta.new_file.path}:
+            found = classify(side, cfg.extra_paths)
+            if found is None:
+                continue
+            nf = delta.new_file
+            present = side == nf.path and delta.status_char() != "D"
+            if present and int(nf.mode) in (GIT_LINK, GIT_SUBMODULE):
+                present = False
+            out[side] = MemoryFile(side, str(nf.id), found[0], found[1]) if present else None
+    return out
+
+
+class _Replay:
+    """Applies commits to the versioned tables, one commit at a time."""
+
+    def __init__(self, store: Store, repo: pygit2.Repository, ws: Workspace) -> None:
+        self.store, self.repo, self.ws = store, repo, ws
+        self.parsed: dict[tuple[str, str], ParsedFile] = {}
+
+    def parse(self, mf: MemoryFile, data: bytes | None = None) -> ParsedFile:
+        key = (mf.path, mf.blob)
+        hit = self.parsed.get(key)
+        if hit is None or hit.file != mf:
+            if data is None:
+                blob = self.repo[pygit2.Oid(hex=mf.blob)]
+                assert isinstance(blob, pygit2.Blob)
+                data = blob.data
+            hit = parse_file(mf, data)
+            if len(self.parsed) > 4096:
+                self.parsed.clear()
+            self.parsed[key] = hit
+        return hit
+
+    def apply(
+        self,
+        changes: Mapping[str, MemoryFile | None],
+        seq: int,
+        commit_id: str,
+        at: str,
+        data: Mapping[str, bytes] | None = None,
+    ) -> None:
+        carried: dict[str, str | None] = {}
+        inserts: list[tuple[MemoryFile, ParsedFile, list[ItemVersion]]] = []
+        for path in sorted(changes):
+            mf = changes[path]
+            current = self.store.open_versions(path)
+            parsed = self.parse(mf, (data or {}).get(path)) if mf else None
+            new = item_versions(parsed) if parsed else []
+            keys = {v.vkey for v in new}
+            gone = [(k, row) for k, row in current.items() if k not in keys]
+            self.store.close_versions([row[0] for _, row in gone], seq, commit_id, at)
+            for _, (_, fact_id, recorded) in gone:
+                carried.setdefault(fact_id or "", recorded)
+            if mf is None or parsed is None:
+                self.store.remove_files([path])
+            else:
+                self.store.put_file(parsed, commit_id)
+                inserts.append((mf, parsed, [v for v in new if v.vkey not in current]))
+            if path == OPINIONS_PATH:
+                self._opinions(parsed, seq, commit_id, at)
+        for mf, _, versions in inserts:
+            for v in versions:
+                recorded = carried.get(v.fact_id) if v.fact_id else None
+                self.store.insert_version(
+                    mf, v, seq=seq, commit_id=commit_id, recorded_at=recorded or at
+                )
+
+    def _opinions(self, parsed: ParsedFile | None, seq: int, commit_id: str, at: str) -> None:
+        current = self.store.open_opinions()
+        new = {op.vkey: op for op in (parsed.opinions if parsed else ())}
+        self.store.close_opinions([i for k, i in current.items() if k not in new], seq, at)
+        for key, op in new.items():
+            if key not in current:
+                self.store.insert_opinion(op, seq=seq, commit_id=commit_id, at=at)
+
+
 def index_workspace(
     ws: Workspace,
     cfg: Config,
@@ -107,106 +251,245 @@ def index_workspace(
     force: bool = False,
     progress: Progress | None = None,
     wait: bool = True,
+    worktree: bool | None = None,
 ) -> IndexReport:
-    """Index HEAD: incrementally when an index exists, from scratch otherwise or with force."""
+    """Replay new commits of HEAD's first-parent chain into the index.
+
+    Incremental when the index knows a commit of the chain (after a rewrite it rolls back to
+    the fork point first); a full rebuild into a new file otherwise, or with ``force``.
+    """
     started = time.monotonic()
+    use_worktree = cfg.worktree if worktree is None else worktree
     with writer_lock(ws, wait=wait):
         repo = ws.open_repo()
-        commit = head_commit(repo)
-        files, warns = memory_files_in_tree(
-            repo, commit.tree if commit else None, ws.prefix, cfg.extra_paths
-        )
-        if commit is None:
-            warns.append(
-                Warn(
-                    "",
-                    0,
-                    "no-commits",
-                    "the repository has no commits yet; commit memory files to index them",
-                )
-            )
+        head = head_commit(repo)
         notes: list[str] = []
-        full = force or not ws.index_path.exists()
         store: Store | None = None
-        if not full:
+        if not force and ws.index_path.exists():
             try:
                 store = open_store(ws.index_path)
-                if store.get_meta("chunking") != DEFAULT_CHUNKING.fingerprint:
+                if store.get_meta("chunking") not in (None, DEFAULT_CHUNKING.fingerprint):
                     notes.append("chunking parameters changed: full re-index")
                     store.close()
-                    store, full = None, True
+                    store = None
             except (*UNUSABLE, NewerIndexError) as exc:
                 notes.append(f"index at {ws.index_path} was unusable ({exc}); rebuilt it")
-                full = True
-        if full:
-            plan = _full_build(ws, repo, commit, files, warns, progress)
-        else:
-            assert store is not None
+        if store is not None:
             try:
-                plan = _apply(store, repo, commit, files, warns, progress)
+                result = _update(store, repo, ws, cfg, head, progress, use_worktree, notes)
             finally:
                 store.close()
+        else:
+            result = None
+        if result is None:
+            result = _full_build(ws, repo, cfg, head, progress, use_worktree)
+            full = True
+        else:
+            full = False
+    plan, commits, files = result
     return IndexReport(
-        str(commit.id) if commit else None,
+        str(head.id) if head else None,
         full,
         plan,
-        len(files),
+        files,
         time.monotonic() - started,
         tuple(notes),
+        commits,
     )
+
+
+_Outcome = tuple[ChangePlan, int, int]
+
+
+def _update(
+    store: Store,
+    repo: pygit2.Repository,
+    ws: Workspace,
+    cfg: Config,
+    head: pygit2.Commit | None,
+    progress: Progress | None,
+    use_worktree: bool,
+    notes: list[str],
+) -> _Outcome | None:
+    """Bring an existing index to HEAD; None when it shares no history with HEAD."""
+    known = store.chain()
+    todo, fork = first_parent_chain(repo, head, known)
+    if fork is None and known:
+        notes.append("HEAD shares no commit with the indexed history: full re-index")
+        return None
+    before = store.file_blobs()
+    with store.transaction():
+        base = fork or 0
+        last = store.last_commit()
+        if last is not None and last[0] > base:
+            store.rollback_to(base)
+            _sync_files(store, repo, ws, cfg, _tree_at(repo, store, base))
+        count = _replay(store, repo, ws, cfg, todo, base, progress)
+        _finish(store, repo, ws, cfg, head, use_worktree)
+    after = store.file_blobs()
+    return plan_changes(before, after), count, len(after)
+
+
+def _tree_at(repo: pygit2.Repository, store: Store, seq: int) -> pygit2.Tree | None:
+    row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (seq,)).fetchone()
+    if row is None:
+        return None
+    commit = repo[pygit2.Oid(hex=str(row[0]))]
+    assert isinstance(commit, pygit2.Commit)
+    return commit.tree
+
+
+def _sync_files(
+    store: Store, repo: pygit2.Repository, ws: Workspace, cfg: Config, tree: pygit2.Tree | None
+) -> None:
+    """Make the files table describe ``tree`` (after a rollback)."""
+    target, _ = memory_files_in_tree(repo, tree, ws.prefix, cfg.extra_paths)
+    plan = plan_changes(store.file_blobs(), {p: f.blob for p, f in target.items()})
+    store.remove_files(plan.to_remove)
+    replay = _Replay(store, repo, ws)
+    for path in plan.to_parse:
+        store.put_file(replay.parse(target[path]), None)
+
+
+def _replay(
+    store: Store,
+    repo: pygit2.Repository,
+    ws: Workspace,
+    cfg: Config,
+    todo: list[pygit2.Commit],
+    base: int,
+    progress: Progress | None,
+) -> int:
+    replay = _Replay(store, repo, ws)
+    prev = _tree_at(repo, store, base) if base else None
+    for n, commit in enumerate(todo, 1):
+        seq = base + n
+        at, cid = commit_time(commit), str(commit.id)
+        replay.apply(changed_memory_files(repo, prev, commit.tree, ws, cfg), seq, cid, at)
+        store.add_commit(seq, cid, at)
+        prev = commit.tree
+        if progress is not None:
+            progress(n, len(todo))
+    return len(todo)
+
+
+def _finish(
+    store: Store,
+    repo: pygit2.Repository,
+    ws: Workspace,
+    cfg: Config,
+    head: pygit2.Commit | None,
+    use_worktree: bool,
+) -> None:
+    files, warns = memory_files_in_tree(
+        repo, head.tree if head else None, ws.prefix, cfg.extra_paths
+    )
+    if head is None:
+        warns.append(
+            Warn(
+                "",
+                0,
+                "no-commits",
+                "the repository has no commits yet; commit memory files to index them",
+            )
+        )
+    if use_worktree:
+        warns.extend(_apply_worktree(store, repo, ws, cfg, files))
+    store.replace_global_warnings(warns)
+    store.refresh_entities()
+    store.set_meta("last_indexed_commit", str(head.id) if head else "")
+    store.set_meta("worktree", "1" if use_worktree else "0")
+    store.set_meta("indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
+    store.set_meta("chunking", DEFAULT_CHUNKING.fingerprint)
+    store.set_meta("embed_provider", "none")
+
+
+def _apply_worktree(
+    store: Store,
+    repo: pygit2.Repository,
+    ws: Workspace,
+    cfg: Config,
+    committed: Mapping[str, MemoryFile],
+) -> list[Warn]:
+    """Layer uncommitted memory edits on top as the pseudo-commit 'worktree'."""
+    found, data, warns = worktree_memory_files(ws, cfg)
+    changes: dict[str, MemoryFile | None] = {}
+    for path in set(found) | set(committed):
+        mine, theirs = found.get(path), committed.get(path)
+        if mine is None:
+            changes[path] = None
+        elif theirs is None or theirs.blob != mine.blob:
+            changes[path] = mine
+    last = store.last_commit()
+    seq = (last[0] if last else 0) + 1
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    _Replay(store, repo, ws).apply(changes, seq, WORKTREE, at, data)
+    store.add_commit(seq, WORKTREE, at)
+    return warns
+
+
+def worktree_memory_files(
+    ws: Workspace, cfg: Config
+) -> tuple[dict[str, MemoryFile], dict[str, bytes], list[Warn]]:
+    """Memory files as they are on disk (blob ids computed as git would)."""
+    files: dict[str, MemoryFile] = {}
+    data: dict[str, bytes] = {}
+    warns: list[Warn] = []
+    root = ws.root
+    candidates = [root / name for name in ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md")]
+    for folder in ("memory", "bank", *cfg.extra_paths):
+        base = root / folder
+        if base.is_file():
+            candidates.append(base)
+        elif base.is_dir() and not base.is_symlink():
+            candidates.extend(sorted(base.rglob("*.md")))
+    for path in candidates:
+        if not path.exists() and not path.is_symlink():
+            continue
+        rel = path.relative_to(root).as_posix()
+        found = classify(rel, cfg.extra_paths)
+        if found is None or rel in files:
+            continue
+        if any(
+            p.is_symlink() for p in [path, *path.parents] if p != root and p.is_relative_to(root)
+        ):
+            warns.append(
+                Warn(rel, 0, "symlink", "symbolic link skipped (links are never followed)")
+            )
+            continue
+        if not path.is_file():
+            continue
+        raw = path.read_bytes()
+        files[rel] = MemoryFile(rel, str(pygit2.hash(raw)), found[0], found[1])
+        data[rel] = raw
+    return files, data, warns
 
 
 def _full_build(
     ws: Workspace,
     repo: pygit2.Repository,
-    commit: pygit2.Commit | None,
-    files: dict[str, MemoryFile],
-    warns: list[Warn],
+    cfg: Config,
+    head: pygit2.Commit | None,
     progress: Progress | None,
-) -> ChangePlan:
-    """Write a new index beside the old one and swap it in atomically."""
+    use_worktree: bool,
+) -> _Outcome:
+    """Replay the whole chain into a new file and swap it in atomically."""
     tmp = ws.index_path.with_name(f"index.sqlite.tmp-{os.getpid()}")
     remove_index_files(tmp)
     try:
         store = open_store(tmp)
         try:
-            plan = _apply(store, repo, commit, files, warns, progress)
+            todo, _ = first_parent_chain(repo, head, {})
+            with store.transaction():
+                count = _replay(store, repo, ws, cfg, todo, 0, progress)
+                _finish(store, repo, ws, cfg, head, use_worktree)
+            files = store.file_blobs()
         finally:
             store.close()
         os.replace(tmp, ws.index_path)
     finally:
         remove_index_files(tmp)
-    return plan
-
-
-def _apply(
-    store: Store,
-    repo: pygit2.Repository,
-    commit: pygit2.Commit | None,
-    files: dict[str, MemoryFile],
-    warns: list[Warn],
-    progress: Progress | None,
-) -> ChangePlan:
-    plan = plan_changes(store.file_blobs(), {p: f.blob for p, f in files.items()})
-    recorded = commit_time(commit) if commit else None
-    commit_id = str(commit.id) if commit else None
-    todo = plan.to_parse
-    with store.transaction():
-        store.remove_paths(plan.to_remove)
-        for n, path in enumerate(todo, 1):
-            mf = files[path]
-            blob = repo[pygit2.Oid(hex=mf.blob)]
-            assert isinstance(blob, pygit2.Blob)
-            store.add_file(parse_file(mf, blob.data), commit_id, recorded)
-            if progress is not None:
-                progress(n, len(todo))
-        store.replace_global_warnings(warns)
-        store.refresh_entities()
-        store.set_meta("last_indexed_commit", commit_id or "")
-        store.set_meta("indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
-        store.set_meta("chunking", DEFAULT_CHUNKING.fingerprint)
-        store.set_meta("embed_provider", "none")
-    return plan
+    return plan_changes({}, files), count, len(files)
 
 
 def workspace_path_of(ws: Workspace, path: Path) -> str:

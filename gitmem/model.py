@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -84,6 +85,41 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    stance: str  # for | against
+    fact_id: str
+    source: str
+    confidence: float | None
+
+
+@dataclass(frozen=True)
+class Opinion:
+    opinion_id: str
+    statement: str
+    entities: tuple[str, ...]
+    confidence: float | None
+    updated: str | None
+    evidence: tuple[Evidence, ...]
+    start_line: int
+    end_line: int
+
+    @property
+    def vkey(self) -> str:
+        raw = repr(
+            (
+                self.opinion_id,
+                self.statement,
+                self.confidence,
+                self.updated,
+                self.evidence,
+                self.start_line,
+                self.end_line,
+            )
+        )
+        return hashlib.blake2b(raw.encode("utf-8"), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True)
 class ParsedFile:
     """Everything parsing extracts from one file version."""
 
@@ -95,6 +131,7 @@ class ParsedFile:
     chunks: tuple[Chunk, ...]
     mentions: tuple[str, ...]  # every @entity found anywhere in the file
     warnings: tuple[Warn, ...] = field(default_factory=tuple)
+    opinions: tuple[Opinion, ...] = ()  # bank/opinions.md only
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,15 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from gitmem.chunking import ChunkParams, chunk_lines
-from gitmem.model import Fact, MemoryFile, ParsedFile, Section, Warn
+from gitmem.model import Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
+from gitmem.opinions import OPINIONS_PATH, parse_opinions
 from gitmem.retain import EntryLines, find_entities, parse_entry
 from gitmem.timeparse import find_event_period
+from gitmem.workspace import classify
 
 LARGE_FILE_BYTES = 5 * 1024 * 1024
+MAX_LINE_WARNINGS = 20
+_ESCAPED = re.compile("[\udc80-\udcff]+")
 _MD = MarkdownIt("commonmark")
 _MD.core.ruler.disable(["inline", "text_join"])
 _RETAIN_TITLE = re.compile(r"^\s*retain\s*:?\s*$", re.IGNORECASE)
@@ -47,22 +51,54 @@ def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
         data = data[3:]
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        warns.append(
-            Warn(
-                path,
-                line,
-                "encoding",
-                f"invalid UTF-8 at byte {exc.start}; bad bytes replaced with U+FFFD",
-            )
-        )
-        text = data.decode("utf-8", errors="replace")
+    except UnicodeDecodeError:
+        text = _decode_legacy(data, path, warns)
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         warns.append(Warn(path, line, "nul-byte", "NUL bytes replaced with U+FFFD"))
         text = text.replace("\x00", "\ufffd")
     return text, warns
+
+
+def _legacy_char(byte: int) -> str:
+    try:
+        return bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        return chr(byte)  # the five bytes cp1252 leaves undefined: Latin-1
+
+
+def _decode_legacy(data: bytes, path: str, warns: list[Warn]) -> str:
+    """UTF-8 with stray legacy bytes: each invalid byte is read as Windows-1252 (Latin-1 for
+    the bytes it leaves undefined), so a Latin-1 'Kødboller' stays findable instead of becoming
+    U+FFFD. One warning per affected line (up to MAX_LINE_WARNINGS, then a summary)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    bad_lines: list[int] = []
+    line, pos = 1, 0
+    for m in _ESCAPED.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if not bad_lines or bad_lines[-1] != line:
+            bad_lines.append(line)
+    for ln in bad_lines[:MAX_LINE_WARNINGS]:
+        warns.append(
+            Warn(
+                path,
+                ln,
+                "encoding",
+                "invalid UTF-8 bytes on this line; read as Windows-1252/Latin-1",
+            )
+        )
+    if len(bad_lines) > MAX_LINE_WARNINGS:
+        warns.append(
+            Warn(
+                path,
+                bad_lines[MAX_LINE_WARNINGS],
+                "encoding",
+                f"{len(bad_lines) - MAX_LINE_WARNINGS} more lines with invalid UTF-8 bytes "
+                "from here; read as Windows-1252/Latin-1",
+            )
+        )
+    return _ESCAPED.sub(lambda m: "".join(_legacy_char(ord(c) - 0xDC00) for c in m[0]), text)
 
 
 def split_lines(text: str) -> list[str]:
@@ -167,9 +203,54 @@ def retain_items(
     return items
 
 
+def _indent(line: str) -> int:
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+
+
+def _parse_blocks(body: list[str], path: str, warns: list[Warn]) -> list[Token]:
+    """Block tokens of ``body``. markdown-it stops at ``maxNesting`` levels and then swallows
+    the rest of the enclosing block, which would silently hide later Retain items and headings.
+    So the over-deep lines (the container at the limit and everything indented below it) are
+    blanked for the parser only (chunks still index them) and a located warning says so."""
+    src = list(body)
+    limit = int(_MD.options["maxNesting"])
+    tokens: list[Token] = []
+    for _ in range(50):
+        try:
+            tokens = _MD.parse("\n".join(src))
+        except RecursionError:
+            warns.append(Warn(path, 1, "structure", "nesting too deep to parse; indexed as text"))
+            return []
+        deep = next((t for t in tokens if t.nesting == 1 and t.level >= limit - 1 and t.map), None)
+        if deep is None or deep.map is None:
+            return tokens
+        first = deep.map[0]
+        base, stop = _indent(src[first]), first + 1
+        while stop < len(src) and (not src[stop].strip() or _indent(src[stop]) > base):
+            stop += 1
+        while stop > first + 1 and not src[stop - 1].strip():
+            stop -= 1
+        span = f"line {first + 1}" if stop == first + 1 else f"lines {first + 1}-{stop}"
+        warns.append(
+            Warn(
+                path,
+                first + 1,
+                "structure",
+                f"nested more than {limit} levels deep; {span} indexed as text only "
+                "(not parsed for structure or Retain items)",
+            )
+        )
+        for i in range(first, stop):
+            src[i] = ""
+    return tokens
+
+
 def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -> ParsedFile:
     """Parse one file version. Never raises on any input; problems become warnings."""
     text, warns = decode(data, mf.path)
+    named = classify(mf.path)
+    if named is not None and named[2]:
+        warns.insert(0, Warn(mf.path, 1, "file-name", named[2]))
     if text is None:
         return ParsedFile(
             file=mf,
@@ -185,11 +266,7 @@ def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -
     meta, fm_lines, fm_warns = front_matter(lines, mf.path)
     warns.extend(fm_warns)
     body = [""] * fm_lines + lines[fm_lines:]  # keep line numbers, hide front matter
-    try:
-        tokens = _MD.parse("\n".join(body))
-    except RecursionError:
-        warns.append(Warn(mf.path, 1, "structure", "nesting too deep to parse; indexed as text"))
-        tokens = []
+    tokens = _parse_blocks(body, mf.path, warns)
     sections = sections_from(tokens, len(lines))
     facts: list[Fact] = []
     for entry in retain_items(tokens, sections, lines):
@@ -202,6 +279,10 @@ def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -
     mentions: dict[str, None] = {}
     for fact in facts:
         mentions.update(dict.fromkeys(fact.entities))
+    opinions: list[Opinion] = []
+    if mf.path == OPINIONS_PATH:
+        opinions, opinion_warns = parse_opinions(lines, mf.path)
+        warns.extend(opinion_warns)
     return ParsedFile(
         file=mf,
         text=text,
@@ -211,6 +292,7 @@ def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -
         chunks=tuple(chunks),
         mentions=tuple(mentions),
         warnings=tuple(warns),
+        opinions=tuple(opinions),
     )
 
 

@@ -31,6 +31,8 @@ class RecallQuery:
     entities: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # world | experience | opinion | observation | note
     half_life_days: float = 30.0
+    as_of_seq: int | None = None  # answer from the indexed commit with this seq
+    as_of_day: str | None = None  # and leave out event times after this day
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,13 @@ def _day_bounds(window: TimeWindow) -> tuple[str | None, str | None]:
 
 
 def _filters(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> tuple[str, list[Any]]:
-    where = ["i.ended_at IS NULL"]
-    args: list[Any] = []
+    if q.as_of_seq is None:
+        where = ["i.valid_to IS NULL"]
+        args: list[Any] = []
+    else:
+        where = ["i.valid_from <= ?", "(i.valid_to IS NULL OR i.valid_to > ?)",
+                 "(i.event_start IS NULL OR i.event_start <= ?)"]
+        args = [q.as_of_seq, q.as_of_seq, q.as_of_day]
     if q.kinds:
         where.append(f"i.kind IN ({','.join('?' * len(q.kinds))})")
         args.extend(q.kinds)
@@ -169,8 +176,8 @@ def _window_clause(window: TimeWindow) -> tuple[str, list[Any]]:
 
 _COLUMNS = (
     "i.id, i.path, i.type, i.kind, i.fact_id, i.confidence, i.start_line, i.end_line, "
-    "i.content, i.event_start, i.event_end, i.recorded_at, i.commit_id, i.ended_at, "
-    "f.class, f.day"
+    "i.content, i.event_start, i.event_end, i.recorded_at, i.commit_id, i.valid_to, "
+    "i.class, i.day"
 )
 
 
@@ -185,7 +192,7 @@ def lexical_candidates(
         f"SELECT {_COLUMNS}, m.score FROM (SELECT rowid AS rid, "
         f"bm25(items_fts, 1.0, 0.3) AS score FROM items_fts WHERE items_fts MATCH ?) m "
         f"JOIN items i ON i.id = m.rid "
-        f"JOIN files f ON f.path = i.path WHERE {where} ORDER BY m.score LIMIT ?"
+        f"WHERE {where} ORDER BY m.score LIMIT ?"
     )
     rows = store.conn.execute(sql, [build_match(terms), *args, limit]).fetchall()
     names = [c.split(".")[-1].split(" ")[-1] for c in _COLUMNS.split(", ")]
@@ -265,7 +272,7 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
     )
     start, end = int(row["start_line"]), int(row["end_line"])
     source = f"{row['path']}#L{start}" if start == end else f"{row['path']}#L{start}-L{end}"
-    if row["ended_at"] and row["commit_id"]:
+    if row["valid_to"] is not None and row["commit_id"]:
         source += f"@{str(row['commit_id'])[:7]}"
     kind = row["kind"]
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None

@@ -18,9 +18,10 @@ from typing import Any
 
 import apsw
 
-from gitmem.model import ParsedFile, Warn
-from gitmem.retain import entity_key, find_entities
-from gitmem.textfold import fold
+from gitmem.model import MemoryFile, Opinion, ParsedFile, Warn
+from gitmem.opinions import OPINIONS_PATH
+from gitmem.retain import entity_key
+from gitmem.versions import ItemVersion, page_entity, path_search_text
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 15000
@@ -30,6 +31,15 @@ UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError)
 
 DDL_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- The first-parent chain of commits replayed into the index, oldest first. A row with
+-- commit_id 'worktree' is the uncommitted state layered on top (gitmem index --worktree).
+CREATE TABLE commits (
+    seq INTEGER PRIMARY KEY,
+    commit_id TEXT NOT NULL UNIQUE,
+    committed_at TEXT NOT NULL
+);
+CREATE INDEX commits_time ON commits (committed_at);
+-- The memory files of the newest indexed state.
 CREATE TABLE files (
     path TEXT PRIMARY KEY,
     blob TEXT NOT NULL,
@@ -39,10 +49,17 @@ CREATE TABLE files (
     front_matter TEXT NOT NULL DEFAULT '{}',
     commit_id TEXT
 );
+-- Every version of every fact and chunk. A version is valid from the commit (seq) that
+-- introduced it until the commit that changed or removed it (valid_to; NULL while current).
+-- Rows are never changed except to close or reopen them, so history can be rolled back
+-- exactly to any earlier commit of the chain (rewrites converge to a rebuild).
 CREATE TABLE items (
     id INTEGER PRIMARY KEY,
+    vkey TEXT NOT NULL,
     path TEXT NOT NULL,
     blob TEXT NOT NULL,
+    class TEXT NOT NULL,
+    day TEXT,
     type TEXT NOT NULL CHECK (type IN ('fact', 'chunk')),
     kind TEXT NOT NULL,
     fact_id TEXT,
@@ -56,10 +73,14 @@ CREATE TABLE items (
     event_end TEXT,
     recorded_at TEXT,
     commit_id TEXT,
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER,
     ended_at TEXT,
     ended_commit TEXT
 );
-CREATE INDEX items_path ON items (path);
+CREATE INDEX items_open ON items (path, valid_to);
+CREATE INDEX items_from ON items (valid_from);
+CREATE INDEX items_to ON items (valid_to);
 CREATE INDEX items_fact ON items (fact_id);
 CREATE TABLE item_entities (
     item_id INTEGER NOT NULL,
@@ -71,6 +92,27 @@ CREATE TABLE item_entities (
 CREATE INDEX item_entities_entity ON item_entities (entity);
 CREATE TABLE entities (key TEXT PRIMARY KEY, name TEXT NOT NULL, page TEXT);
 CREATE TABLE aliases (alias TEXT PRIMARY KEY, entity TEXT NOT NULL);
+-- Opinions of bank/opinions.md, versioned like items.
+CREATE TABLE opinions (
+    id INTEGER PRIMARY KEY,
+    vkey TEXT NOT NULL,
+    opinion_id TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    entities TEXT NOT NULL DEFAULT '[]',
+    confidence REAL,
+    updated TEXT,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    recorded_at TEXT,
+    commit_id TEXT,
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER,
+    ended_at TEXT
+);
+CREATE INDEX opinions_open ON opinions (path, valid_to);
+CREATE INDEX opinions_id ON opinions (opinion_id);
 CREATE TABLE warnings (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
@@ -189,19 +231,156 @@ class Store:
     def file_blobs(self) -> dict[str, str]:
         return {str(p): str(b) for p, b in self.conn.execute("SELECT path, blob FROM files")}
 
-    def remove_paths(self, paths: Iterable[str]) -> None:
-        for path in paths:
-            ids = [r[0] for r in self.conn.execute("SELECT id FROM items WHERE path = ?", (path,))]
-            self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", [(i,) for i in ids])
-            self.conn.executemany(
-                "DELETE FROM item_entities WHERE item_id = ?", [(i,) for i in ids]
+    # -- the commit chain -------------------------------------------------------------------
+
+    def chain(self) -> dict[str, int]:
+        """commit id -> seq of every commit replayed into the index."""
+        return {str(c): int(s) for s, c in self.conn.execute("SELECT seq, commit_id FROM commits")}
+
+    def last_commit(self) -> tuple[int, str] | None:
+        row = self.conn.execute(
+            "SELECT seq, commit_id FROM commits ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def add_commit(self, seq: int, commit_id: str, committed_at: str) -> None:
+        self.conn.execute("INSERT INTO commits VALUES (?, ?, ?)", (seq, commit_id, committed_at))
+
+    def seq_at(self, instant: str) -> int | None:
+        """The newest replayed commit whose time is at or before ``instant`` (ISO, UTC)."""
+        row = self.conn.execute(
+            "SELECT max(seq) FROM commits WHERE committed_at <= ? AND commit_id != 'worktree'",
+            (instant,),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def rollback_to(self, seq: int) -> None:
+        """Undo every commit after ``seq``: exact, because versions are only opened and closed."""
+        ids = [
+            (r[0],) for r in self.conn.execute("SELECT id FROM items WHERE valid_from > ?", (seq,))
+        ]
+        self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
+        self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
+        for table in ("items", "opinions"):
+            self.conn.execute(f"DELETE FROM {table} WHERE valid_from > ?", (seq,))
+            self.conn.execute(
+                f"UPDATE {table} SET valid_to = NULL, ended_at = NULL WHERE valid_to > ?", (seq,)
             )
-            self.conn.execute("DELETE FROM items WHERE path = ?", (path,))
+        self.conn.execute("UPDATE items SET ended_commit = NULL WHERE valid_to IS NULL")
+        self.conn.execute("DELETE FROM commits WHERE seq > ?", (seq,))
+
+    # -- versions ---------------------------------------------------------------------------
+
+    def open_versions(self, path: str) -> dict[str, tuple[int, str | None, str | None]]:
+        """vkey -> (item id, fact id, recorded_at) of the current versions of a file."""
+        return {
+            str(k): (int(i), f, r)
+            for i, k, f, r in self.conn.execute(
+                "SELECT id, vkey, fact_id, recorded_at FROM items "
+                "WHERE path = ? AND valid_to IS NULL",
+                (path,),
+            )
+        }
+
+    def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str) -> None:
+        self.conn.executemany(
+            "UPDATE items SET valid_to = ?, ended_at = ?, ended_commit = ? WHERE id = ?",
+            [(seq, at, commit_id, i) for i in ids],
+        )
+
+    def insert_version(
+        self, mf: MemoryFile, v: ItemVersion, *, seq: int, commit_id: str, recorded_at: str
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO items (vkey, path, blob, class, day, type, kind, fact_id, confidence, "
+            "start_line, end_line, heading, content, tokens, event_start, event_end, "
+            "recorded_at, commit_id, valid_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                v.vkey,
+                mf.path,
+                mf.blob,
+                mf.file_class,
+                mf.day.isoformat() if mf.day else None,
+                v.type,
+                v.kind,
+                v.fact_id,
+                v.confidence,
+                v.start_line,
+                v.end_line,
+                v.heading,
+                v.content,
+                v.tokens,
+                v.event_start,
+                v.event_end,
+                recorded_at,
+                commit_id,
+                seq,
+            ),
+        )
+        item_id = int(self.conn.last_insert_rowid())
+        self.conn.execute(
+            "INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)",
+            (item_id, v.search_text, path_search_text(mf.path)),
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) VALUES (?, ?, ?, ?)",
+            [(item_id, entity_key(n), n, role) for n, role in v.links if entity_key(n)],
+        )
+
+    def open_opinions(self) -> dict[str, int]:
+        return {
+            str(k): int(i)
+            for i, k in self.conn.execute("SELECT id, vkey FROM opinions WHERE valid_to IS NULL")
+        }
+
+    def close_opinions(self, ids: Sequence[int], seq: int, at: str) -> None:
+        self.conn.executemany(
+            "UPDATE opinions SET valid_to = ?, ended_at = ? WHERE id = ?",
+            [(seq, at, i) for i in ids],
+        )
+
+    def insert_opinion(self, op: Opinion, *, seq: int, commit_id: str, at: str) -> None:
+        evidence = [
+            {
+                "stance": e.stance,
+                "fact_id": e.fact_id,
+                "source": e.source,
+                "confidence": e.confidence,
+            }
+            for e in op.evidence
+        ]
+        self.conn.execute(
+            "INSERT INTO opinions (vkey, opinion_id, statement, entities, confidence, updated, "
+            "evidence, path, start_line, end_line, recorded_at, commit_id, valid_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                op.vkey,
+                op.opinion_id,
+                op.statement,
+                json.dumps(list(op.entities), ensure_ascii=False),
+                op.confidence,
+                op.updated,
+                json.dumps(evidence),
+                OPINIONS_PATH,
+                op.start_line,
+                op.end_line,
+                at,
+                commit_id,
+                seq,
+            ),
+        )
+
+    # -- the newest state's files and warnings ----------------------------------------------
+
+    def remove_files(self, paths: Iterable[str]) -> None:
+        for path in paths:
             self.conn.execute("DELETE FROM warnings WHERE path = ?", (path,))
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
-    def add_file(self, parsed: ParsedFile, commit_id: str | None, recorded_at: str | None) -> None:
+    def put_file(self, parsed: ParsedFile, commit_id: str | None) -> None:
         mf = parsed.file
+        self.remove_files([mf.path])
         self.conn.execute(
             "INSERT INTO files (path, blob, class, day, title, front_matter, commit_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -215,113 +394,9 @@ class Store:
                 commit_id,
             ),
         )
-        day = mf.day.isoformat() if mf.day else None
-        path_text = fold(mf.path.replace("/", " ").replace(".", " "))
-        page_entity = _page_entity(mf.path) if mf.file_class == "entity" else None
-        for fact in parsed.facts:
-            item_id = self._insert_item(
-                mf.path,
-                mf.blob,
-                "fact",
-                fact.kind,
-                fact.fact_id,
-                fact.confidence,
-                fact.start_line,
-                fact.end_line,
-                "",
-                fact.text,
-                fact.event_start.isoformat() if fact.event_start else None,
-                fact.event_end.isoformat() if fact.event_end else None,
-                recorded_at,
-                commit_id,
-            )
-            names = " ".join(fact.subjects)
-            self.conn.execute(
-                "INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)",
-                (item_id, fold(f"{names} {fact.text}"), path_text),
-            )
-            links = [(s, "subject") for s in fact.subjects] + [
-                (m, "mention") for m in fact.mentions
-            ]
-            self._link(item_id, links)
-        for chunk in parsed.chunks:
-            item_id = self._insert_item(
-                mf.path,
-                mf.blob,
-                "chunk",
-                "note",
-                None,
-                None,
-                chunk.start_line,
-                chunk.end_line,
-                chunk.heading,
-                chunk.text,
-                day,
-                day,
-                recorded_at,
-                commit_id,
-                chunk.tokens,
-            )
-            body = chunk.text if not chunk.heading else f"{chunk.heading}\n{chunk.text}"
-            self.conn.execute(
-                "INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)",
-                (item_id, fold(body), path_text),
-            )
-            links = [(e, "mention") for e in find_entities(chunk.text)]
-            if page_entity:
-                links.append((page_entity, "page"))
-            self._link(item_id, links)
         self.conn.executemany(
             "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
             [(w.path, w.line, w.code, w.message) for w in parsed.warnings],
-        )
-
-    def _insert_item(
-        self,
-        path: str,
-        blob: str,
-        type_: str,
-        kind: str,
-        fact_id: str | None,
-        confidence: float | None,
-        start: int,
-        end: int,
-        heading: str,
-        content: str,
-        ev_start: str | None,
-        ev_end: str | None,
-        recorded_at: str | None,
-        commit_id: str | None,
-        tokens: int = 0,
-    ) -> int:
-        self.conn.execute(
-            "INSERT INTO items (path, blob, type, kind, fact_id, confidence, start_line, "
-            "end_line, heading, content, tokens, event_start, event_end, recorded_at, commit_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                path,
-                blob,
-                type_,
-                kind,
-                fact_id,
-                confidence,
-                start,
-                end,
-                heading,
-                content,
-                tokens,
-                ev_start,
-                ev_end,
-                recorded_at,
-                commit_id,
-            ),
-        )
-        return int(self.conn.last_insert_rowid())
-
-    def _link(self, item_id: int, links: Sequence[tuple[str, str]]) -> None:
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) VALUES (?, ?, ?, ?)",
-            [(item_id, entity_key(name), name, role) for name, role in links if entity_key(name)],
         )
 
     def replace_global_warnings(self, warns: Sequence[Warn]) -> None:
@@ -341,7 +416,7 @@ class Store:
             "SELECT path, front_matter FROM files WHERE class = 'entity'"
         ).fetchall()
         for path, fm in pages:
-            slug = _page_entity(str(path))
+            slug = page_entity(str(path))
             key = entity_key(slug)
             self.conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?)", (key, slug, path))
             for alias in _aliases(str(fm)):
@@ -351,14 +426,11 @@ class Store:
         self.conn.execute(
             "INSERT OR IGNORE INTO entities (key, name, page) "
             "SELECT entity, name, NULL FROM ("
-            "  SELECT entity, name, count(*) AS n FROM item_entities "
-            "  WHERE role != 'page' GROUP BY entity, name ORDER BY n DESC, name)"
+            "  SELECT e.entity, e.name, count(*) AS n FROM item_entities e "
+            "  JOIN items i ON i.id = e.item_id AND i.valid_to IS NULL "
+            "  WHERE e.role != 'page' GROUP BY e.entity, e.name ORDER BY n DESC, e.name)"
             " GROUP BY entity"
         )
-
-
-def _page_entity(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _aliases(front_matter_json: str) -> list[str]:

@@ -143,14 +143,14 @@ def memory_files_in_tree(
         found = classify(path, extra)
         if found is None:
             continue
-        cls, day, problem = found
+        cls, day, _ = found
         if mode == GIT_LINK:
             warns.append(
                 Warn(path, 0, "symlink", "symbolic link skipped (links are never followed)")
             )
             continue
-        if problem:
-            warns.append(Warn(path, 0, "file-name", problem))
+        # A file-name problem is reported by parse.parse_file, so the warning is stored (and
+        # replaced) with the file's other warnings instead of piling up on every index run.
         files[path] = MemoryFile(path=path, blob=blob, file_class=cls, day=day)
     return files, warns
 

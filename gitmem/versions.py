@@ -1,0 +1,102 @@
+"""What one parsed file version contributes to the index: item versions with identity keys.
+
+A version key says when two file versions hold "the same" fact or chunk: same kind, text,
+confidence and lines. History compares keys: a key that disappears ends a version, a new key
+starts one. Keeping lines in the key means every stored version cites lines that were true at
+its commit; a moved but unchanged fact keeps its first record time (carried by fact id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from gitmem.model import ParsedFile
+from gitmem.retain import find_entities
+from gitmem.textfold import fold
+
+
+@dataclass(frozen=True)
+class ItemVersion:
+    vkey: str
+    type: str  # fact | chunk
+    kind: str
+    fact_id: str | None
+    confidence: float | None
+    start_line: int
+    end_line: int
+    heading: str
+    content: str
+    tokens: int
+    event_start: str | None
+    event_end: str | None
+    search_text: str  # folded text for the full-text index
+    links: tuple[tuple[str, str], ...]  # (entity as written, role)
+
+
+def _key(*parts: object) -> str:
+    raw = "\x1f".join("" if p is None else str(p) for p in parts)
+    return hashlib.blake2b(raw.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def page_entity(path: str) -> str:
+    """The entity an entity page names: bank/entities/<Slug>.md → Slug."""
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
+    """Facts, then chunks, of one parsed file version."""
+    mf = parsed.file
+    day = mf.day.isoformat() if mf.day else None
+    page = page_entity(mf.path) if mf.file_class == "entity" else None
+    out: list[ItemVersion] = []
+    for f in parsed.facts:
+        links = tuple([(s, "subject") for s in f.subjects] + [(m, "mention") for m in f.mentions])
+        out.append(
+            ItemVersion(
+                vkey=_key(
+                    "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text
+                ),
+                type="fact",
+                kind=f.kind,
+                fact_id=f.fact_id,
+                confidence=f.confidence,
+                start_line=f.start_line,
+                end_line=f.end_line,
+                heading="",
+                content=f.text,
+                tokens=0,
+                event_start=f.event_start.isoformat() if f.event_start else None,
+                event_end=f.event_end.isoformat() if f.event_end else None,
+                search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
+                links=links,
+            )
+        )
+    for c in parsed.chunks:
+        links = tuple((e, "mention") for e in find_entities(c.text))
+        if page:
+            links += ((page, "page"),)
+        body = c.text if not c.heading else f"{c.heading}\n{c.text}"
+        out.append(
+            ItemVersion(
+                vkey=_key("chunk", c.start_line, c.end_line, c.heading, c.text),
+                type="chunk",
+                kind="note",
+                fact_id=None,
+                confidence=None,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                heading=c.heading,
+                content=c.text,
+                tokens=c.tokens,
+                event_start=day,
+                event_end=day,
+                search_text=fold(body),
+                links=links,
+            )
+        )
+    return out
+
+
+def path_search_text(path: str) -> str:
+    return fold(path.replace("/", " ").replace(".", " "))
