@@ -10,16 +10,15 @@ import time
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
 from gitmem import __version__, api
 from gitmem.errors import GitmemError, InternalError, UsageError
 from gitmem.indexer import Progress, index_workspace
-from gitmem.search import RecallQuery, Result, parse_kinds
+from gitmem.search import Result
 from gitmem.store import remove_index_files
-from gitmem.timeparse import build_window
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -68,14 +67,32 @@ def cli(ctx: click.Context, path: Path | None) -> None:
 
 @cli.command(context_settings=CONTEXT)
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--hooks/--no-hooks",
+    "with_hooks",
+    default=None,
+    help="Install the git hooks that re-index after each commit (asked on a "
+    "terminal; off otherwise).",
+)
 @click.pass_context
-def init(ctx: click.Context, directory: Path | None) -> None:
+def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) -> None:
     """Create the memory layout in DIRECTORY (default: here), making a git repo if needed."""
+    from gitmem import hooks as hookmod
     from gitmem.layout import init_workspace
 
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
         click.echo(line)
+    if with_hooks is None and sys.stdin.isatty():
+        with_hooks = click.confirm(
+            "Install git hooks so each commit re-indexes memory?", default=True
+        )
+    if with_hooks:
+        ws, _ = api.open_workspace(target)
+        for line in hookmod.install(ws.repo_root):
+            click.echo(line)
+    elif with_hooks is None:
+        click.echo("hooks not installed; 'gitmem hooks install' keeps the index current")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -143,23 +160,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"  {w['location']}: {w['message']}")
 
 
-def _recall_json(
-    query: str, mode: str, filters: dict[str, Any], results: list[Result], warnings: list[str]
-) -> str:
-    return json.dumps(
-        {
-            "query": query,
-            "mode": mode,
-            "filters": filters,
-            "provider": {"name": "none", "model": None, "fallback_used": False},
-            "results": [r.to_json() for r in results],
-            "warnings": warnings,
-        },
-        ensure_ascii=False,
-        indent=2,
-    )
-
-
 def _print_results(results: list[Result], warnings: list[str]) -> None:
     if not results:
         click.echo("no results")
@@ -190,6 +190,11 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
 @click.option("--until", help="Event time on or before (a month or year means its end).")
 @click.option("--around", help="A window of +-3 days (recall.around_days) around a date.")
 @click.option(
+    "--as-of",
+    "as_of",
+    help="Answer from the memory as it stood then (2025-11 means the end of November 2025).",
+)
+@click.option(
     "--entity",
     "entities",
     multiple=True,
@@ -214,40 +219,39 @@ def recall(
     since: str | None,
     until: str | None,
     around: str | None,
+    as_of: str | None,
     entities: tuple[str, ...],
     kinds: tuple[str, ...],
     mode: str,
     as_json: bool,
 ) -> None:
-    """Find memory about QUERY, each result cited as path#Lline."""
+    """Find memory about QUERY, each result cited as path#Lline.
+
+    Date phrases in QUERY ("around Nov 27", "last week", "11月27日ごろ", "先週") become a time
+    window when no --since/--until/--around is given; --json says which window was applied.
+    """
+    from gitmem.recall import RecallRequest, answer
+
     ws, cfg = api.open_workspace(_ctx_path(ctx))
-    now = datetime.now(UTC)
-    window = build_window(
-        since=since, until=until, around=around, now=now, around_days=cfg.around_days
+    req = RecallRequest(
+        query=query,
+        k=k,
+        since=since,
+        until=until,
+        around=around,
+        as_of=as_of,
+        entities=entities,
+        kinds=kinds,
+        mode=mode,
     )
-    kind_names = parse_kinds(kinds)
-    q = RecallQuery(
-        text=query,
-        k=k or cfg.recall_k,
-        window=window,
-        entities=(),
-        kinds=kind_names,
-        half_life_days=cfg.half_life_days,
-    )
-    results, warnings = api.recall(ws, cfg, q, now=now, entity_names=entities)
-    warnings = list(cfg.warnings) + warnings
-    if mode != "lexical":
-        warnings.append("semantic search is off (no embedding provider); results are lexical")
+    response = answer(ws, cfg, req)
     if as_json:
-        filters = {
-            **api.window_json(window),
-            "as_of": None,
-            "entity": list(entities),
-            "kind": list(kind_names),
-        }
-        click.echo(_recall_json(query, "lexical", filters, results, warnings))
-    else:
-        _print_results(results, warnings)
+        click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
+        return
+    if response.time_window and response.time_window["source"] == "query":
+        tw = response.time_window
+        click.echo(f"window from '{tw['phrase']}': {tw['since']} .. {tw['until']}", err=True)
+    _print_results(response.results, response.warnings)
 
 
 def _split_anchor(target: str) -> tuple[str, int | None, int | None]:
@@ -315,6 +319,94 @@ def reset(ctx: click.Context, as_json: bool) -> None:
         click.echo(json.dumps({"removed": existed, "index": str(ws.index_path)}))
     else:
         click.echo(f"removed {ws.index_path}" if existed else "no index to remove")
+
+
+@cli.group(context_settings=CONTEXT)
+def hooks() -> None:
+    """Install, remove or inspect the git hooks that keep the index current."""
+
+
+@hooks.command("install", context_settings=CONTEXT)
+@click.pass_context
+def hooks_install(ctx: click.Context) -> None:
+    """Install post-commit, post-merge, post-checkout and post-rewrite hooks (existing hooks are
+    kept and chained)."""
+    from gitmem import hooks as hookmod
+
+    ws, _ = api.open_workspace(_ctx_path(ctx))
+    for line in hookmod.install(ws.repo_root):
+        click.echo(line)
+
+
+@hooks.command("uninstall", context_settings=CONTEXT)
+@click.pass_context
+def hooks_uninstall(ctx: click.Context) -> None:
+    """Remove gitmem's hooks and restore the hooks they chained."""
+    from gitmem import hooks as hookmod
+
+    ws, _ = api.open_workspace(_ctx_path(ctx))
+    for line in hookmod.uninstall(ws.repo_root):
+        click.echo(line)
+
+
+@hooks.command("status", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def hooks_status(ctx: click.Context, as_json: bool) -> None:
+    """Show which hooks are installed, chained, or belong to something else."""
+    from gitmem import hooks as hookmod
+
+    ws, _ = api.open_workspace(_ctx_path(ctx))
+    states = hookmod.status(ws.repo_root)
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "name": h.name,
+                        "path": str(h.path),
+                        "state": h.state,
+                        "chained": h.chained,
+                        "python_ok": h.python_ok,
+                    }
+                    for h in states
+                ],
+                indent=2,
+            )
+        )
+        return
+    for h in states:
+        extra = " (chains your previous hook)" if h.chained else ""
+        broken = (
+            ""
+            if h.state != "installed" or h.python_ok
+            else " — its Python is gone; run 'gitmem hooks install' again"
+        )
+        click.echo(f"{h.name}: {h.state}{extra}{broken}  {h.path}")
+
+
+@hooks.command("run", context_settings=CONTEXT)
+@click.argument("hook_name", required=False, default="manual")
+@click.pass_context
+def hooks_run(ctx: click.Context, hook_name: str) -> None:
+    """Re-index now, as a hook does: waits for the index lock, logs to .memory/hook.log, and
+    always exits 0 (a hook must never fail the git command)."""
+    from gitmem import hooks as hookmod
+
+    try:
+        ws, cfg = api.open_workspace(_ctx_path(ctx))
+    except GitmemError:
+        return
+    try:
+        report = index_workspace(ws, cfg)
+        hookmod.log_line(
+            ws.memory_dir,
+            f"{hook_name}: indexed {report.commit or '-'} "
+            f"({report.commits} commits, {len(report.plan.to_parse)} files parsed) "
+            f"in {report.seconds:.2f}s",
+        )
+    except Exception as exc:  # a hook logs every failure and never fails git
+        hookmod.log_exception(ws.memory_dir, hook_name, exc)
 
 
 def _crash_log(exc: BaseException) -> Path:

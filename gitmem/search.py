@@ -134,8 +134,11 @@ def _filters(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> tuple[str,
         where = ["i.valid_to IS NULL"]
         args: list[Any] = []
     else:
-        where = ["i.valid_from <= ?", "(i.valid_to IS NULL OR i.valid_to > ?)",
-                 "(i.event_start IS NULL OR i.event_start <= ?)"]
+        where = [
+            "i.valid_from <= ?",
+            "(i.valid_to IS NULL OR i.valid_to > ?)",
+            "(i.event_start IS NULL OR i.event_start <= ?)",
+        ]
         args = [q.as_of_seq, q.as_of_seq, q.as_of_day]
     if q.kinds:
         where.append(f"i.kind IN ({','.join('?' * len(q.kinds))})")
@@ -185,9 +188,11 @@ def lexical_candidates(
     store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]], limit: int
 ) -> list[tuple[dict[str, Any], float]]:
     terms = query_terms(q.text)
-    if not terms:
-        raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
     where, args = _filters(q, entity_keys)
+    if not terms:
+        if q.window is None:
+            raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
+        return _browse(store, where, args, limit)
     sql = (
         f"SELECT {_COLUMNS}, m.score FROM (SELECT rowid AS rid, "
         f"bm25(items_fts, 1.0, 0.3) AS score FROM items_fts WHERE items_fts MATCH ?) m "
@@ -197,6 +202,21 @@ def lexical_candidates(
     rows = store.conn.execute(sql, [build_match(terms), *args, limit]).fetchall()
     names = [c.split(".")[-1].split(" ")[-1] for c in _COLUMNS.split(", ")]
     return [(dict(zip(names, row[:-1], strict=True)), -float(str(row[-1]))) for row in rows]
+
+
+def _browse(
+    store: Store, where: str, args: list[Any], limit: int
+) -> list[tuple[dict[str, Any], float]]:
+    """No words, only a time window ("what happened last week"): facts first, newest first."""
+    sql = (
+        f"SELECT {_COLUMNS} FROM items i WHERE {where} "
+        "ORDER BY i.type = 'fact' DESC, i.event_start DESC, i.path, i.start_line LIMIT ?"
+    )
+    rows = store.conn.execute(sql, [*args, limit]).fetchall()
+    names = [c.split(".")[-1] for c in _COLUMNS.split(", ")]
+    return [
+        (dict(zip(names, row, strict=True)), 1.0 - n / (limit + 1)) for n, row in enumerate(rows)
+    ]
 
 
 def _decay(row: dict[str, Any], now: date, half_life: float) -> float:

@@ -1,0 +1,166 @@
+"""Git hooks (SPEC §10): re-index in the background after anything that moves HEAD.
+
+The hooks live in the repository's real hooks directory (``git rev-parse --git-path hooks``
+honours ``core.hooksPath`` and linked worktrees). A hook that was already there is moved aside
+and chained: it runs first, with the same arguments and standard input, and its exit status is
+the hook's (post-checkout's status becomes git's). gitmem's own part never fails the command:
+it starts ``gitmem hooks run`` detached and returns at once.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitmem.errors import GitmemError
+
+HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+MARKER = "# gitmem-hook v1"
+CHAINED_SUFFIX = ".gitmem-chained"
+LOG_NAME = "hook.log"
+LOG_MAX_BYTES = 1_000_000
+
+_TEMPLATE = """#!/bin/sh
+{marker} ({name}): re-index gitmem memory in the background.
+# Installed by 'gitmem hooks install'; 'gitmem hooks uninstall' restores the previous hook.
+status=0
+chained="$(dirname "$0")/{name}{suffix}"
+if [ -x "$chained" ]; then
+    "$chained" "$@" || status=$?
+fi
+( {python} -m gitmem -C "$PWD" hooks run {name} </dev/null >/dev/null 2>&1 & ) >/dev/null 2>&1
+exit $status
+"""
+
+
+@dataclass(frozen=True)
+class HookState:
+    name: str
+    path: Path
+    state: str  # installed | foreign | missing
+    chained: bool
+    python_ok: bool
+
+
+def hooks_dir(repo_root: Path) -> Path:
+    """The directory git runs hooks from, for this work tree."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--git-path", "hooks"],
+            cwd=repo_root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise GitmemError(f"cannot ask git for the hooks directory of {repo_root}: {exc}") from exc
+    path = Path(out)
+    return path if path.is_absolute() else (repo_root / path).resolve()
+
+
+def hook_script(name: str, python: str) -> str:
+    return _TEMPLATE.format(
+        marker=MARKER, name=name, suffix=CHAINED_SUFFIX, python=shlex.quote(python)
+    )
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        return MARKER in path.read_text(encoding="utf-8", errors="replace")[:400]
+    except OSError:
+        return False
+
+
+def _python_of(path: Path) -> str | None:
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if "-m gitmem" in line:
+                return shlex.split(line.strip("( "))[0]
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def install(repo_root: Path, python: str | None = None) -> list[str]:
+    """Install (or refresh) every hook; returns what was done, one line each."""
+    python = python or sys.executable
+    directory = hooks_dir(repo_root)
+    directory.mkdir(parents=True, exist_ok=True)
+    done: list[str] = []
+    for name in HOOK_NAMES:
+        path = directory / name
+        chained = directory / f"{name}{CHAINED_SUFFIX}"
+        if (path.exists() or path.is_symlink()) and not is_ours(path):
+            if chained.exists():
+                raise GitmemError(
+                    f"{chained} already exists: move it away (it is an earlier hook that "
+                    f"gitmem chained) and run 'gitmem hooks install' again"
+                )
+            path.rename(chained)
+            done.append(f"{name}: kept your existing hook as {chained.name}; it runs first")
+        path.write_text(hook_script(name, python), encoding="utf-8")
+        path.chmod(0o755)
+        done.append(f"{name}: installed in {directory}")
+    return done
+
+
+def uninstall(repo_root: Path) -> list[str]:
+    directory = hooks_dir(repo_root)
+    done: list[str] = []
+    for name in HOOK_NAMES:
+        path = directory / name
+        chained = directory / f"{name}{CHAINED_SUFFIX}"
+        if path.exists() and not is_ours(path):
+            done.append(f"{name}: not gitmem's hook; left alone")
+            continue
+        if path.exists():
+            path.unlink()
+            done.append(f"{name}: removed")
+        if chained.exists() or chained.is_symlink():
+            chained.rename(path)
+            done.append(f"{name}: restored your previous hook")
+    return done
+
+
+def status(repo_root: Path) -> list[HookState]:
+    directory = hooks_dir(repo_root)
+    states: list[HookState] = []
+    for name in HOOK_NAMES:
+        path = directory / name
+        chained = (directory / f"{name}{CHAINED_SUFFIX}").exists()
+        if not path.exists():
+            states.append(HookState(name, path, "missing", chained, False))
+            continue
+        ours = is_ours(path)
+        python = _python_of(path) if ours else None
+        states.append(
+            HookState(
+                name,
+                path,
+                "installed" if ours else "foreign",
+                chained,
+                bool(python and Path(python).exists()),
+            )
+        )
+    return states
+
+
+def log_line(memory_dir: Path, message: str) -> None:
+    """Append to .memory/hook.log, keeping it under LOG_MAX_BYTES (one old copy kept)."""
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    log = memory_dir / LOG_NAME
+    if log.exists() and log.stat().st_size > LOG_MAX_BYTES:
+        log.replace(memory_dir / f"{LOG_NAME}.1")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"{stamp} {message}\n")
+
+
+def log_exception(memory_dir: Path, name: str, exc: BaseException) -> None:
+    detail = "".join(traceback.format_exception(exc)).rstrip()
+    log_line(memory_dir, f"{name}: re-index failed: {exc}\n{detail}")

@@ -1,0 +1,425 @@
+"""SPEC §15: bad input is never lost and never silent.
+
+Every case is a real file committed to a real git repository next to a good daily note, indexed
+into a real SQLite index through the CLI. Each case checks that the problem is reported with its
+``path#Lline`` in ``gitmem status --json``, that the good note's fact is still recallable, and that
+the bad file's remaining text is still found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import (
+    GOOD_DAILY,
+    GOOD_TEXT,
+    commit_all,
+    gitmem,
+    make_repo,
+    recall_json,
+    sources,
+    status_json,
+    write,
+)
+
+
+def repo_with(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
+    """A repo holding the good daily note plus ``files``, committed and indexed."""
+    repo = make_repo(tmp_path)
+    write(repo, GOOD_DAILY, GOOD_TEXT)
+    for rel, content in files.items():
+        write(repo, rel, content)
+    commit_all(repo, "memory with bad input")
+    code, _, err = gitmem("-C", str(repo), "index")
+    assert code == 0, err
+    return repo
+
+
+def warnings_for(repo: Path, path: str) -> list[dict[str, Any]]:
+    return [w for w in status_json(repo)["warnings"] if w["path"] == path]
+
+
+def assert_warning(repo: Path, path: str, line: int, code: str) -> dict[str, Any]:
+    found = warnings_for(repo, path)
+    matches = [w for w in found if w["line"] == line and w["code"] == code]
+    assert matches, f"no {code} warning at {path}#L{line}; got {found}"
+    w = matches[0]
+    assert w["location"] == (f"{path}#L{line}" if line else path)
+    assert w["message"].strip()
+    return w
+
+
+def assert_good_fact(repo: Path) -> None:
+    data = recall_json(repo, "gateway host")
+    top = data["results"][0]
+    assert top["source"] == "memory/2025-11-27.md#L2"
+    assert top["kind"] == "world"
+    assert top["content"] == "Moved the gateway host to The Castle."
+    assert top["entities"] == ["Peter"]
+
+
+def hit(repo: Path, query: str, path: str, line: int) -> dict[str, Any]:
+    """The result of ``query`` from ``path`` whose line range holds ``line``."""
+    data = recall_json(repo, query, "--k", "20")
+    for r in data["results"]:
+        if r["path"] == path and r["start_line"] <= line <= r["end_line"]:
+            return dict(r)
+    raise AssertionError(f"{query!r} did not find {path}#L{line}: {sources(data)}")
+
+
+# -- encodings ------------------------------------------------------------------------------------
+
+
+def test_non_utf8_bytes_are_read_and_located(tmp_path: Path) -> None:
+    note = (
+        b"# Middag\n"
+        b"\n"
+        + "Vi spiste Kødboller i Nørrebro.\n".encode("latin-1")
+        + b"mid-file junk \xff\xfe zebrafish\n"
+        + b"clean text after the junk: okapi\n"
+    )
+    daily = "## Retain\n- W @Peter: Kødboller til aftensmad hos mormor.\n".encode("latin-1")
+    repo = repo_with(tmp_path, {"memory/latin.md": note, "memory/2025-11-12.md": daily})
+
+    assert_warning(repo, "memory/latin.md", 3, "encoding")
+    assert_warning(repo, "memory/latin.md", 4, "encoding")
+    assert_warning(repo, "memory/2025-11-12.md", 2, "encoding")
+    assert {w["line"] for w in warnings_for(repo, "memory/latin.md")} == {3, 4}
+    assert_good_fact(repo)
+
+    # Latin-1 letters survive (read as Windows-1252/Latin-1, not replaced by U+FFFD).
+    r = hit(repo, "Kødboller", "memory/latin.md", 3)
+    assert "Kødboller i Nørrebro" in r["content"]
+    assert hit(repo, "Norrebro", "memory/latin.md", 3)
+    assert hit(repo, "zebrafish", "memory/latin.md", 4)
+    assert hit(repo, "okapi", "memory/latin.md", 5)
+    fact = hit(repo, "aftensmad", "memory/2025-11-12.md", 2)
+    assert fact["kind"] == "world"
+    assert fact["source"] == "memory/2025-11-12.md#L2"
+    assert fact["content"] == "Kødboller til aftensmad hos mormor."
+    assert fact["entities"] == ["Peter"]
+
+    code, out, _ = gitmem("-C", str(repo), "get", "memory/latin.md#L3")
+    assert (code, out) == (0, "Vi spiste Kødboller i Nørrebro.\n")
+
+
+def test_binary_file_named_md(tmp_path: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 4096 + b"IEND\xaeB`\x82"
+    repo = repo_with(tmp_path, {"memory/diagram.md": png})
+
+    w = assert_warning(repo, "memory/diagram.md", 1, "binary")
+    assert "binary" in w["message"]
+    assert_good_fact(repo)
+    data = recall_json(repo, "IHDR")
+    assert all(r["path"] != "memory/diagram.md" for r in data["results"])
+    status = status_json(repo)
+    assert status["files"] == 2  # the binary file is known to the index, with its warning
+    assert status["facts"] == 1
+
+
+def test_nul_bytes_inside_text(tmp_path: Path) -> None:
+    note = b"# Nul\n\nalpha\x00omega together\nclean line with a wallaby\n"
+    daily = b"## Retain\n- W @Peter: Router serial\x00XJ-9 was replaced.\n"
+    repo = repo_with(tmp_path, {"memory/nul.md": note, "memory/2025-11-26.md": daily})
+
+    assert_warning(repo, "memory/nul.md", 3, "nul-byte")
+    assert_warning(repo, "memory/2025-11-26.md", 2, "nul-byte")
+    assert_good_fact(repo)
+    assert hit(repo, "alpha", "memory/nul.md", 3)
+    assert hit(repo, "omega", "memory/nul.md", 3)
+    assert hit(repo, "wallaby", "memory/nul.md", 4)
+    fact = hit(repo, "XJ-9", "memory/2025-11-26.md", 2)
+    assert fact["kind"] == "world"
+    assert fact["source"] == "memory/2025-11-26.md#L2"
+    assert "\x00" not in fact["content"]
+
+
+def test_crlf_and_bom(tmp_path: Path) -> None:
+    crlf = (
+        "\ufeff# Log\r\n"
+        "\r\n"
+        "## Retain\r\n"
+        "- W @Anna: Bought a kayak named Wobbly.\r\n"
+        "- B @Anna: Paddled to Nyhavn at dawn.\r\n"
+        "\r\n"
+        "Loose CRLF note about a heron.\r\n"
+    )
+    bom_front_matter = (
+        "\ufeff---\r\ntags: [kayak]\r\nsecretword: flamingo\r\n---\r\n"
+        "## Retain\r\n- W @Anna: Front matter survived the BOM.\r\n"
+    )
+    repo = repo_with(
+        tmp_path, {"memory/2025-11-26.md": crlf, "memory/2025-11-25.md": bom_front_matter}
+    )
+
+    assert warnings_for(repo, "memory/2025-11-26.md") == []
+    assert warnings_for(repo, "memory/2025-11-25.md") == []
+    assert_good_fact(repo)
+
+    wobbly = recall_json(repo, "Wobbly")["results"][0]
+    assert wobbly["source"] == "memory/2025-11-26.md#L4"
+    assert wobbly["kind"] == "world"
+    assert wobbly["content"] == "Bought a kayak named Wobbly."
+    assert wobbly["entities"] == ["Anna"]
+    assert wobbly["timestamp"] == "2025-11-26"
+    nyhavn = recall_json(repo, "Nyhavn")["results"][0]
+    assert (nyhavn["source"], nyhavn["kind"]) == ("memory/2025-11-26.md#L5", "experience")
+    heron = hit(repo, "heron", "memory/2025-11-26.md", 7)
+    assert "\r" not in heron["content"] and "\ufeff" not in heron["content"]
+
+    survived = recall_json(repo, "survived")["results"][0]
+    assert survived["source"] == "memory/2025-11-25.md#L6"
+    # Front matter (found despite the BOM) is metadata, not text.
+    assert recall_json(repo, "flamingo")["results"] == []
+
+    code, out, _ = gitmem("-C", str(repo), "get", "memory/2025-11-26.md#L4")
+    assert (code, out) == (0, "- W @Anna: Bought a kayak named Wobbly.\n")
+
+
+# -- structure ------------------------------------------------------------------------------------
+
+
+def test_broken_front_matter(tmp_path: Path) -> None:
+    unclosed = "---\ntitle: Unclosed wombatfrontmatter\n\n# Body\n\nunclosed platypus note\n"
+    invalid = (
+        "---\ntitle: [unclosed\nfoo: bar\n---\n"
+        "## Retain\n- W @Peter: Front matter broke but the narwhal fact stands.\n"
+    )
+    repo = repo_with(tmp_path, {"memory/open.md": unclosed, "memory/2025-11-21.md": invalid})
+
+    assert_warning(repo, "memory/open.md", 1, "front-matter")
+    w = assert_warning(repo, "memory/2025-11-21.md", 3, "front-matter")
+    assert "YAML" in w["message"]
+    assert_good_fact(repo)
+    # Broken front matter is treated as text: nothing in it is lost.
+    assert hit(repo, "platypus", "memory/open.md", 6)
+    assert hit(repo, "wombatfrontmatter", "memory/open.md", 2)
+    assert hit(repo, "unclosed", "memory/2025-11-21.md", 2)
+    fact = recall_json(repo, "narwhal", "--kind", "W")["results"][0]
+    assert fact["source"] == "memory/2025-11-21.md#L6"
+    assert fact["entities"] == ["Peter"]
+
+
+def test_malformed_retain_items(tmp_path: Path) -> None:
+    daily = (
+        "## Retain\n"
+        "- X: not a kind wombat\n"
+        "- W @Peter no colon quokka\n"
+        "- W(c=0.9) @Peter: confidence on a world fact capybara\n"
+        "- O(c=1.7) @Peter: out of range axolotl\n"
+        "- w @Peter: lowercase kind ibex\n"
+        "- B @Peter: fine entry after the bad ones tapir\n"
+    )
+    repo = repo_with(tmp_path, {"memory/2025-11-15.md": daily})
+    path = "memory/2025-11-15.md"
+
+    assert_warning(repo, path, 2, "retain-malformed")
+    assert_warning(repo, path, 3, "retain-malformed")
+    assert_warning(repo, path, 4, "retain-confidence")
+    assert_warning(repo, path, 5, "retain-confidence")
+    assert_warning(repo, path, 6, "retain-malformed")
+    assert {w["line"] for w in warnings_for(repo, path)} == {2, 3, 4, 5, 6}
+    assert_good_fact(repo)
+
+    for word, line in [("wombat", 2), ("quokka", 3), ("ibex", 6)]:
+        r = hit(repo, word, path, line)
+        assert r["kind"] == "note", f"a malformed item is plain text, not a fact: {r}"
+    capybara = hit(repo, "capybara", path, 4)
+    assert (capybara["kind"], capybara["confidence"]) == ("world", None)
+    axolotl = hit(repo, "axolotl", path, 5)
+    assert (axolotl["kind"], axolotl["confidence"]) == ("opinion", None)
+    tapir = hit(repo, "tapir", path, 7)
+    assert (tapir["kind"], tapir["source"]) == ("experience", f"{path}#L7")
+    assert status_json(repo)["facts"] == 1 + 3
+
+
+def test_email_address_is_not_an_entity(tmp_path: Path) -> None:
+    daily = "## Retain\n- W @Peter: Mail peter@example.com about the ocelot, cc ops@example.org.\n"
+    repo = repo_with(tmp_path, {"memory/2025-11-17.md": daily})
+
+    fact = recall_json(repo, "ocelot")["results"][0]
+    assert fact["source"] == "memory/2025-11-17.md#L2"
+    assert fact["entities"] == ["Peter"]
+    assert "peter@example.com" in fact["content"]
+    assert warnings_for(repo, "memory/2025-11-17.md") == []
+
+    for name in ("example", "example.com", "example.org"):
+        code, out, err = gitmem("-C", str(repo), "recall", "ocelot", "--entity", name, "--json")
+        assert code in (0, 1), err
+        if code == 0:
+            assert '"results": []' in out
+        else:
+            assert f"no entity '{name}'" in err
+    by_peter = recall_json(repo, "ocelot", "--entity", "Peter")
+    assert sources(by_peter) == ["memory/2025-11-17.md#L2"]
+    assert_good_fact(repo)
+
+
+def test_deeply_nested_list(tmp_path: Path) -> None:
+    depth = 200
+    lines = ["## Retain", "- W @Peter: Root of a very deep list."]
+    lines += ["  " * (i + 1) + f"- depth{i} item" for i in range(depth)]
+    lines += [
+        "- B @Anna: After the deep list, a sibling entry about the lemur.",
+        "",
+        "## Notes",
+        "Closing note mentions a gecko.",
+    ]
+    path = "memory/2025-11-24.md"
+    repo = repo_with(tmp_path, {path: "\n".join(lines) + "\n"})
+
+    # markdown-it stops at 20 nesting levels (10 nested lists); the rest is reported.
+    w = assert_warning(repo, path, 11, "structure")
+    assert "nested" in w["message"]
+    assert_good_fact(repo)
+
+    root = recall_json(repo, "Root of a very deep list", "--kind", "W")["results"][0]
+    assert root["source"].startswith(f"{path}#L2")
+    # The sibling after the deep list is still a fact with the right line.
+    lemur = recall_json(repo, "lemur")["results"][0]
+    assert lemur["source"] == f"{path}#L{depth + 3}"
+    assert (lemur["kind"], lemur["entities"]) == ("experience", ["Anna"])
+    assert hit(repo, "depth150", path, 153)
+    assert hit(repo, "depth199", path, 202)
+    gecko = hit(repo, "gecko", path, depth + 6)
+    assert gecko["kind"] == "note"
+
+
+def test_fts_operators_in_query_never_crash(tmp_path: Path) -> None:
+    note = "# Ops\n\nThe unbalanced NEAR operator confused the parser.\n"
+    repo = repo_with(tmp_path, {"memory/ops.md": note})
+
+    code, out, err = gitmem(
+        "-C", str(repo), "recall", 'AND OR NOT NEAR( "unbalanced * ^ : -', "--json"
+    )
+    assert code == 0, err
+    found = json.loads(out)["results"]
+    assert any(r["path"] == "memory/ops.md" and r["start_line"] <= 3 <= r["end_line"] for r in found)
+
+    nasty = ['"', "*", "^", ":", "-", "()", '""', "NEAR(a b)", "body:x", "a AND", "OR", "x*", "'"]
+    for query in nasty:
+        code, out, err = gitmem("-C", str(repo), "recall", query, "--json")
+        assert code in (0, 2), f"{query!r}: exit {code}: {err}"
+        assert "internal error" not in err
+        if code == 2:
+            assert err.strip(), f"{query!r}: a usage error must say why"
+    code, _, err = gitmem("-C", str(repo), "recall", "* ^ : -")
+    assert code == 2
+    assert "no searchable words" in err
+    assert_good_fact(repo)
+
+
+def test_invalid_daily_note_date(tmp_path: Path) -> None:
+    path = "memory/2025-02-30.md"
+    repo = repo_with(tmp_path, {path: "## Retain\n- W @Peter: Invalid date pangolin.\n"})
+
+    w = assert_warning(repo, path, 1, "file-name")
+    assert "date" in w["message"]
+    assert_good_fact(repo)
+    fact = recall_json(repo, "pangolin")["results"][0]
+    assert (fact["source"], fact["kind"]) == (f"{path}#L2", "world")
+    # An undated note: no event date from the (invalid) name.
+    assert fact["event_start"] is None
+
+    # Re-indexing (nothing changed, then an unrelated commit) keeps exactly one warning.
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    write(repo, "MEMORY.md", "# Memory\n")
+    commit_all(repo, "unrelated", "2025-11-28T09:00:00+00:00")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    assert [x["code"] for x in warnings_for(repo, path)] == ["file-name"]
+
+
+def test_symbolic_links_are_skipped(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("## Retain\n- W @Peter: Outside secret mongoose.\n", encoding="utf-8")
+    repo = make_repo(tmp_path)
+    write(repo, GOOD_DAILY, GOOD_TEXT)
+    os.symlink("2025-11-27.md", repo / "memory" / "link.md")
+    os.symlink(str(outside), repo / "memory" / "outside.md")
+    commit_all(repo, "links")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+
+    for path in ("memory/link.md", "memory/outside.md"):
+        w = assert_warning(repo, path, 0, "symlink")
+        assert "link" in w["message"]
+    data = recall_json(repo, "gateway host", "--k", "20")
+    assert {r["path"] for r in data["results"]} == {GOOD_DAILY}
+    assert recall_json(repo, "mongoose")["results"] == []
+    assert status_json(repo)["files"] == 1
+    assert_good_fact(repo)
+
+
+# -- size -----------------------------------------------------------------------------------------
+
+
+def test_twenty_megabyte_file(tmp_path: Path) -> None:
+    lines = ["# Worker log", ""]
+    size = 0
+    i = 0
+    while size < 20 * 1024 * 1024:
+        line = f"heartbeat {i} from worker{i % 97} status ok latency {i % 1000}ms queue {i % 13}"
+        lines.append(line)
+        size += len(line) + 1
+        i += 1
+        if i % 40 == 0:
+            lines.append("")
+    needle_line = len(lines) // 2 + 1
+    lines.insert(needle_line - 1, "The needle is a quetzalcoatl feather.")
+    lines += ["", "## Retain", "- W @Peter: The big log ends with a tardigrade."]
+    path = "memory/2025-11-20.md"
+    repo = make_repo(tmp_path)
+    write(repo, GOOD_DAILY, GOOD_TEXT)
+    write(repo, path, "\n".join(lines) + "\n")
+    commit_all(repo, "a very large log")
+
+    started = time.monotonic()
+    code, _, err = gitmem("-C", str(repo), "index")
+    seconds = time.monotonic() - started
+    assert code == 0, err
+    assert seconds < 60, f"indexing 20 MB took {seconds:.1f}s"
+
+    w = assert_warning(repo, path, 1, "large-file")
+    assert "MB" in w["message"]
+    assert_good_fact(repo)
+    assert hit(repo, "quetzalcoatl", path, needle_line)
+    fact = recall_json(repo, "tardigrade", "--kind", "W")["results"][0]
+    assert fact["source"] == f"{path}#L{len(lines)}"
+    assert fact["entities"] == ["Peter"]
+
+
+# -- everything at once ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_all_bad_files_together(tmp_path: Path, incremental: bool) -> None:
+    bad: dict[str, str | bytes] = {
+        "memory/latin.md": "Kødboller\n".encode("latin-1"),
+        "memory/image.md": b"\x89PNG\r\n\x1a\n" + b"\x00" * 2048,
+        "memory/nul.md": b"a\x00b\n",
+        "memory/open.md": "---\ntitle: x\n",
+        "memory/2025-02-30.md": "## Retain\n- nonsense\n",
+        "memory/2025-11-28.md": "## Retain\n" + "".join("  " * n + "- x\n" for n in range(60)),
+    }
+    repo = make_repo(tmp_path)
+    write(repo, GOOD_DAILY, GOOD_TEXT)
+    if incremental:
+        commit_all(repo, "good first")
+        assert gitmem("-C", str(repo), "index")[0] == 0
+    for rel, content in bad.items():
+        write(repo, rel, content)
+    commit_all(repo, "then all the bad input", "2025-11-28T12:00:00+00:00")
+    code, _, err = gitmem("-C", str(repo), "index")
+    assert code == 0, err
+
+    status = status_json(repo)
+    assert status["up_to_date"] is True
+    warned = {w["path"] for w in status["warnings"]}
+    assert warned == set(bad)
+    assert all(w["location"].startswith(w["path"] + "#L") for w in status["warnings"])
+    assert_good_fact(repo)
+    assert hit(repo, "Kødboller", "memory/latin.md", 1)
