@@ -102,6 +102,13 @@ def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
         "index": str(ws.index_path),
         "head": str(head.id) if head else None,
         "indexed": ws.index_path.exists(),
+        # Config problems are shown whether or not an index exists yet.
+        "config_warnings": list(cfg.warnings),
+        "semantic": {
+            "provider": cfg.embed_provider,
+            "active": False,
+            "hint": "semantic search is not available yet in this version; recall is lexical",
+        },
     }
     if not ws.index_path.exists():
         info.update(
@@ -130,12 +137,6 @@ def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
         ]
     finally:
         store.close()
-    info["config_warnings"] = list(cfg.warnings)
-    info["semantic"] = {
-        "provider": cfg.embed_provider,
-        "active": False,
-        "hint": "semantic search is not available yet in this version; recall is lexical",
-    }
     return info
 
 

@@ -140,6 +140,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
         return
     click.echo(f"workspace: {info['workspace']}")
+    for warning in info["config_warnings"]:
+        click.echo(f"warning: {warning}")
     if not info["indexed"]:
         click.echo("index: none yet; run 'gitmem index'")
         return
@@ -153,8 +155,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"chunks: {info['chunks']}"
     )
     click.echo(f"semantic search: off ({info['semantic']['hint']})")
-    for warning in info["config_warnings"]:
-        click.echo(f"warning: {warning}")
     click.echo(f"warnings: {len(info['warnings'])}")
     for w in info["warnings"]:
         click.echo(f"  {w['location']}: {w['message']}")

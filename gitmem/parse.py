@@ -263,6 +263,8 @@ def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -
             warnings=tuple(warns),
         )
     lines = split_lines(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it does not start another
     meta, fm_lines, fm_warns = front_matter(lines, mf.path)
     warns.extend(fm_warns)
     body = [""] * fm_lines + lines[fm_lines:]  # keep line numbers, hide front matter

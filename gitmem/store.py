@@ -8,6 +8,7 @@ only. The index is derived data: anything unreadable is rebuilt, never repaired.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -142,6 +143,17 @@ class NewerIndexError(Exception):
     """The index was written by a newer gitmem; it is rebuilt rather than misread."""
 
 
+def vec_extension_path() -> str:
+    """Where the sqlite-vec package keeps its loadable extension.
+
+    Found without importing ``sqlite_vec``, whose ``__init__`` imports numpy (~100 ms of every
+    command's start-up otherwise)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise OSError("the sqlite-vec package is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -164,12 +176,10 @@ class Store:
 
     def _load_vec(self) -> str | None:
         try:
-            import sqlite_vec
-
             self.conn.enable_load_extension(True)
-            self.conn.load_extension(sqlite_vec.loadable_path())
+            self.conn.load_extension(vec_extension_path())
             self.conn.enable_load_extension(False)
-        except (ImportError, apsw.Error) as exc:
+        except (OSError, apsw.Error) as exc:
             return str(exc)
         return None
 

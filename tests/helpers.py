@@ -103,3 +103,80 @@ def status_json(repo: Path) -> dict[str, Any]:
 def sources(data: dict[str, Any]) -> list[str]:
     """The ``source`` citations of a recall JSON answer, in rank order."""
     return [r["source"] for r in data["results"]]
+
+
+def sorted_rows(rows: Any) -> list[Any]:
+    """Sort rows that may hold NULLs next to values (repr order: stable and total)."""
+    return sorted(rows, key=repr)
+
+
+def dump(repo: Path) -> list[tuple[Any, ...]]:
+    """A canonical dump of the whole index of ``repo``, without row ids (which differ between
+    an incremental update and a rebuild): files, every item version with its history columns
+    (valid_from/valid_to, recorded_at/ended_at, commit ids), item entities, the full-text rows,
+    entities, aliases, opinions (with their history), warnings and the commit chain.
+    """
+    from gitmem import api
+    from gitmem.store import open_store
+
+    ws, _ = api.open_workspace(repo)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        conn = store.conn
+        item_cols = (
+            "vkey, path, blob, class, day, type, kind, fact_id, confidence, start_line, end_line, "
+            "heading, content, tokens, event_start, event_end, recorded_at, commit_id, "
+            "valid_from, valid_to, ended_at, ended_commit"
+        )
+        ident = {
+            int(r[0]): tuple(r[1:]) for r in conn.execute(f"SELECT id, {item_cols} FROM items")
+        }
+
+        def key(item_id: Any) -> tuple[Any, ...]:
+            vkey, path, *_ = ident[int(item_id)]
+            return (vkey, path, ident[int(item_id)][18])  # version key, path, valid_from
+
+        rows: list[tuple[Any, ...]] = []
+        rows.extend(sorted_rows(("item", *v) for v in ident.values()))
+        rows.extend(
+            sorted_rows(
+                ("file", *r)
+                for r in conn.execute(
+                    "SELECT path, blob, class, day, title, front_matter, commit_id FROM files"
+                )
+            )
+        )
+        rows.extend(
+            sorted_rows(
+                ("item_entity", *key(r[0]), *r[1:])
+                for r in conn.execute("SELECT item_id, entity, name, role FROM item_entities")
+            )
+        )
+        for term in ("gateway", "peter", "castle", "zed"):
+            matched = sorted_rows(
+                key(r[0])
+                for r in conn.execute(
+                    "SELECT rowid FROM items_fts WHERE items_fts MATCH ?", (term,)
+                )
+            )
+            rows.append(("fts", term, tuple(matched)))
+        fts_total = conn.execute("SELECT count(*) FROM items_fts").fetchone()
+        rows.append(("fts_rows", fts_total[0] if fts_total else None))
+        for table, sql in (
+            ("entity", "SELECT key, name, page FROM entities"),
+            ("alias", "SELECT alias, entity FROM aliases"),
+            ("warning", "SELECT path, line, code, message FROM warnings"),
+            (
+                "opinion",
+                "SELECT vkey, opinion_id, statement, entities, confidence, updated, evidence, "
+                "path, start_line, end_line, recorded_at, commit_id, valid_from, valid_to, "
+                "ended_at FROM opinions",
+            ),
+            ("commit", "SELECT seq, commit_id, committed_at FROM commits"),
+        ):
+            rows.extend(sorted_rows((table, *r) for r in conn.execute(sql)))
+        for name in ("last_indexed_commit", "worktree", "chunking", "schema_version"):
+            rows.append(("meta", name, store.get_meta(name)))
+        return rows
+    finally:
+        store.close()

@@ -299,7 +299,9 @@ def test_fts_operators_in_query_never_crash(tmp_path: Path) -> None:
     )
     assert code == 0, err
     found = json.loads(out)["results"]
-    assert any(r["path"] == "memory/ops.md" and r["start_line"] <= 3 <= r["end_line"] for r in found)
+    assert any(
+        r["path"] == "memory/ops.md" and r["start_line"] <= 3 <= r["end_line"] for r in found
+    )
 
     nasty = ['"', "*", "^", ":", "-", "()", '""', "NEAR(a b)", "body:x", "a AND", "OR", "x*", "'"]
     for query in nasty:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import dump
 
 from gitmem import api
 from gitmem.indexer import index_workspace
 from gitmem.search import RecallQuery
-from gitmem.store import open_store
 from gitmem.timeparse import build_window
 
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
@@ -163,36 +163,6 @@ def test_event_time_window(fixture_repo: Path) -> None:
 def test_exact_file_name_ranks_first(fixture_repo: Path) -> None:
     assert sources(fixture_repo, "USER.md")[0].startswith("USER.md#")
     assert sources(fixture_repo, "2025-11-19")[0].startswith("memory/2025-11-19.md#")
-
-
-def dump(repo: Path) -> list[tuple[Any, ...]]:
-    """A canonical dump of the index: every row that recall can see, without row ids."""
-    ws, _ = api.open_workspace(repo)
-    store = open_store(ws.index_path, readonly=True)
-    try:
-        rows: list[tuple[Any, ...]] = []
-        for sql in (
-            "SELECT path, blob, class, day, title FROM files",
-            "SELECT path, type, kind, fact_id, confidence, start_line, end_line, content, "
-            "event_start, event_end, ended_at FROM items",
-            "SELECT i.path, i.start_line, i.type, e.entity, e.role FROM item_entities e "
-            "JOIN items i ON i.id = e.item_id",
-            "SELECT key, name, page FROM entities",
-            "SELECT alias, entity FROM aliases",
-            "SELECT path, line, code, message FROM warnings",
-        ):
-            rows.extend(sorted(tuple(r) for r in store.conn.execute(sql)))
-        rows.append(
-            tuple(
-                r[0]
-                for r in store.conn.execute(
-                    "SELECT count(*) FROM items_fts WHERE items_fts MATCH 'gateway'"
-                )
-            )
-        )
-        return rows
-    finally:
-        store.close()
 
 
 def git(repo: Path, *args: str) -> None:
