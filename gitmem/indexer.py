@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +25,7 @@ from gitmem.changes import ChangePlan, plan_changes
 from gitmem.chunking import DEFAULT_CHUNKING
 from gitmem.config import Config
 from gitmem.errors import GitmemError
+from gitmem.history import chain_changes
 from gitmem.model import MemoryFile, ParsedFile, Warn
 from gitmem.opinions import OPINIONS_PATH
 from gitmem.parse import parse_file
@@ -180,26 +183,56 @@ def changed_memory_files(
     return out
 
 
+Parsed = tuple[ParsedFile, list[ItemVersion]]
+PARALLEL_MIN_FILES = 64  # below this a process pool costs more than it saves
+BATCH_COMMITS = 400  # commits whose files are parsed together (bounds memory on big replays)
+
+
+def _parse_blobs(repo_path: str, files: list[MemoryFile]) -> list[Parsed]:
+    """Worker: parse blobs of one repository (runs in a child process on big replays)."""
+    repo = pygit2.Repository(repo_path)
+    out: list[Parsed] = []
+    for mf in files:
+        blob = repo[pygit2.Oid(hex=mf.blob)]
+        assert isinstance(blob, pygit2.Blob)
+        parsed = parse_file(mf, blob.data)
+        out.append((parsed, item_versions(parsed)))
+    return out
+
+
 class _Replay:
     """Applies commits to the versioned tables, one commit at a time."""
 
     def __init__(self, store: Store, repo: pygit2.Repository, ws: Workspace) -> None:
         self.store, self.repo, self.ws = store, repo, ws
-        self.parsed: dict[tuple[str, str], ParsedFile] = {}
+        self.parsed: dict[tuple[str, str], Parsed] = {}
 
-    def parse(self, mf: MemoryFile, data: bytes | None = None) -> ParsedFile:
+    def parse(self, mf: MemoryFile, data: bytes | None = None) -> Parsed:
         key = (mf.path, mf.blob)
         hit = self.parsed.get(key)
-        if hit is None or hit.file != mf:
+        if hit is None or hit[0].file != mf:
             if data is None:
                 blob = self.repo[pygit2.Oid(hex=mf.blob)]
                 assert isinstance(blob, pygit2.Blob)
                 data = blob.data
-            hit = parse_file(mf, data)
-            if len(self.parsed) > 4096:
-                self.parsed.clear()
+            parsed = parse_file(mf, data)
+            hit = (parsed, item_versions(parsed))
             self.parsed[key] = hit
         return hit
+
+    def prefetch(self, files: list[MemoryFile]) -> None:
+        """Parse many blobs at once, on every core when there are enough of them."""
+        self.parsed.clear()
+        todo = list({(mf.path, mf.blob): mf for mf in files}.values())
+        workers = min(os.cpu_count() or 1, 4)
+        if len(todo) < PARALLEL_MIN_FILES or workers < 2:
+            return
+        slices = [todo[i::workers * 4] for i in range(workers * 4)]
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            for batch in pool.map(_parse_blobs, [str(self.repo.path)] * len(slices), slices):
+                for parsed, versions in batch:
+                    self.parsed[(parsed.file.path, parsed.file.blob)] = (parsed, versions)
 
     def apply(
         self,
@@ -214,8 +247,7 @@ class _Replay:
         for path in sorted(changes):
             mf = changes[path]
             current = self.store.open_versions(path)
-            parsed = self.parse(mf, (data or {}).get(path)) if mf else None
-            new = item_versions(parsed) if parsed else []
+            parsed, new = self.parse(mf, (data or {}).get(path)) if mf else (None, [])
             keys = {v.vkey for v in new}
             gone = [(k, row) for k, row in current.items() if k not in keys]
             self.store.close_versions([row[0] for _, row in gone], seq, commit_id, at)
@@ -229,11 +261,10 @@ class _Replay:
             if path == OPINIONS_PATH:
                 self._opinions(parsed, seq, commit_id, at)
         for mf, _, versions in inserts:
-            for v in versions:
-                recorded = carried.get(v.fact_id) if v.fact_id else None
-                self.store.insert_version(
-                    mf, v, seq=seq, commit_id=commit_id, recorded_at=recorded or at
-                )
+            stamped = [
+                (v, (carried.get(v.fact_id) if v.fact_id else None) or at) for v in versions
+            ]
+            self.store.insert_versions(mf, stamped, seq=seq, commit_id=commit_id)
 
     def _opinions(self, parsed: ParsedFile | None, seq: int, commit_id: str, at: str) -> None:
         current = self.store.open_opinions()
@@ -313,7 +344,7 @@ def _update(
 ) -> _Outcome | None:
     """Bring an existing index to HEAD; None when it shares no history with HEAD."""
     known = store.chain()
-    todo, fork = first_parent_chain(repo, head, known)
+    _, fork = first_parent_chain(repo, head, known)
     if fork is None and known:
         notes.append("HEAD shares no commit with the indexed history: full re-index")
         return None
@@ -324,7 +355,7 @@ def _update(
         if last is not None and last[0] > base:
             store.rollback_to(base)
             _sync_files(store, repo, ws, cfg, _tree_at(repo, store, base))
-        count = _replay(store, repo, ws, cfg, todo, base, progress)
+        count = _replay(store, repo, ws, cfg, head, base, progress)
         _finish(store, repo, ws, cfg, head, use_worktree)
     after = store.file_blobs()
     return plan_changes(before, after), count, len(after)
@@ -348,7 +379,28 @@ def _sync_files(
     store.remove_files(plan.to_remove)
     replay = _Replay(store, repo, ws)
     for path in plan.to_parse:
-        store.put_file(replay.parse(target[path]), None)
+        mf = target[path]
+        store.put_file(replay.parse(mf)[0], _introduced_by(store, repo, ws, path, mf.blob))
+
+
+def _introduced_by(
+    store: Store, repo: pygit2.Repository, ws: Workspace, path: str, blob: str
+) -> str | None:
+    """The indexed commit that brought ``path`` to ``blob`` (as a replay from scratch would)."""
+    found: str | None = None
+    rows = store.conn.execute(
+        "SELECT commit_id FROM commits WHERE commit_id != ? ORDER BY seq DESC", (WORKTREE,)
+    ).fetchall()
+    for (cid,) in rows:
+        commit = repo[pygit2.Oid(hex=str(cid))]
+        try:
+            entry = commit.tree[ws.prefix + path]
+        except KeyError:
+            break
+        if str(entry.id) != blob:
+            break
+        found = str(cid)
+    return found
 
 
 def _replay(
@@ -356,21 +408,26 @@ def _replay(
     repo: pygit2.Repository,
     ws: Workspace,
     cfg: Config,
-    todo: list[pygit2.Commit],
+    head: pygit2.Commit | None,
     base: int,
     progress: Progress | None,
 ) -> int:
+    """Replay the chain's commits after seq ``base`` up to ``head``; returns how many."""
+    if head is None:
+        return 0
+    row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (base,)).fetchone()
+    commits = chain_changes(ws.repo_root, str(head.id), str(row[0]) if row else None,
+                            ws.prefix, cfg.extra_paths)
     replay = _Replay(store, repo, ws)
-    prev = _tree_at(repo, store, base) if base else None
-    for n, commit in enumerate(todo, 1):
-        seq = base + n
-        at, cid = commit_time(commit), str(commit.id)
-        replay.apply(changed_memory_files(repo, prev, commit.tree, ws, cfg), seq, cid, at)
-        store.add_commit(seq, cid, at)
-        prev = commit.tree
-        if progress is not None:
-            progress(n, len(todo))
-    return len(todo)
+    for first in range(0, len(commits), BATCH_COMMITS):
+        batch = commits[first:first + BATCH_COMMITS]
+        replay.prefetch([mf for c in batch for mf in c.changes.values() if mf is not None])
+        for n, change in enumerate(batch, first + 1):
+            replay.apply(change.changes, base + n, change.commit_id, change.committed_at)
+            store.add_commit(base + n, change.commit_id, change.committed_at)
+            if progress is not None:
+                progress(n, len(commits))
+    return len(commits)
 
 
 def _finish(
@@ -479,9 +536,8 @@ def _full_build(
     try:
         store = open_store(tmp)
         try:
-            todo, _ = first_parent_chain(repo, head, {})
             with store.transaction():
-                count = _replay(store, repo, ws, cfg, todo, 0, progress)
+                count = _replay(store, repo, ws, cfg, head, 0, progress)
                 _finish(store, repo, ws, cfg, head, use_worktree)
             files = store.file_blobs()
         finally:

@@ -171,6 +171,7 @@ class Store:
         self.conn = apsw.Connection(str(path), flags=flags)
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error: str | None = self._load_vec()
+        self._next_id: int | None = None
         if not readonly:
             self.conn.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL")
 
@@ -278,6 +279,7 @@ class Store:
             )
         self.conn.execute("UPDATE items SET ended_commit = NULL WHERE valid_to IS NULL")
         self.conn.execute("DELETE FROM commits WHERE seq > ?", (seq,))
+        self._next_id = None
 
     # -- versions ---------------------------------------------------------------------------
 
@@ -298,45 +300,41 @@ class Store:
             [(seq, at, commit_id, i) for i in ids],
         )
 
-    def insert_version(
-        self, mf: MemoryFile, v: ItemVersion, *, seq: int, commit_id: str, recorded_at: str
+    def insert_versions(
+        self, mf: MemoryFile, versions: Sequence[tuple[ItemVersion, str]], *, seq: int,
+        commit_id: str,
     ) -> None:
-        self.conn.execute(
-            "INSERT INTO items (vkey, path, blob, class, day, type, kind, fact_id, confidence, "
-            "start_line, end_line, heading, content, tokens, event_start, event_end, "
-            "recorded_at, commit_id, valid_from) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                v.vkey,
-                mf.path,
-                mf.blob,
-                mf.file_class,
-                mf.day.isoformat() if mf.day else None,
-                v.type,
-                v.kind,
-                v.fact_id,
-                v.confidence,
-                v.start_line,
-                v.end_line,
-                v.heading,
-                v.content,
-                v.tokens,
-                v.event_start,
-                v.event_end,
-                recorded_at,
-                commit_id,
-                seq,
-            ),
-        )
-        item_id = int(self.conn.last_insert_rowid())
-        self.conn.execute(
-            "INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)",
-            (item_id, v.search_text, path_search_text(mf.path)),
-        )
+        """Insert item versions (each with its record time) of one file, in three batches."""
+        if not versions:
+            return
+        if self._next_id is None:
+            row = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM items").fetchone()
+            self._next_id = int(row[0]) if row else 1
+        first = self._next_id
+        self._next_id += len(versions)
+        day = mf.day.isoformat() if mf.day else None
+        path_text = path_search_text(mf.path)
+        items: list[tuple[Any, ...]] = []
+        fts: list[tuple[int, str, str]] = []
+        links: list[tuple[int, str, str, str]] = []
+        for n, (v, recorded_at) in enumerate(versions):
+            item_id = first + n
+            items.append((item_id, v.vkey, mf.path, mf.blob, mf.file_class, day, v.type, v.kind,
+                          v.fact_id, v.confidence, v.start_line, v.end_line, v.heading,
+                          v.content, v.tokens, v.event_start, v.event_end, recorded_at,
+                          commit_id, seq))
+            fts.append((item_id, v.search_text, path_text))
+            links.extend((item_id, entity_key(name), name, role) for name, role in v.links
+                         if entity_key(name))
         self.conn.executemany(
-            "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) VALUES (?, ?, ?, ?)",
-            [(item_id, entity_key(n), n, role) for n, role in v.links if entity_key(n)],
-        )
+            "INSERT INTO items (id, vkey, path, blob, class, day, type, kind, fact_id, "
+            "confidence, start_line, end_line, heading, content, tokens, event_start, "
+            "event_end, recorded_at, commit_id, valid_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
+        self.conn.executemany("INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)", fts)
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
+            "VALUES (?, ?, ?, ?)", links)
 
     def open_opinions(self) -> dict[str, int]:
         return {

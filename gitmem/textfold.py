@@ -54,17 +54,23 @@ yourself yourselves
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
-def _strip_marks(text: str) -> str:
-    out: list[str] = []
-    base = 0
-    for ch in unicodedata.normalize("NFKD", text):
-        if unicodedata.combining(ch):
-            if base >= _STRIPPABLE_BELOW:
-                out.append(ch)
-            continue
-        base = ord(ch)
-        out.append(ch)
-    return unicodedata.normalize("NFC", "".join(out))
+def _diacritic_table() -> dict[int, str]:
+    """Every Latin, Greek and Cyrillic letter with marks mapped to its base letters, plus the
+    few letters that do not decompose (ø, æ, ß, ...). Built once; str.translate does the rest."""
+    table: dict[int, str] = {}
+    for code in range(0x80, _STRIPPABLE_BELOW):
+        ch = chr(code)
+        base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+        if base != ch and base:
+            table[code] = base
+    for src, dst in _SPECIAL.items():
+        table[src] = str(dst)
+    for code in range(0x300, 0x370):  # lone combining marks left after NFKC
+        table[code] = ""
+    return table
+
+
+_FOLD_TABLE = _diacritic_table()
 
 
 def _bigrams(match: re.Match[str]) -> str:
@@ -78,9 +84,8 @@ def fold(text: str) -> str:
     """Fold text for the full-text index: case, diacritics, CJK bigrams."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_SPECIAL)
-    text = _strip_marks(text)
-    return _CJK_RUN.sub(_bigrams, text)
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD_TABLE)
+    return _CJK_RUN.sub(_bigrams, text) if _CJK_CHAR.search(text) else text
 
 
 def count_tokens(text: str) -> int:

@@ -91,7 +91,9 @@ def test_json_matches_spec_fields(fixture_repo: Path) -> None:
         env={**os.environ},
     )
     data = json.loads(out.stdout)
-    assert set(data) == {"query", "mode", "filters", "provider", "results", "warnings"}
+    # SPEC §8 fields, plus the added (never renamed) 'time_window'.
+    assert set(data) == {"query", "mode", "filters", "provider", "results", "warnings",
+                         "time_window"}
     assert set(data["filters"]) == {"since", "until", "as_of", "entity", "kind"}
     assert set(data["provider"]) == {"name", "model", "fallback_used"}
     assert data["mode"] == "lexical"

@@ -1,0 +1,80 @@
+"""Reading history: the first-parent chain and what each commit changed in memory files.
+
+One ``git log --raw -z`` process lists every commit of the chain with its changed paths and
+blob ids; git computes those tree diffs far faster than diffing tree objects one by one from
+Python (0.6 s against 2.5 s for 3,650 daily commits).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitmem.errors import GitmemError
+from gitmem.model import MemoryFile
+from gitmem.workspace import GIT_LINK, GIT_SUBMODULE, classify
+
+_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory", "bank")
+
+
+@dataclass(frozen=True)
+class CommitChanges:
+    commit_id: str
+    committed_at: str  # UTC, ISO 8601, seconds
+    changes: dict[str, MemoryFile | None] = field(default_factory=dict)  # None: removed
+
+
+def pathspecs(prefix: str, extra: Sequence[str]) -> list[str]:
+    return [f"{prefix}{p.strip('/')}" for p in (*_ROOT_FILES, *extra) if p.strip("/")]
+
+
+def chain_changes(repo_root: Path, tip: str, base: str | None, prefix: str,
+                  extra: Sequence[str] = ()) -> list[CommitChanges]:
+    """Commits after ``base`` (exclusive) up to ``tip`` along first parents, oldest first.
+
+    A merge's changes are those against its first parent: what the merge brought into the
+    mainline is recorded at the merge commit.
+    """
+    argv = ["git", "--literal-pathspecs", "-C", str(repo_root), "log", "--first-parent",
+            "--sparse", "--diff-merges=first-parent", "--raw", "--no-renames", "--no-abbrev",
+            "-z", "--format=%x01%H%x02%ct", "--root", tip]
+    if base:
+        argv.append(f"^{base}")
+    argv += ["--", *pathspecs(prefix, extra)]
+    proc = subprocess.run(argv, capture_output=True, check=False)
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot read the history of {repo_root}: {reason}")
+    out = [_parse_commit(rec, prefix, extra) for rec in proc.stdout.split(b"\x01") if rec]
+    out.reverse()
+    return out
+
+
+def _parse_commit(record: bytes, prefix: str, extra: Sequence[str]) -> CommitChanges:
+    head, _, rest = record.partition(b"\x00")
+    sha, _, stamp = head.decode("ascii").partition("\x02")
+    at = datetime.fromtimestamp(int(stamp.strip()), UTC).isoformat(timespec="seconds")
+    changes: dict[str, MemoryFile | None] = {}
+    fields = rest.lstrip(b"\n").split(b"\x00")
+    for i in range(0, len(fields) - 1, 2):
+        meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
+        if not meta.startswith(b":"):
+            continue
+        _, new_mode, _, new_blob, status = meta[1:].decode("ascii").split(" ")
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if prefix:
+            if not path.startswith(prefix):
+                continue
+            path = path[len(prefix):]
+        found = classify(path, extra)
+        if found is None:
+            continue
+        mode = int(new_mode, 8)
+        if status.startswith("D") or mode in (GIT_LINK, GIT_SUBMODULE, 0):
+            changes[path] = None
+        else:
+            changes[path] = MemoryFile(path, new_blob, found[0], found[1])
+    return CommitChanges(sha.strip(), at, changes)

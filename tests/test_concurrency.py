@@ -1,0 +1,174 @@
+"""Concurrency with real processes (SPEC §7): writers are serialised, readers never fail and
+never see a half-written index."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from helpers import commit_all, dump, write
+
+from gitmem import api
+from gitmem.indexer import index_workspace
+from gitmem.recall import RecallRequest, answer
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def gitmem_popen(repo: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "gitmem", "-C", str(repo), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def forced_dump(repo: Path) -> list[tuple[object, ...]]:
+    ws, cfg = api.open_workspace(repo)
+    assert index_workspace(ws, cfg, force=True).full
+    return dump(repo)
+
+
+def test_two_index_processes_at_once(fixture_repo: Path) -> None:
+    # no index yet: both want to build it; the lock serialises them
+    procs = [gitmem_popen(fixture_repo, "index", "--json") for _ in range(2)]
+    results = [finish(p) for p in procs]
+    assert [r[0] for r in results] == [0, 0], [r[2] for r in results]
+    first = dump(fixture_repo)
+    assert forced_dump(fixture_repo) == first
+
+    # an index exists and HEAD moved: both update incrementally, one after the other
+    write(
+        fixture_repo, "memory/2025-12-01.md", "## Retain\n- B @Peter: Flew home from Marrakech.\n"
+    )
+    commit_all(fixture_repo, "new day", "2025-12-01T21:00:00+00:00")
+    write(fixture_repo, "memory/2025-11-29.md", "## Retain\n- W @Peter: Rewrote the 29th.\n")
+    commit_all(fixture_repo, "edit", "2025-12-02T21:00:00+00:00")
+    procs = [gitmem_popen(fixture_repo, "index", "--json") for _ in range(2)]
+    results = [finish(p) for p in procs]
+    assert [r[0] for r in results] == [0, 0], [r[2] for r in results]
+    assert all('"full": false' in r[1] for r in results), [r[1] for r in results]
+    updated = dump(fixture_repo)
+    assert ("meta", "last_indexed_commit", commit_id(fixture_repo)) in updated
+    assert forced_dump(fixture_repo) == updated
+    assert not list((fixture_repo / ".memory").glob("index.sqlite.tmp-*"))
+
+
+def commit_id(repo: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def synth() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "bench" / "synth.py"
+    spec = importlib.util.spec_from_file_location("gitmem_bench_synth_conc", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from gitmem import api
+from gitmem.indexer import index_workspace
+ws, cfg = api.open_workspace(Path(sys.argv[1]))
+for _ in range(int(sys.argv[2])):
+    assert index_workspace(ws, cfg, force=True).full
+    print("rebuilt", flush=True)
+"""
+
+
+def test_recall_while_a_forced_rebuild_runs(synth: ModuleType, tmp_path: Path) -> None:
+    repo = tmp_path / "year"
+    synth.generate(repo, years=1, seed=3)
+    ws, cfg = api.open_workspace(repo)
+    index_workspace(ws, cfg)
+    queries = ["Peter", "gateway", "Copenhagen", "warelay"]
+    baseline = {q: answer(ws, cfg, RecallRequest(query=q), now=NOW).results for q in queries}
+    assert all(baseline.values()), baseline
+
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(repo), "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    calls = 0
+    seen_tmp = False
+    try:
+        while writer.poll() is None or calls < 5:
+            q = queries[calls % len(queries)]
+            results = answer(ws, cfg, RecallRequest(query=q), now=NOW).results
+            assert results, (q, calls)
+            assert [r.source for r in results] == [r.source for r in baseline[q]], (q, calls)
+            seen_tmp = seen_tmp or bool(list(ws.memory_dir.glob("index.sqlite.tmp-*")))
+            calls += 1
+    finally:
+        out, err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, err
+    assert out.split() == ["rebuilt", "rebuilt"]
+    assert seen_tmp, "the rebuild finished before recall ran alongside it; nothing was tested"
+    assert calls >= 5
+    # and from a separate process, right after
+    res = subprocess.run(
+        [sys.executable, "-m", "gitmem", "-C", str(repo), "recall", "Peter", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0 and '"source"' in res.stdout, res.stderr
+
+
+def test_recall_while_incremental_updates_commit(synth: ModuleType, tmp_path: Path) -> None:
+    """Readers against a writer that updates the live file (not a swap): never an error."""
+    repo = tmp_path / "month"
+    synth.generate(repo, days=60, seed=5)
+    ws, cfg = api.open_workspace(repo)
+    index_workspace(ws, cfg)
+    for n in range(1, 6):
+        write(repo, f"memory/2026-12-0{n}.md", f"## Retain\n- W @Peter: Zeppelin day {n}.\n")
+        commit_all(repo, f"day {n}", f"2026-12-0{n}T21:00:00+00:00")
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys,time\nfrom pathlib import Path\nfrom gitmem import api\n"
+            "from gitmem.indexer import index_workspace\n"
+            "ws, cfg = api.open_workspace(Path(sys.argv[1]))\n"
+            "for _ in range(3):\n"
+            "    index_workspace(ws, cfg, force=False)\n"
+            "    index_workspace(ws, cfg, force=True)\n",
+            str(repo),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    calls = 0
+    deadline = time.monotonic() + 60
+    try:
+        while (writer.poll() is None or calls < 5) and time.monotonic() < deadline:
+            response = answer(ws, cfg, RecallRequest(query="Peter"), now=NOW)
+            assert response.results
+            calls += 1
+    finally:
+        _, err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, err
+    found = answer(ws, cfg, RecallRequest(query="Zeppelin day", k=10), now=NOW).results
+    assert len(found) == 5
