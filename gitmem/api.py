@@ -9,20 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import pygit2
-
 from gitmem.config import Config, load_config
 from gitmem.errors import GitmemError
-from gitmem.indexer import (
-    LockBusy,
-    Progress,
-    head_commit,
-    index_workspace,
-)
 from gitmem.model import TimeWindow
 from gitmem.search import RecallQuery, Result, rank, resolve_entities
 from gitmem.store import UNUSABLE, NewerIndexError, Store, open_store
-from gitmem.workspace import Workspace, find_repo_root, is_memory_path
+from gitmem.workspace import Workspace, find_repo_root, head_id, is_memory_path
 
 
 def open_workspace(start: Path) -> tuple[Workspace, Config]:
@@ -47,11 +39,14 @@ class Freshness:
     warnings: list[str] = field(default_factory=list)
 
 
-def ensure_index(ws: Workspace, cfg: Config, progress: Progress | None = None) -> list[str]:
-    """Build the index when missing, catch up with HEAD when behind (unless a writer is busy)."""
+def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
+    """Build the index when missing, catch up with HEAD when behind (unless a writer is busy).
+
+    The up-to-date check costs one ``git rev-parse`` and one meta read, so recall stays fast;
+    the indexer (and pygit2, markdown-it) is imported only when there is work to do.
+    """
     notes: list[str] = []
-    head = head_commit(ws.open_repo())
-    head_id = str(head.id) if head else ""
+    head = head_id(ws.repo_root) or ""
     indexed: str | None = None
     if ws.index_path.exists():
         try:
@@ -62,10 +57,12 @@ def ensure_index(ws: Workspace, cfg: Config, progress: Progress | None = None) -
                 store.close()
         except (*UNUSABLE, NewerIndexError):
             indexed = None
-    if indexed == head_id:
+    if indexed == head and not cfg.worktree:
         return notes
+    from gitmem.indexer import LockBusy, index_workspace
+
     try:
-        report = index_workspace(ws, cfg, progress=progress, wait=indexed is None)
+        report = index_workspace(ws, cfg, wait=indexed is None)
         notes.extend(report.notes)
     except LockBusy:
         notes.append(
@@ -96,11 +93,10 @@ def recall(
 
 def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
     """Counts, last indexed commit, and every warning with its path#Lline."""
-    head = head_commit(ws.open_repo())
     info: dict[str, Any] = {
         "workspace": str(ws.root),
         "index": str(ws.index_path),
-        "head": str(head.id) if head else None,
+        "head": head_id(ws.repo_root),
         "indexed": ws.index_path.exists(),
         # Config problems are shown whether or not an index exists yet.
         "config_warnings": list(cfg.warnings),
@@ -230,6 +226,8 @@ def get_lines(
 
 
 def _blob_at(ws: Workspace, rel: str, rev: str) -> bytes:
+    import pygit2
+
     repo = ws.open_repo()
     try:
         commit = repo.revparse_single(rev).peel(pygit2.Commit)

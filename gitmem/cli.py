@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn
@@ -16,7 +17,6 @@ import click
 
 from gitmem import __version__, api
 from gitmem.errors import GitmemError, InternalError, UsageError
-from gitmem.indexer import Progress, index_workspace
 from gitmem.search import Result
 from gitmem.store import remove_index_files
 
@@ -27,7 +27,7 @@ def _ctx_path(ctx: click.Context) -> Path:
     return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
 
 
-def _progress(label: str) -> Progress | None:
+def _progress(label: str) -> Callable[[int, int], None] | None:
     """A progress line on a terminal; nothing when stderr is not a terminal."""
     if not sys.stderr.isatty():
         return None
@@ -103,6 +103,8 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
 @click.pass_context
 def index(ctx: click.Context, force: bool, as_json: bool) -> None:
     """Bring the index up to date with HEAD (only files whose blobs changed are parsed)."""
+    from gitmem.indexer import index_workspace
+
     ws, cfg = api.open_workspace(_ctx_path(ctx))
     report = index_workspace(ws, cfg, force=force, progress=_progress("indexing"))
     data = {
@@ -398,6 +400,8 @@ def hooks_run(ctx: click.Context, hook_name: str) -> None:
     except GitmemError:
         return
     try:
+        from gitmem.indexer import index_workspace
+
         report = index_workspace(ws, cfg)
         hookmod.log_line(
             ws.memory_dir,

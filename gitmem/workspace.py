@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.model import MemoryFile, Warn
+
+if TYPE_CHECKING:
+    import pygit2
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 _ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "USER.md": "user", "DREAMS.md": "dreams"}
@@ -41,20 +44,41 @@ class Workspace:
         return self.memory_dir / "index.sqlite"
 
     def open_repo(self) -> pygit2.Repository:
+        import pygit2
+
         return pygit2.Repository(str(self.git_dir))
+
+
+def git_output(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run a read-only git command (the git CLI starts faster than importing pygit2)."""
+    try:
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                              check=False)
+    except OSError as exc:
+        raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
 
 
 def find_repo_root(start: Path) -> tuple[Path, Path]:
     """(work tree root, git dir) of the repository containing ``start``."""
-    found = pygit2.discover_repository(str(start))
-    if found is None:
+    if not start.is_dir():
+        raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
+    proc = git_output(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir")
+    if proc.returncode != 0:
         raise GitmemError(
             f"{start} is not inside a git repository; run 'gitmem init' there, or pass -C PATH"
         )
-    repo = pygit2.Repository(found)
-    if repo.is_bare or repo.workdir is None:
-        raise GitmemError(f"{found} is a bare repository; gitmem needs a work tree")
-    return Path(repo.workdir).resolve(), Path(repo.path).resolve()
+    bare, git_dir = proc.stdout.splitlines()[:2]
+    top = git_output(start, "rev-parse", "--show-toplevel")
+    if bare.strip() == "true" or top.returncode != 0 or not top.stdout.strip():
+        raise GitmemError(f"{git_dir} has no work tree (bare, or run from inside .git); "
+                          "gitmem needs a work tree")
+    return Path(top.stdout.strip()).resolve(), Path(git_dir).resolve()
+
+
+def head_id(repo_root: Path) -> str | None:
+    """HEAD's commit id, or None when the branch has no commits yet."""
+    proc = git_output(repo_root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
 def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, str | None] | None:
@@ -95,6 +119,8 @@ def _extra(path: str, extra: Sequence[str]) -> tuple[str, None, None] | None:
 
 
 def _tree(repo: pygit2.Repository, oid: pygit2.Oid) -> pygit2.Tree:
+    import pygit2
+
     obj = repo[oid]
     assert isinstance(obj, pygit2.Tree)
     return obj
