@@ -99,14 +99,19 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
 @click.option(
     "--force", is_flag=True, help="Rebuild from scratch into a new file, swapped in atomically."
 )
+@click.option("--worktree/--no-worktree", default=None,
+              help="Also index uncommitted edits of memory files (marked uncommitted in "
+              "results); default: index.worktree in config.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.pass_context
-def index(ctx: click.Context, force: bool, as_json: bool) -> None:
-    """Bring the index up to date with HEAD (only files whose blobs changed are parsed)."""
+def index(ctx: click.Context, force: bool, worktree: bool | None, as_json: bool) -> None:
+    """Bring the index up to date with HEAD by replaying new commits (only files whose blobs
+    changed are parsed)."""
     from gitmem.indexer import index_workspace
 
     ws, cfg = api.open_workspace(_ctx_path(ctx))
-    report = index_workspace(ws, cfg, force=force, progress=_progress("indexing"))
+    report = index_workspace(ws, cfg, force=force, progress=_progress("indexing"),
+                             worktree=worktree)
     data = {
         "commit": report.commit,
         "full": report.full,
@@ -171,7 +176,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
         click.echo(
             click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
         )
-        click.echo(click.style(r.source, fg="cyan"))
+        click.echo(click.style(r.source + ("  (uncommitted)" if r.uncommitted else ""),
+                               fg="cyan"))
         for line in r.snippet.splitlines():
             click.echo(f"  {line}")
         click.echo("")

@@ -29,7 +29,7 @@ from gitmem.history import chain_changes
 from gitmem.model import MemoryFile, ParsedFile, Warn
 from gitmem.opinions import OPINIONS_PATH
 from gitmem.parse import parse_file
-from gitmem.store import UNUSABLE, NewerIndexError, Store, open_store, remove_index_files
+from gitmem.store import UNUSABLE, WORKTREE, NewerIndexError, Store, open_store, remove_index_files
 from gitmem.versions import ItemVersion, item_versions
 from gitmem.workspace import (
     GIT_LINK,
@@ -41,7 +41,6 @@ from gitmem.workspace import (
 
 Progress = Callable[[int, int], None]
 LOCK_WAIT_SECONDS = 600.0
-WORKTREE = "worktree"  # the pseudo-commit id of uncommitted edits
 
 
 @dataclass(frozen=True)
@@ -227,7 +226,7 @@ class _Replay:
         workers = min(os.cpu_count() or 1, 4)
         if len(todo) < PARALLEL_MIN_FILES or workers < 2:
             return
-        slices = [todo[i::workers * 4] for i in range(workers * 4)]
+        slices = [todo[i :: workers * 4] for i in range(workers * 4)]
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             for batch in pool.map(_parse_blobs, [str(self.repo.path)] * len(slices), slices):
@@ -261,9 +260,7 @@ class _Replay:
             if path == OPINIONS_PATH:
                 self._opinions(parsed, seq, commit_id, at)
         for mf, _, versions in inserts:
-            stamped = [
-                (v, (carried.get(v.fact_id) if v.fact_id else None) or at) for v in versions
-            ]
+            stamped = [(v, (carried.get(v.fact_id) if v.fact_id else None) or at) for v in versions]
             self.store.insert_versions(mf, stamped, seq=seq, commit_id=commit_id)
 
     def _opinions(self, parsed: ParsedFile | None, seq: int, commit_id: str, at: str) -> None:
@@ -416,11 +413,12 @@ def _replay(
     if head is None:
         return 0
     row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (base,)).fetchone()
-    commits = chain_changes(ws.repo_root, str(head.id), str(row[0]) if row else None,
-                            ws.prefix, cfg.extra_paths)
+    commits = chain_changes(
+        ws.repo_root, str(head.id), str(row[0]) if row else None, ws.prefix, cfg.extra_paths
+    )
     replay = _Replay(store, repo, ws)
     for first in range(0, len(commits), BATCH_COMMITS):
-        batch = commits[first:first + BATCH_COMMITS]
+        batch = commits[first : first + BATCH_COMMITS]
         replay.prefetch([mf for c in batch for mf in c.changes.values() if mf is not None])
         for n, change in enumerate(batch, first + 1):
             replay.apply(change.changes, base + n, change.commit_id, change.committed_at)

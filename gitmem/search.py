@@ -12,7 +12,7 @@ from typing import Any
 from gitmem.errors import GitmemError, UsageError
 from gitmem.model import KIND_LETTERS, KIND_NAMES, TimeWindow
 from gitmem.retain import entity_key
-from gitmem.store import Store
+from gitmem.store import WORKTREE, Store
 from gitmem.textfold import build_match, fold, query_terms
 
 SNIPPET_CHARS = 700
@@ -54,6 +54,7 @@ class Result:
     fact_id: str | None
     score: float
     file_class: str = field(default="", compare=False)
+    uncommitted: bool = False  # from 'gitmem index --worktree': not in any commit yet
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +74,7 @@ class Result:
             "confidence": self.confidence,
             "fact_id": self.fact_id,
             "score": round(self.score, 4),
+            "uncommitted": self.uncommitted,
         }
 
 
@@ -292,7 +294,8 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
     )
     start, end = int(row["start_line"]), int(row["end_line"])
     source = f"{row['path']}#L{start}" if start == end else f"{row['path']}#L{start}-L{end}"
-    if row["valid_to"] is not None and row["commit_id"]:
+    uncommitted = row["commit_id"] == WORKTREE
+    if row["valid_to"] is not None and row["commit_id"] and not uncommitted:
         source += f"@{str(row['commit_id'])[:7]}"
     kind = row["kind"]
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
@@ -303,7 +306,7 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
         path=row["path"],
         start_line=start,
         end_line=end,
-        commit=row["commit_id"],
+        commit=None if uncommitted else row["commit_id"],
         source=source,
         timestamp=timestamp,
         event_start=row["event_start"],
@@ -314,6 +317,7 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
         fact_id=row["fact_id"],
         score=score,
         file_class=row["class"],
+        uncommitted=uncommitted,
     )
 
 

@@ -25,6 +25,7 @@ from gitmem.retain import entity_key
 from gitmem.versions import ItemVersion, page_entity, path_search_text
 
 SCHEMA_VERSION = 1
+WORKTREE = "worktree"  # the commit id recorded for uncommitted edits (index --worktree)
 BUSY_TIMEOUT_MS = 15000
 
 # Errors that mean "this file is not a usable index": rebuild it.

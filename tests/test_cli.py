@@ -52,6 +52,7 @@ RESULT_KEYS = {
     "confidence",
     "fact_id",
     "score",
+    "uncommitted",  # added (SPEC §8: add fields, never rename): from index --worktree
 }
 
 

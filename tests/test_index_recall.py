@@ -115,6 +115,7 @@ def test_json_matches_spec_fields(fixture_repo: Path) -> None:
         "confidence",
         "fact_id",
         "score",
+        "uncommitted",
     }
     assert top["kind"] == "world"
     assert top["source"] == f"{top['path']}#L{top['start_line']}"
