@@ -34,6 +34,13 @@ class Config:
     remote_base_url: str | None = None
     remote_api_key_env: str | None = None
     remote_headers: tuple[tuple[str, str], ...] = ()
+    embed_dimensions: int | None = None
+    embed_batch_size: int = 32
+    embed_timeout: float = 30.0
+    embed_retries: int = 4
+    embed_query_input_type: str | None = None
+    embed_document_input_type: str | None = None
+    embed_threads: int | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -48,9 +55,28 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("embed", "provider"): ("embed_provider", str, " | ".join(PROVIDERS)),
     ("embed", "model"): ("embed_model", str, "a GGUF file path or hf:<org>/<repo>/<file>.gguf"),
     ("embed", "fallback"): ("embed_fallback", str, " | ".join(PROVIDERS)),
+    ("embed", "dimensions"): ("embed_dimensions", int, "a whole number of dimensions"),
+    ("embed", "batch_size"): ("embed_batch_size", int, "a whole number from 1 to 2048"),
+    ("embed", "timeout"): ("embed_timeout", float, "seconds, a positive number"),
+    ("embed", "retries"): ("embed_retries", int, "a whole number from 0 to 10"),
+    ("embed", "query_input_type"): ("embed_query_input_type", str, "a provider input type"),
+    ("embed", "document_input_type"): ("embed_document_input_type", str,
+                                       "a provider input type"),
+    ("embed", "threads"): ("embed_threads", int, "a whole number of CPU threads"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
+}
+# Inclusive bounds of numeric settings.
+_RANGES: dict[str, tuple[float, float]] = {
+    "recall_k": (1, 1000),
+    "half_life_days": (1e-3, 1e6),
+    "around_days": (0, 365),
+    "embed_dimensions": (1, 65536),
+    "embed_batch_size": (1, 2048),
+    "embed_timeout": (0.1, 3600),
+    "embed_retries": (0, 10),
+    "embed_threads": (1, 256),
 }
 _UNTRUSTED_IN_REPO = {"embed.remote"}
 _ENV = {
@@ -104,12 +130,9 @@ def _check(source: str, section: str, key: str, value: Any) -> tuple[str, Any]:
         value = tuple(sorted(value.items()))
     if ok and attr in ("embed_provider", "embed_fallback"):
         ok = value in PROVIDERS
-    if ok and attr == "recall_k":
-        ok = 1 <= value <= 1000
-    if ok and attr == "half_life_days":
-        ok = value > 0
-    if ok and attr == "around_days":
-        ok = 0 <= value <= 365
+    if ok and attr in _RANGES:
+        lo, hi = _RANGES[attr]
+        ok = lo <= value <= hi
     if not ok:
         raise GitmemError(f"{source}: invalid value {value!r} for '{name}'; allowed: {allowed}")
     return attr, value
