@@ -91,8 +91,11 @@ def recall(
     return results, warnings
 
 
-def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
-    """Counts, last indexed commit, and every warning with its path#Lline."""
+def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> dict[str, Any]:
+    """Counts, last indexed commit, semantic search state, every warning with its path#Lline.
+
+    ``deep`` also checks that the sqlite-vec extension answers a query and that the embedding
+    provider can be set up (for a local model: loads it)."""
     info: dict[str, Any] = {
         "workspace": str(ws.root),
         "index": str(ws.index_path),
@@ -100,11 +103,7 @@ def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
         "indexed": ws.index_path.exists(),
         # Config problems are shown whether or not an index exists yet.
         "config_warnings": list(cfg.warnings),
-        "semantic": {
-            "provider": cfg.embed_provider,
-            "active": False,
-            "hint": "semantic search is not available yet in this version; recall is lexical",
-        },
+        "semantic": _semantic_status(cfg, deep),
     }
     if not ws.index_path.exists():
         info.update(
@@ -125,6 +124,20 @@ def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
         info["schema_version"] = store.schema_version()
         info["up_to_date"] = info["last_indexed_commit"] == info["head"]
         info["sqlite_vec"] = store.vec_error is None
+        info["sqlite_vec_error"] = store.vec_error
+        have, total = store.vector_counts()
+        if info["semantic"]["active"] or have:
+            info["semantic"].update(
+                index_fingerprint=store.get_meta("embed_fingerprint"),
+                embedded=have,
+                total_items=total,
+                pending=total - have,
+                vector_search="sqlite-vec"
+                if store.vec_error is None and store.has_vec_table()
+                else ("exact scan (sqlite-vec could not be loaded)" if have else None),
+            )
+        if deep:
+            info["sqlite_vec_check"] = _vec_self_test(store)
         info["warnings"] = [
             {"path": p, "line": ln, "code": c, "message": m, "location": f"{p}#L{ln}" if ln else p}
             for p, ln, c, m in store.conn.execute(
@@ -134,6 +147,61 @@ def status(ws: Workspace, cfg: Config) -> dict[str, Any]:
     finally:
         store.close()
     return info
+
+
+def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
+    from gitmem.embed.base import EmbeddingError
+    from gitmem.embed.select import select
+
+    out: dict[str, Any] = {
+        "provider": cfg.embed_provider,
+        "model": cfg.embed_model,
+        "active": False,
+        "hint": None,
+    }
+    try:
+        sel = select(cfg) if deep or cfg.embed_provider in ("auto", "local", "none") else None
+    except EmbeddingError as exc:
+        out["hint"] = f"the {cfg.embed_provider} provider cannot be set up: {exc}"
+        return out
+    if sel is None:
+        out.update(
+            active=True,
+            hint=f"remote provider {cfg.embed_provider} (named explicitly); "
+            "'gitmem status --deep' checks it",
+        )
+        return out
+    if sel.embedder is None:
+        out["hint"] = (
+            sel.reason
+            if cfg.embed_provider != "none"
+            else ("semantic search is off (embed.provider = none)")
+        )
+        return out
+    out.update(active=True, fingerprint=sel.embedder.fingerprint)
+    if deep:
+        from gitmem.embed.service import embed_texts
+
+        try:
+            vec = embed_texts(sel.embedder, ["gitmem status check"], input_type="query")[0]
+            out["dimensions"] = len(vec) // 4
+        except EmbeddingError as exc:
+            out.update(active=False, hint=f"embedding check failed: {exc}")
+    sel.embedder.close()
+    return out
+
+
+def _vec_self_test(store: Store) -> str:
+    """Run a real vec0 query in memory: proves the extension loads and answers."""
+    if store.vec_error is not None:
+        return f"failed: {store.vec_error} (vector search falls back to an exact scan)"
+    import apsw
+
+    try:
+        store.conn.execute("SELECT vec_distance_cosine('[1, 0]', '[0, 1]')").fetchall()
+    except apsw.Error as exc:
+        return f"failed: {exc}"
+    return "ok"
 
 
 def _count(store: Store, sql: str) -> int:
@@ -255,3 +323,52 @@ def window_json(window: TimeWindow | None) -> dict[str, str | None]:
         "since": show(window.start) if window else None,
         "until": show(window.end) if window else None,
     }
+
+
+@dataclass
+class IndexOutcome:
+    """What 'gitmem index' did: the lexical replay, then the embedding fill-in."""
+
+    report: Any  # gitmem.indexer.IndexReport
+    embed: Any = None  # gitmem.embedding.EmbedReport, when an embedder is configured
+    embed_note: str | None = None  # why nothing was embedded (lexical only)
+    embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
+
+
+def index_and_embed(
+    ws: Workspace,
+    cfg: Config,
+    *,
+    force: bool = False,
+    worktree: bool | None = None,
+    embed: bool = True,
+    progress: Any = None,
+    embed_progress: Any = None,
+) -> IndexOutcome:
+    """The lexical index lands first (usable at once); then embeddings are filled in."""
+    from gitmem.embed.base import EmbeddingError
+    from gitmem.embed.select import select
+    from gitmem.embedding import embed_pending
+    from gitmem.indexer import index_workspace
+
+    outcome = IndexOutcome(
+        index_workspace(ws, cfg, force=force, progress=progress, worktree=worktree)
+    )
+    if not embed:
+        outcome.embed_note = "embedding skipped (--no-embed)"
+        return outcome
+    try:
+        sel = select(cfg)
+        if sel.embedder is None:
+            outcome.embed_note = sel.reason
+            return outcome
+        try:
+            outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=embed_progress)
+        finally:
+            sel.embedder.close()
+    except EmbeddingError as exc:
+        if cfg.embed_provider in ("auto", "local"):
+            outcome.embed_note = f"embedding failed ({exc}); the lexical index is up to date"
+        else:
+            outcome.embed_error = str(exc)
+    return outcome

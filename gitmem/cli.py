@@ -11,12 +11,12 @@ import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from gitmem import __version__, api
-from gitmem.errors import GitmemError, InternalError, UsageError
+from gitmem.errors import GitmemError, InternalError, SearchUnavailable, UsageError
 from gitmem.search import Result
 from gitmem.store import remove_index_files
 
@@ -27,7 +27,7 @@ def _ctx_path(ctx: click.Context) -> Path:
     return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
 
 
-def _progress(label: str) -> Callable[[int, int], None] | None:
+def _progress(label: str, unit: str = "files") -> Callable[[int, int], None] | None:
     """A progress line on a terminal; nothing when stderr is not a terminal."""
     if not sys.stderr.isatty():
         return None
@@ -38,7 +38,7 @@ def _progress(label: str) -> Callable[[int, int], None] | None:
         if done == total or now - last[0] > 0.1:
             last[0] = now
             end = "\n" if done == total else ""
-            click.echo(f"\r{label}: {done}/{total} files", err=True, nl=False)
+            click.echo(f"\r{label}: {done}/{total} {unit}", err=True, nl=False)
             if end:
                 click.echo("", err=True)
 
@@ -99,22 +99,43 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
 @click.option(
     "--force", is_flag=True, help="Rebuild from scratch into a new file, swapped in atomically."
 )
-@click.option("--worktree/--no-worktree", default=None,
-              help="Also index uncommitted edits of memory files (marked uncommitted in "
-              "results); default: index.worktree in config.")
+@click.option(
+    "--worktree/--no-worktree",
+    default=None,
+    help="Also index uncommitted edits of memory files (marked uncommitted in "
+    "results); default: index.worktree in config.",
+)
+@click.option(
+    "--no-embed",
+    "no_embed",
+    is_flag=True,
+    help="Only the lexical index; leave embeddings for a later run.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.pass_context
-def index(ctx: click.Context, force: bool, worktree: bool | None, as_json: bool) -> None:
+def index(
+    ctx: click.Context, force: bool, worktree: bool | None, no_embed: bool, as_json: bool
+) -> None:
     """Bring the index up to date with HEAD by replaying new commits (only files whose blobs
-    changed are parsed)."""
-    from gitmem.indexer import index_workspace
+    changed are parsed), then fill in embeddings when an embedding provider is configured.
 
+    The lexical index is committed first and usable at once; embedding continues in batches
+    and can be interrupted and resumed (a kill loses at most one batch)."""
     ws, cfg = api.open_workspace(_ctx_path(ctx))
-    report = index_workspace(ws, cfg, force=force, progress=_progress("indexing"),
-                             worktree=worktree)
-    data = {
+    outcome = api.index_and_embed(
+        ws,
+        cfg,
+        force=force,
+        worktree=worktree,
+        embed=not no_embed,
+        progress=_progress("indexing"),
+        embed_progress=_progress("embedding", unit="items"),
+    )
+    report, emb = outcome.report, outcome.embed
+    data: dict[str, Any] = {
         "commit": report.commit,
         "full": report.full,
+        "commits": report.commits,
         "files": report.files,
         "added": len(report.plan.added),
         "modified": len(report.plan.modified),
@@ -122,27 +143,57 @@ def index(ctx: click.Context, force: bool, worktree: bool | None, as_json: bool)
         "renamed": len(report.plan.renamed),
         "seconds": round(report.seconds, 3),
         "notes": list(report.notes),
+        "embedding": None
+        if emb is None
+        else {
+            "embedded": emb.done,
+            "pending": emb.pending,
+            "total": emb.total,
+            "provider_calls": emb.stats.calls if emb.stats else 0,
+            "cached": emb.stats.cached if emb.stats else 0,
+            "seconds": round(emb.seconds, 3),
+            "skipped": emb.skipped,
+        },
+        "embedding_note": outcome.embed_note,
+        "embedding_error": outcome.embed_error,
     }
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False))
-        return
-    for note in report.notes:
-        click.echo(f"note: {note}", err=True)
-    what = "rebuilt" if report.full else "updated"
-    click.echo(
-        f"{what} index at {report.commit[:7] if report.commit else '(no commits)'}: "
-        f"{report.files} memory files; {data['added']} added, {data['modified']} modified, "
-        f"{data['deleted']} deleted, {data['renamed']} renamed in {data['seconds']}s"
-    )
+    else:
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
+        what = "rebuilt" if report.full else "updated"
+        click.echo(
+            f"{what} index at {report.commit[:7] if report.commit else '(no commits)'}: "
+            f"{report.files} memory files; {data['added']} added, {data['modified']} modified, "
+            f"{data['deleted']} deleted, {data['renamed']} renamed in {data['seconds']}s"
+        )
+        if emb is not None:
+            click.echo(
+                emb.skipped
+                or f"embedded {emb.done} items ({emb.pending} of {emb.total} "
+                f"still pending) in {emb.seconds:.1f}s"
+            )
+        elif outcome.embed_note and not no_embed:
+            click.echo(f"note: {outcome.embed_note}", err=True)
+    if outcome.embed_error:
+        raise SearchUnavailable(f"{outcome.embed_error} (the lexical index is up to date)")
 
 
 @cli.command(context_settings=CONTEXT)
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also check that sqlite-vec answers a query and "
+    "that the embedding provider works (loads a local model, calls a remote one).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def status(ctx: click.Context, as_json: bool) -> None:
-    """Files, facts, entities, chunks, last indexed commit, and warnings with path#Lline."""
+def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
+    """Files, facts, entities, chunks, last indexed commit, semantic search state, and
+    warnings with path#Lline."""
     ws, cfg = api.open_workspace(_ctx_path(ctx))
-    info = api.status(ws, cfg)
+    info = api.status(ws, cfg, deep=deep)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
         return
@@ -161,7 +212,27 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
         f"chunks: {info['chunks']}"
     )
-    click.echo(f"semantic search: off ({info['semantic']['hint']})")
+    sem = info["semantic"]
+    if sem["active"]:
+        click.echo(
+            f"semantic search: {sem['provider']} ({sem['model']}); embedded "
+            f"{sem.get('embedded', 0)} of {sem.get('total_items', 0)} items"
+            + (
+                f", {sem['pending']} pending ('gitmem index' fills them in)"
+                if sem.get("pending")
+                else ""
+            )
+            + (f"; vectors: {sem['vector_search']}" if sem.get("vector_search") else "")
+        )
+    else:
+        click.echo(f"semantic search: off ({sem['hint']})")
+    if "sqlite_vec_check" in info:
+        click.echo(f"sqlite-vec: {info['sqlite_vec_check']}")
+    elif not info.get("sqlite_vec", True):
+        click.echo(
+            f"sqlite-vec: not loaded ({info.get('sqlite_vec_error')}); vector search "
+            "uses an exact scan"
+        )
     click.echo(f"warnings: {len(info['warnings'])}")
     for w in info["warnings"]:
         click.echo(f"  {w['location']}: {w['message']}")
@@ -176,8 +247,7 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
         click.echo(
             click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
         )
-        click.echo(click.style(r.source + ("  (uncommitted)" if r.uncommitted else ""),
-                               fg="cyan"))
+        click.echo(click.style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
         for line in r.snippet.splitlines():
             click.echo(f"  {line}")
         click.echo("")
@@ -415,6 +485,19 @@ def hooks_run(ctx: click.Context, hook_name: str) -> None:
             f"({report.commits} commits, {len(report.plan.to_parse)} files parsed) "
             f"in {report.seconds:.2f}s",
         )
+        outcome = api.index_and_embed(ws, cfg)  # nothing left to replay: embeddings only
+        if outcome.embed is not None and (outcome.embed.done or outcome.embed.skipped):
+            emb = outcome.embed
+            hookmod.log_line(
+                ws.memory_dir,
+                f"{hook_name}: "
+                + (
+                    emb.skipped
+                    or (f"embedded {emb.done} items ({emb.pending} pending) in {emb.seconds:.2f}s")
+                ),
+            )
+        if outcome.embed_error:
+            hookmod.log_line(ws.memory_dir, f"{hook_name}: embedding failed: {outcome.embed_error}")
     except Exception as exc:  # a hook logs every failure and never fails git
         hookmod.log_exception(ws.memory_dir, hook_name, exc)
 

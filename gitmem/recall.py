@@ -10,10 +10,13 @@ from typing import Any
 
 from gitmem import api
 from gitmem.config import Config
-from gitmem.errors import UsageError
+from gitmem.embed.base import Embedder, EmbeddingError
+from gitmem.embed.select import fallback, select
+from gitmem.embed.service import embed_texts
+from gitmem.errors import SearchUnavailable, UsageError
 from gitmem.model import TimeWindow
-from gitmem.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.store import open_store
+from gitmem.search import Ranking, RecallQuery, Result, parse_kinds, rank, resolve_entities
+from gitmem.store import Store, open_store
 from gitmem.textfold import query_terms
 from gitmem.timeparse import as_of_instant, build_window, find_query_window
 from gitmem.workspace import Workspace
@@ -40,13 +43,16 @@ class RecallResponse:
     results: list[Result]
     warnings: list[str] = field(default_factory=list)
     time_window: dict[str, Any] | None = None
+    provider: dict[str, Any] = field(
+        default_factory=lambda: {"name": "none", "model": None, "fallback_used": False}
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "mode": self.mode,
             "filters": self.filters,
-            "provider": {"name": "none", "model": None, "fallback_used": False},
+            "provider": self.provider,
             "results": [r.to_json() for r in self.results],
             "warnings": self.warnings,
             "time_window": self.time_window,
@@ -68,7 +74,12 @@ def _as_of_bounds(value: str, now: datetime) -> tuple[datetime, str]:
 
 
 def answer(
-    ws: Workspace, cfg: Config, req: RecallRequest, *, now: datetime | None = None
+    ws: Workspace,
+    cfg: Config,
+    req: RecallRequest,
+    *,
+    now: datetime | None = None,
+    ranking: Ranking | None = None,
 ) -> RecallResponse:
     now = now or datetime.now(UTC)
     window = build_window(
@@ -108,8 +119,11 @@ def answer(
         half_life_days=cfg.half_life_days,
     )
     warnings = list(cfg.warnings) + api.ensure_index(ws, cfg)
+    semantic = _QueryVector(cfg, req.mode, text, warnings) if text.strip() else None
     store = open_store(ws.index_path, readonly=True)
     try:
+        qvec = semantic.usable_vector(store) if semantic else None
+        mode = req.mode if qvec is not None else "lexical"
         if req.as_of is not None:
             instant, day = _as_of_bounds(req.as_of, now)
             seq = store.seq_at(instant.isoformat())
@@ -117,14 +131,17 @@ def answer(
                 warnings.append(f"the memory has no commit at or before {_show(instant)}")
                 results: list[Result] = []
             else:
+                if qvec is not None:
+                    warnings.append(
+                        "as of an earlier commit, text that is no longer current "
+                        "is found lexically only (vectors cover current text)"
+                    )
                 q = replace(q, as_of_seq=seq, as_of_day=day)
-                results = _ranked(store, q, now, req.entities)
+                results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
         else:
-            results = _ranked(store, q, now, req.entities)
+            results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
     finally:
         store.close()
-    if req.mode != "lexical":
-        warnings.append("semantic search is off (no embedding provider); results are lexical")
     filters = {
         "since": time_window["since"] if time_window else None,
         "until": time_window["until"] if time_window else None,
@@ -132,12 +149,96 @@ def answer(
         "entity": list(req.entities),
         "kind": list(kinds),
     }
-    return RecallResponse(req.query, "lexical", filters, results, warnings, time_window)
+    provider = (
+        semantic.provider_json()
+        if semantic
+        else {"name": "none", "model": None, "fallback_used": False}
+    )
+    return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider)
 
 
-def _ranked(store: Any, q: RecallQuery, now: datetime, names: Sequence[str]) -> list[Result]:
+class _QueryVector:
+    """Embeds the query with the configured provider, applying SPEC §9's failure rules."""
+
+    def __init__(self, cfg: Config, mode: str, text: str, warnings: list[str]) -> None:
+        self.cfg, self.warnings = cfg, warnings
+        self.embedder: Embedder | None = None
+        self.fallback_used = False
+        self.vector: bytes | None = None
+        if mode == "lexical":
+            return
+        try:
+            sel = select(cfg)
+        except EmbeddingError as exc:  # an explicitly named provider that cannot start
+            self._fallback_or_fail(exc, text)
+            return
+        if sel.embedder is None:
+            warnings.append(f"{sel.reason}; results are lexical")
+            return
+        try:
+            self.vector = embed_texts(sel.embedder, [text], input_type="query")[0]
+            self.embedder = sel.embedder
+        except EmbeddingError as exc:
+            if sel.explicit:
+                self._fallback_or_fail(exc, text)
+            else:
+                warnings.append(f"semantic search failed ({exc}); results are lexical")
+
+    def _fallback_or_fail(self, exc: EmbeddingError, text: str) -> None:
+        try:
+            backup = fallback(self.cfg)
+        except EmbeddingError as second:
+            raise SearchUnavailable(f"{exc}; the fallback failed too: {second}") from exc
+        if backup is None:
+            raise SearchUnavailable(str(exc)) from exc
+        try:
+            self.vector = embed_texts(backup, [text], input_type="query")[0]
+        except EmbeddingError as second:
+            raise SearchUnavailable(f"{exc}; the fallback failed too: {second}") from exc
+        self.embedder, self.fallback_used = backup, True
+        self.warnings.append(
+            f"{self.cfg.embed_provider} failed ({exc}); used the fallback provider {backup.name}"
+        )
+
+    def usable_vector(self, store: Store) -> bytes | None:
+        """The query vector, if the index holds vectors made by the same model."""
+        if self.vector is None or self.embedder is None:
+            return None
+        if store.get_meta("embed_fingerprint") != self.embedder.fingerprint:
+            self.warnings.append(
+                f"the index has no embeddings from {self.embedder.name} ({self.embedder.model}) "
+                "yet; run 'gitmem index' to add them; results are lexical"
+            )
+            return None
+        have, total = store.vector_counts()
+        if have < total:
+            self.warnings.append(
+                f"{total - have} of {total} items are not embedded yet "
+                "('gitmem index' fills them in); they are found lexically"
+            )
+        return self.vector
+
+    def provider_json(self) -> dict[str, Any]:
+        if self.embedder is None:
+            return {"name": "none", "model": None, "fallback_used": False}
+        return {
+            "name": self.embedder.name,
+            "model": self.embedder.model,
+            "fallback_used": self.fallback_used,
+        }
+
+
+def _ranked(
+    store: Store,
+    q: RecallQuery,
+    now: datetime,
+    names: Sequence[str],
+    qvec: bytes | None,
+    mode: str,
+    ranking: Ranking | None,
+) -> list[Result]:
     keys = resolve_entities(store, names)
-    return rank(store, q, now, keys)
+    return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking)
 
 
 __all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer"]

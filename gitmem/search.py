@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from gitmem.embed.cache import unpack
 from gitmem.errors import GitmemError, UsageError
 from gitmem.model import KIND_LETTERS, KIND_NAMES, TimeWindow
 from gitmem.retain import entity_key
@@ -237,18 +239,110 @@ def _exact_file_match(query: str, path: str) -> bool:
     return q in (path.casefold(), name, name.removesuffix(".md"))
 
 
-def rank(
-    store: Store, q: RecallQuery, now: datetime, entity_keys: Sequence[Sequence[str]] = ()
-) -> list[Result]:
-    """Candidates scored by relevance × recency decay × importance, then diversified."""
-    limit = max(CANDIDATES_MIN, q.k * 20)
-    candidates = lexical_candidates(store, q, entity_keys, limit)
-    if not candidates:
+@dataclass(frozen=True)
+class Ranking:
+    """How candidates are scored. The defaults are the shipped, benchmarked ones (see
+    BENCHMARKS.md); ``openclaw()`` is the published hybrid baseline."""
+
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    decay: bool = True
+    diversity: bool = True
+    vector_candidates: int = 200
+
+    @classmethod
+    def openclaw(cls) -> Ranking:
+        return cls(vector_weight=0.7, text_weight=0.3, decay=False, diversity=False)
+
+
+def vector_candidates(
+    store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]], qvec: bytes, limit: int
+) -> list[tuple[dict[str, Any], float]]:
+    """Nearest items by cosine similarity (vectors are unit length), filters applied."""
+    filtered = bool(q.kinds or entity_keys or q.window or q.as_of_seq is not None)
+    k = limit * 10 if filtered else limit
+    if store.vec_error is None and store.has_vec_table():
+        hits = [
+            (int(i), 1.0 - float(d))
+            for i, d in store.conn.execute(
+                "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ?", (qvec, k)
+            )
+        ]
+    else:  # the extension cannot be loaded: an exact scan, slower but the same answer
+        query = unpack(qvec)
+        sims = [
+            (int(i), sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False)))
+            for i, v in store.conn.execute("SELECT item_id, vector FROM vectors")
+        ]
+        hits = heapq.nlargest(k, sims, key=lambda pair: pair[1])
+    if not hits:
         return []
-    best = max(score for _, score in candidates) or 1.0
+    sim = dict(hits)
+    where, args = _filters(q, entity_keys)
+    out: list[tuple[dict[str, Any], float]] = []
+    names = [c.split(".")[-1] for c in _COLUMNS.split(", ")]
+    ids = list(sim)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for row in store.conn.execute(
+            f"SELECT {_COLUMNS} FROM items i WHERE i.id IN ({marks}) AND {where}", [*part, *args]
+        ):
+            record = dict(zip(names, row, strict=True))
+            out.append((record, sim[int(record["id"])]))
+    out.sort(key=lambda pair: -pair[1])
+    return out[:limit]
+
+
+def rank(
+    store: Store,
+    q: RecallQuery,
+    now: datetime,
+    entity_keys: Sequence[Sequence[str]] = (),
+    *,
+    qvec: bytes | None = None,
+    mode: str = "lexical",
+    ranking: Ranking | None = None,
+) -> list[Result]:
+    """Candidates scored by relevance × recency decay × importance, then diversified.
+
+    Relevance is lexical (BM25, normalised to the best hit), semantic (cosine similarity), or
+    hybrid: ``vector_weight × cosine + text_weight × BM25``. Lexical candidates always take
+    part in hybrid mode, so keyword-only hits are admitted when semantic ones fall short.
+    """
+    ranking = ranking or Ranking()
+    limit = max(CANDIDATES_MIN, q.k * 20)
+    lexical = (
+        []
+        if mode == "semantic" and qvec is not None
+        else lexical_candidates(store, q, entity_keys, limit)
+    )
+    semantic = (
+        vector_candidates(store, q, entity_keys, qvec, ranking.vector_candidates)
+        if qvec is not None and mode != "lexical"
+        else []
+    )
+    best = max((score for _, score in lexical), default=1.0) or 1.0
+    rows: dict[int, dict[str, Any]] = {}
+    text: dict[int, float] = {}
+    vec: dict[int, float] = {}
+    for row, raw in lexical:
+        rows[row["id"]], text[row["id"]] = row, raw / best
+    for row, sim in semantic:
+        rows.setdefault(row["id"], row)
+        vec[row["id"]] = max(0.0, sim)
     scored: list[tuple[float, dict[str, Any]]] = []
-    for row, raw in candidates:
-        score = (raw / best) * _decay(row, now.date(), q.half_life_days) * IMPORTANCE[row["type"]]
+    for item_id, row in rows.items():
+        if qvec is None or mode == "lexical":
+            base = text.get(item_id, 0.0)
+        elif mode == "semantic":
+            base = vec.get(item_id, 0.0)
+        else:
+            base = ranking.vector_weight * vec.get(item_id, 0.0) + ranking.text_weight * text.get(
+                item_id, 0.0
+            )
+        decay = _decay(row, now.date(), q.half_life_days) if ranking.decay else 1.0
+        score = base * decay * IMPORTANCE[row["type"]]
         if _exact_file_match(q.text, row["path"]):
             score += 1.0
         scored.append((score, row))
@@ -258,7 +352,7 @@ def rank(
     kept: list[tuple[str, int, int, frozenset[str]]] = []
     for score, row in scored:
         words = frozenset(_WORD.findall(fold(row["content"])))
-        if _redundant(row, words, kept):
+        if ranking.diversity and _redundant(row, words, kept):
             continue
         kept.append((row["path"], row["start_line"], row["end_line"], words))
         chosen.append(_result(store, row, score, terms))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -123,6 +123,11 @@ CREATE TABLE warnings (
     message TEXT NOT NULL
 );
 CREATE INDEX warnings_path ON warnings (path);
+-- Embeddings of current items under the fingerprint in meta 'embed_fingerprint' (float32,
+-- unit length). The plain table is the source of truth (searchable by an exact scan when the
+-- sqlite-vec extension cannot be loaded); vec_items, a vec0 table made when the dimension is
+-- known, mirrors it for fast k-nearest-neighbour search.
+CREATE TABLE vectors (item_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE VIRTUAL TABLE items_fts USING fts5 (
     body, path, content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 0'
@@ -273,6 +278,7 @@ class Store:
         ]
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
+        self.drop_vectors([i for (i,) in ids])
         for table in ("items", "opinions"):
             self.conn.execute(f"DELETE FROM {table} WHERE valid_from > ?", (seq,))
             self.conn.execute(
@@ -296,6 +302,7 @@ class Store:
         }
 
     def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str) -> None:
+        self.drop_vectors(ids)
         self.conn.executemany(
             "UPDATE items SET valid_to = ?, ended_at = ?, ended_commit = ? WHERE id = ?",
             [(seq, at, commit_id, i) for i in ids],
@@ -336,6 +343,59 @@ class Store:
         self.conn.executemany(
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def has_vec_table(self) -> bool:
+        return bool(self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'vec_items'").fetchall())
+
+    def drop_vectors(self, ids: Sequence[int]) -> None:
+        """Vectors belong to current versions only; a closed version loses its vector (the
+        embedding cache keeps it, so reopening it costs no provider call)."""
+        rows = [(i,) for i in ids]
+        self.conn.executemany("DELETE FROM vectors WHERE item_id = ?", rows)
+        if rows and self.vec_error is None and self.has_vec_table():
+            self.conn.executemany("DELETE FROM vec_items WHERE rowid = ?", rows)
+
+    def reset_vectors(self, fingerprint: str, dims: int) -> None:
+        """Start over for a new embedding model (or dimension)."""
+        self.conn.execute("DELETE FROM vectors")
+        if self.vec_error is None:
+            self.conn.execute("DROP TABLE IF EXISTS vec_items")
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE vec_items USING vec0(embedding float[{int(dims)}] "
+                "distance_metric=cosine)")
+        self.set_meta("embed_fingerprint", fingerprint)
+        self.set_meta("embed_dims", str(int(dims)))
+
+    def put_vectors(self, rows: Sequence[tuple[int, bytes]]) -> int:
+        """Store vectors of items that are still current; returns how many were stored."""
+        live = [(i, v) for i, v in rows if self.conn.execute(
+            "SELECT 1 FROM items WHERE id = ? AND valid_to IS NULL", (i,)).fetchone()]
+        self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", live)
+        if self.vec_error is None and self.has_vec_table():
+            self.conn.executemany("DELETE FROM vec_items WHERE rowid = ?", [(i,) for i, _ in live])
+            self.conn.executemany("INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)", live)
+        return len(live)
+
+    def vector_counts(self) -> tuple[int, int]:
+        """(current items with a vector, current items)."""
+        row = self.conn.execute(
+            "SELECT count(v.item_id), count(*) FROM items i LEFT JOIN vectors v "
+            "ON v.item_id = i.id WHERE i.valid_to IS NULL").fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def pending_embeddings(self, limit: int) -> list[tuple[int, str]]:
+        """(item id, text to embed) of current items that have no vector yet, oldest first."""
+        rows = self.conn.execute(
+            "SELECT i.id, i.type, i.heading, i.content, (SELECT group_concat(e.name, ' ') "
+            "FROM item_entities e WHERE e.item_id = i.id AND e.role = 'subject') "
+            "FROM items i WHERE i.valid_to IS NULL AND NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id LIMIT ?",
+            (limit,)).fetchall()
+        return [(cast(int, i), embedding_text(str(t), str(h or ""), str(c), str(s or "")))
+                for i, t, h, c, s in rows]
 
     def open_opinions(self) -> dict[str, int]:
         return {
@@ -440,6 +500,13 @@ class Store:
             "  WHERE e.role != 'page' GROUP BY e.entity, e.name ORDER BY n DESC, e.name)"
             " GROUP BY entity"
         )
+
+
+def embedding_text(item_type: str, heading: str, content: str, subjects: str) -> str:
+    """What is embedded for an item: a fact with its subjects, a chunk under its heading."""
+    if item_type == "fact":
+        return f"{subjects}: {content}" if subjects else content
+    return f"{heading}\n{content}" if heading else content
 
 
 def _aliases(front_matter_json: str) -> list[str]:

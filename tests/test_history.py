@@ -242,6 +242,24 @@ def test_worktree_pseudo_commit_is_rolled_back(tmp_path: Path) -> None:
     assert dump(repo) == incremental
 
 
+def test_worktree_layer_then_committing_the_same_edit(tmp_path: Path) -> None:
+    repo = base_repo(tmp_path)
+    index(repo)
+    write(repo, "memory/2025-11-13.md", daily("2025-11-13", "W @Peter: Zeppelin, committed later."))
+    index(repo, worktree=True)
+    index(repo, worktree=True)  # twice: the layer is replaced, not stacked
+    assert [r["source"] for r in recall(repo, "Zeppelin", kinds=("W",))] == [
+        "memory/2025-11-13.md#L4"
+    ]
+    commit_all(repo, "commit the edit", "2025-11-14T21:00:00+00:00")
+    assert not index(repo).full
+    [fact] = recall(repo, "Zeppelin", kinds=("W",))
+    assert fact["recorded_at"] == "2025-11-14T21:00:00+00:00" and fact["commit"] == head(repo)
+    incremental = dump(repo)
+    index(repo, force=True)
+    assert dump(repo) == incremental
+
+
 # -- record time and --as-of -----------------------------------------------------------------
 
 A = "2025-11-20T21:00:00+00:00"

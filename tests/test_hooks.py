@@ -10,11 +10,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers import git, make_repo, recall_json, sources, write
+from helpers import dump, git, make_repo, recall_json, sources, write
 
+from gitmem import api
 from gitmem.cli import run
 from gitmem.hooks import CHAINED_SUFFIX, HOOK_NAMES, install
 from gitmem.hooks import status as hook_status
+from gitmem.indexer import index_workspace, writer_lock
 from gitmem.store import open_store
 
 POLL_SECONDS = 15.0
@@ -269,3 +271,44 @@ def test_failing_reindex_is_logged_and_git_succeeds(tmp_path: Path) -> None:
     assert "Traceback" in log
     assert (repo / ".memory" / "index.sqlite").is_dir()
     assert not list((repo / ".memory").glob("index.sqlite.tmp-*"))
+
+
+def wait_quiet(repo: Path, quiet: float = 1.5) -> None:
+    """Wait until hook.log stops growing and no writer holds the lock (background runs done)."""
+    deadline = time.monotonic() + POLL_SECONDS
+    seen, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        count = len(log_lines(repo))
+        if count != seen:
+            seen, since = count, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        time.sleep(0.05)
+
+
+def test_rebase_with_hooks_converges_to_a_rebuild(tmp_path: Path) -> None:
+    """post-checkout (rebase start) and post-rewrite (its end) leave the index exactly right."""
+    repo = seeded(make_repo(tmp_path))
+    assert hooks_cli(repo, "install") == 0
+    git(repo, "switch", "-q", "-c", "topic")
+    write(repo, "memory/2025-11-22.md", daily("2025-11-22", "W @Peter: Topic work one."))
+    commit(repo, "t1", "2025-11-22T21:00:00+00:00")
+    write(repo, "memory/2025-11-23.md", daily("2025-11-23", "W @Peter: Topic work two."))
+    commit(repo, "t2", "2025-11-23T21:00:00+00:00")
+    git(repo, "switch", "-q", "main")
+    write(repo, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Lives in Aarhus now.\n")
+    commit(repo, "m1", "2025-11-24T21:00:00+00:00")
+    git(repo, "switch", "-q", "topic")
+    git(repo, "rebase", "-q", "main", env_date="2025-11-25T09:00:00+00:00")
+    wait_indexed(repo, "Topic work two")
+    wait_indexed(repo, "Aarhus")
+    wait_quiet(repo)
+    ws, cfg = api.open_workspace(repo)
+    with writer_lock(ws):
+        pass  # no background run is still writing
+    lines = log_lines(repo)
+    assert any("post-rewrite: indexed" in ln for ln in lines), lines
+    assert not [ln for ln in lines if "failed" in ln], lines
+    hooked = dump(repo)
+    index_workspace(ws, cfg, force=True)
+    assert dump(repo) == hooked

@@ -1,0 +1,302 @@
+"""Local embedding models (SPEC §9): where they live, and fetching them once.
+
+A model reference is either a filesystem path to a ``.gguf`` file or
+``hf:<org>/<repo>/<file>.gguf``. A Hugging Face reference is cached at
+``<user cache>/gitmem/models/<org>/<repo>/<file>.gguf``
+(``$XDG_CACHE_HOME`` or ``~/.cache``). Once the file is there it is used with no network at all;
+only ``pull`` (``gitmem model pull``) downloads: streamed into ``<file>.gguf.part``, resumed with an
+HTTP Range request after an interruption, checked against the size and, when the server names it,
+the SHA-256, then renamed into place atomically. A lock file keeps two pulls of one model apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import httpx
+
+from gitmem.embed.base import EmbeddingError
+
+Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None if unknown)
+
+# The Hugging Face endpoint can be overridden so the tests can serve a model from a local
+# 127.0.0.1 server (no hub is reachable there); it also lets users behind a mirror
+# (for example an internal Hugging Face proxy) pull models. Same variable shape as HF_ENDPOINT.
+ENDPOINT_ENV = "GITMEM_HF_ENDPOINT"
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
+_CHUNK = 1 << 20
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_CONTENT_RANGE = re.compile(r"^bytes\s+(\d+)-(\d+)/(\d+|\*)$")
+
+
+@dataclass(frozen=True)
+class HfRef:
+    """A parsed ``hf:<org>/<repo>/<file>.gguf`` reference (the file may sit in a sub-folder)."""
+
+    org: str
+    repo: str
+    file: str
+
+    @property
+    def ref(self) -> str:
+        return f"hf:{self.org}/{self.repo}/{self.file}"
+
+    def url(self, endpoint: str | None = None) -> str:
+        base = (endpoint or hf_endpoint()).rstrip("/")
+        return f"{base}/{self.org}/{self.repo}/resolve/main/{self.file}"
+
+    def cache_path(self) -> Path:
+        return models_dir().joinpath(self.org, self.repo, *self.file.split("/"))
+
+
+def hf_endpoint() -> str:
+    return os.environ.get(ENDPOINT_ENV) or DEFAULT_ENDPOINT
+
+
+def models_dir() -> Path:
+    """``<user cache>/gitmem/models``; the user cache is ``$XDG_CACHE_HOME`` or ``~/.cache``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gitmem" / "models"
+
+
+def parse_hf_ref(ref: str) -> HfRef | None:
+    """The parsed reference for ``hf:…`` strings, None for anything else (a path).
+
+    Raises EmbeddingError for a malformed ``hf:`` reference."""
+    if not ref.startswith("hf:"):
+        return None
+    parts = ref[3:].split("/")
+    bad = (
+        len(parts) < 3
+        or any(p in ("", ".", "..") or "\\" in p or p != p.strip() for p in parts)
+        or not parts[-1].lower().endswith(".gguf")
+    )
+    if bad:
+        raise EmbeddingError(f"invalid model reference '{ref}' in embed.model; expected "
+                             "hf:<org>/<repo>/<file>.gguf or a path to a .gguf file")
+    return HfRef(parts[0], parts[1], "/".join(parts[2:]))
+
+
+def _check_gguf_file(path: Path, ref: str) -> Path:
+    if not path.is_file():
+        raise EmbeddingError(f"embedding model file {path} does not exist; set embed.model to a "
+                             "GGUF file or to hf:<org>/<repo>/<file>.gguf")
+    if path.suffix.lower() != ".gguf":
+        raise EmbeddingError(f"embedding model {ref!r} is not a .gguf file; set embed.model to "
+                             "a GGUF file or to hf:<org>/<repo>/<file>.gguf")
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise EmbeddingError(f"cannot read embedding model {path}: {exc.strerror}") from exc
+    if magic != b"GGUF":
+        raise EmbeddingError(f"embedding model {path} is not a GGUF file (bad header)")
+    return path
+
+
+def resolve_model(ref: str, *, download: bool = False, progress: Progress | None = None,
+                  timeout: float = 30.0) -> Path:
+    """The local file for a model reference.
+
+    A path must exist and be a ``.gguf`` file. A present ``hf:`` model is returned without any
+    network use; an absent one is downloaded when ``download`` is true, otherwise this raises an
+    EmbeddingError telling the user to run ``gitmem model pull <ref>``."""
+    ref = ref.strip()
+    if not ref:
+        raise EmbeddingError("embed.model is empty; set it to a GGUF file or to "
+                             "hf:<org>/<repo>/<file>.gguf")
+    hf = parse_hf_ref(ref)
+    if hf is None:
+        return _check_gguf_file(Path(ref).expanduser(), ref)
+    target = hf.cache_path()
+    if target.is_file():
+        return target
+    if not download:
+        raise EmbeddingError(f"embedding model {ref} is not downloaded yet; run "
+                             f"'gitmem model pull {ref}' (or set embed.model to a GGUF file path)")
+    return pull(ref, progress=progress, timeout=timeout)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created if needed), held for the block; waits for it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _linked_sha256(response: httpx.Response) -> str | None:
+    """The SHA-256 the server vouches for. Hugging Face sends the LFS object's sha256 as
+    ``X-Linked-Etag`` on the ``resolve`` answer (a redirect to its CDN), so the redirect
+    history is searched too."""
+    for resp in (*response.history, response):
+        value: str | None = resp.headers.get("x-linked-etag")
+        if value:
+            tag = value.strip().removeprefix("W/").strip('"').lower()
+            if _SHA256.match(tag):
+                return tag
+    return None
+
+
+def _linked_size(response: httpx.Response) -> int | None:
+    for resp in (*response.history, response):
+        value = resp.headers.get("x-linked-size")
+        if value and value.strip().isdigit():
+            return int(value.strip())
+    return None
+
+
+def _offline_error(ref: str, reason: str) -> EmbeddingError:
+    return EmbeddingError(f"cannot download {ref}: {reason}; the model can also be given as a "
+                          "file path in embed.model")
+
+
+def pull(ref: str, *, progress: Progress | None = None, timeout: float = 30.0,
+         endpoint: str | None = None) -> Path:
+    """Download an ``hf:`` model into the user cache (a no-op when present) and return its path.
+
+    Resumes a previous interrupted download. A path reference is only checked."""
+    hf = parse_hf_ref(ref.strip())
+    if hf is None:
+        return resolve_model(ref)
+    target = hf.cache_path()
+    if target.is_file():
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EmbeddingError(f"cannot create the model cache {target.parent}: "
+                             f"{exc.strerror}") from exc
+    with _locked(target.with_name(target.name + ".lock")):
+        if target.is_file():  # another pull finished while we waited for the lock
+            return target
+        part = target.with_name(target.name + ".part")
+        try:
+            _download(hf, hf.url(endpoint), part, progress, timeout)
+        except httpx.HTTPError as exc:
+            done = part.stat().st_size if part.exists() else 0
+            again = f" ({done} bytes kept; run the pull again to resume)" if done else ""
+            raise _offline_error(hf.ref, f"{_reason(exc)}{again}") from exc
+        os.replace(part, target)
+    return target
+
+
+def _reason(exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect ({str(exc) or 'connection refused'}); are you offline?"
+    if isinstance(exc, httpx.TimeoutException):
+        return "the server did not answer in time"
+    return str(exc) or type(exc).__name__
+
+
+def _download(hf: HfRef, url: str, part: Path, progress: Progress | None,
+              timeout: float) -> None:
+    """Fill ``part`` with the complete, verified file (resuming what is there)."""
+    limits = httpx.Timeout(timeout, connect=min(timeout, 15.0))
+    with httpx.Client(timeout=limits, follow_redirects=True,
+                      headers={"User-Agent": "gitmem", "Accept-Encoding": "identity"}) as client:
+        for _ in range(2):  # a second round only after a refused (416) resume
+            if _fetch(client, hf, url, part, progress):
+                return
+        raise EmbeddingError(f"cannot download {hf.ref}: the server refused to resume and to "
+                             "restart the download")
+
+
+def _fetch(client: httpx.Client, hf: HfRef, url: str, part: Path,
+           progress: Progress | None) -> bool:
+    """One request. True when ``part`` is complete and verified; False to start again."""
+    offset = part.stat().st_size if part.exists() else 0
+    headers = {"Range": f"bytes={offset}-"} if offset else {}
+    with client.stream("GET", url, headers=headers) as resp:
+        status = resp.status_code
+        if status == 416 and offset:  # nothing left to send, or a stale .part: start over
+            part.unlink(missing_ok=True)
+            return False
+        if status == 404:
+            raise EmbeddingError(f"cannot download {hf.ref}: not found at {url} (HTTP 404); "
+                                 "check the organisation, repository and file name")
+        if status in (401, 403):
+            raise EmbeddingError(f"cannot download {hf.ref}: access refused (HTTP {status}); "
+                                 "the repository may be private or gated: download the file "
+                                 "yourself and set embed.model to its path")
+        if status not in (200, 206):
+            raise _offline_error(hf.ref, f"the server answered HTTP {status}")
+        total: int | None = None
+        if status == 206:
+            match = _CONTENT_RANGE.match(resp.headers.get("content-range", "").strip())
+            if match is None or int(match.group(1)) != offset:
+                part.unlink(missing_ok=True)  # an answer we cannot splice: start over
+                return False
+            total = int(match.group(3)) if match.group(3) != "*" else None
+            mode = "ab"
+        else:  # 200: a fresh download, or a server that ignores Range -> restart from zero
+            offset = 0
+            length = resp.headers.get("content-length", "").strip()
+            total = int(length) if length.isdigit() else None
+            mode = "wb"
+        total = total if total is not None else _linked_size(resp)
+        expected_sha = _linked_sha256(resp)
+
+        digest = hashlib.sha256()
+        if mode == "ab":
+            with part.open("rb") as fh:
+                for block in iter(lambda: fh.read(_CHUNK), b""):
+                    digest.update(block)
+        done = offset
+        if progress is not None:
+            progress(done, total)
+        with part.open(mode) as out:
+            for chunk in resp.iter_bytes():  # as received: an interruption keeps all
+                out.write(chunk)
+                digest.update(chunk)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, total)
+            out.flush()
+            os.fsync(out.fileno())
+
+    if total is not None and done != total:
+        if done > total:
+            part.unlink(missing_ok=True)
+            raise EmbeddingError(f"cannot download {hf.ref}: received {done} bytes, more than "
+                                 f"the announced {total}; the partial file was removed")
+        raise _offline_error(hf.ref, f"the download stopped at {done} of {total} bytes; "
+                                     "run the pull again to resume")
+    if expected_sha is not None and digest.hexdigest() != expected_sha:
+        part.unlink(missing_ok=True)
+        raise EmbeddingError(f"cannot download {hf.ref}: checksum mismatch (expected sha256 "
+                             f"{expected_sha}, got {digest.hexdigest()}); the partial file was "
+                             "removed, run the pull again")
+    return True
+
+
+def list_models() -> list[tuple[str, int]]:
+    """The complete models in the cache as ``(hf: reference, size in bytes)``, sorted.
+    A file that does not fit the ``<org>/<repo>/<file>`` layout is listed by its path."""
+    root = models_dir()
+    if not root.is_dir():
+        return []
+    found: list[tuple[str, int]] = []
+    for path in root.rglob("*"):
+        if not path.is_file() or path.suffix.lower() != ".gguf":
+            continue
+        rel = PurePosixPath(path.relative_to(root).as_posix())
+        name = f"hf:{rel}" if len(rel.parts) >= 3 else str(path)
+        try:
+            found.append((name, path.stat().st_size))
+        except OSError:
+            continue
+    return sorted(found)

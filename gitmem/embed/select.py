@@ -1,0 +1,77 @@
+"""Which embedder to use (SPEC §9): none, auto, local, or a remote provider named explicitly.
+
+- ``none``: lexical only, by choice.
+- ``auto`` (default): never sends memory off the machine. The local provider when its model is
+  configured and present; otherwise lexical only, and ``gitmem status`` says how to turn
+  semantic search on.
+- ``local``: the local model; when it cannot be used, lexical with a warning.
+- ``openai``, ``gemini``, ``voyage``, ``ollama``: used only when named. A failure is an error
+  ("memory search unavailable", exit 4) unless ``embed.fallback`` names another provider.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+from gitmem.config import Config
+from gitmem.embed.base import Embedder, EmbeddingError
+
+REMOTE = ("openai", "gemini", "voyage", "ollama")
+
+
+@dataclass
+class Selection:
+    provider: str  # as configured: none | auto | local | openai | ...
+    embedder: Embedder | None  # None: lexical only
+    explicit: bool  # a named remote (or local) provider: failures are errors, not fallbacks
+    reason: str | None = None  # why there is no embedder
+
+
+def _local(cfg: Config) -> Embedder:
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise EmbeddingError(
+            "the local provider needs llama-cpp-python: pip install 'gitmem[local]'"
+        )
+    from gitmem.embed.download import resolve_model
+    from gitmem.embed.local import LocalEmbedder
+
+    path = resolve_model(cfg.embed_model, download=False, progress=None)
+    return LocalEmbedder(path, ref=cfg.embed_model, threads=cfg.embed_threads)
+
+
+def build(cfg: Config, provider: str) -> Embedder:
+    """An embedder for a named provider; raises EmbeddingError when it cannot be set up."""
+    if provider == "local":
+        return _local(cfg)
+    if provider in REMOTE:
+        from gitmem.embed.remote import remote_embedder
+
+        return remote_embedder(cfg, provider)
+    raise EmbeddingError(f"unknown embedding provider '{provider}'")
+
+
+def select(cfg: Config) -> Selection:
+    """The embedder for this configuration. Never raises for ``none``/``auto``/``local``."""
+    provider = cfg.embed_provider
+    if provider == "none":
+        return Selection(provider, None, False, "embed.provider is 'none'")
+    if provider in ("auto", "local"):
+        try:
+            return Selection(provider, _local(cfg), False)
+        except EmbeddingError as exc:
+            hint = (
+                f"no local embedding model is present ({exc}); run 'gitmem model pull' or "
+                "set embed.model to a GGUF file"
+            )
+            return Selection(provider, None, False, hint if provider == "auto" else str(exc))
+    return Selection(provider, build(cfg, provider), True)
+
+
+def fallback(cfg: Config) -> Embedder | None:
+    """The configured fallback embedder, or None."""
+    if cfg.embed_fallback in ("none", cfg.embed_provider):
+        return None
+    if cfg.embed_fallback == "auto":
+        return select(cfg.__class__(**{**cfg.__dict__, "embed_provider": "auto"})).embedder
+    return build(cfg, cfg.embed_fallback)

@@ -1,0 +1,140 @@
+"""Filling in embeddings after the lexical index has landed (SPEC §9).
+
+A real local model embeds a few thousand tokens a second on two cores, so a large workspace
+takes an hour or more the first time. The lexical index is therefore committed first and is
+usable at once; this stage then embeds current items that have no vector yet, batch by batch.
+The provider is called outside any index lock, and each batch is written in its own short
+transaction under the writer lock, so a kill loses at most one batch, hooks and re-indexes
+are not held up, and recall never waits. One embedding job runs at a time per workspace.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from gitmem.config import Config
+from gitmem.embed.base import Embedder
+from gitmem.embed.cache import EmbeddingCache
+from gitmem.embed.service import EmbedStats, embed_texts
+from gitmem.indexer import writer_lock
+from gitmem.store import open_store
+from gitmem.workspace import Workspace
+
+BATCH_ITEMS = 64
+
+
+@dataclass
+class EmbedReport:
+    done: int = 0  # vectors written in this run
+    pending: int = 0  # current items still without a vector afterwards
+    total: int = 0
+    seconds: float = 0.0
+    stats: EmbedStats | None = None
+    skipped: str | None = None  # why nothing ran (another job is embedding)
+
+
+@contextmanager
+def _embed_lock(ws: Workspace) -> Iterator[bool]:
+    ws.memory_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(ws.memory_dir / "embed.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _prepare(ws: Workspace, embedder: Embedder, cache: EmbeddingCache,
+             stats: EmbedStats) -> None:
+    """Make the index's vectors belong to this embedder's fingerprint (reset on a change)."""
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        current = store.get_meta("embed_fingerprint")
+        has_table = store.has_vec_table() or store.vec_error is not None
+    finally:
+        store.close()
+    if current == embedder.fingerprint and has_table:
+        return
+    probe = embed_texts(embedder, ["gitmem dimension probe"], input_type="document",
+                        cache=cache, batch_size=1, stats=stats)
+    with writer_lock(ws):
+        store = open_store(ws.index_path)
+        try:
+            with store.transaction():
+                store.reset_vectors(embedder.fingerprint, len(probe[0]) // 4)
+        finally:
+            store.close()
+
+
+def embed_pending(
+    ws: Workspace,
+    cfg: Config,
+    embedder: Embedder,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    limit: int | None = None,
+) -> EmbedReport:
+    """Embed current items that have no vector yet; resumable, one batch at a time."""
+    started = time.monotonic()
+    report = EmbedReport(stats=EmbedStats())
+    with _embed_lock(ws) as mine:
+        if not mine:
+            report.skipped = "another gitmem process is embedding this workspace"
+            return report
+        cache = EmbeddingCache(ws.memory_dir / "embeddings.sqlite")
+        try:
+            assert report.stats is not None
+            _prepare(ws, embedder, cache, report.stats)
+            while limit is None or report.done < limit:
+                store = open_store(ws.index_path, readonly=True)
+                try:
+                    batch = store.pending_embeddings(BATCH_ITEMS)
+                    have, total = store.vector_counts()
+                finally:
+                    store.close()
+                if progress is not None:
+                    progress(have, total)
+                if not batch:
+                    break
+                vectors = embed_texts(
+                    embedder,
+                    [t for _, t in batch],
+                    input_type="document",
+                    cache=cache,
+                    batch_size=cfg.embed_batch_size,
+                    stats=report.stats,
+                )
+                with writer_lock(ws):
+                    store = open_store(ws.index_path)
+                    try:
+                        if store.get_meta("embed_fingerprint") != embedder.fingerprint:
+                            break  # the model changed under us; the next run starts over
+                        with store.transaction():
+                            stored = store.put_vectors(
+                                [(i, v) for (i, _), v in zip(batch, vectors, strict=True)]
+                            )
+                    finally:
+                        store.close()
+                report.done += stored  # items that ended meanwhile are simply skipped
+        finally:
+            cache.close()
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        have, report.total = store.vector_counts()
+    finally:
+        store.close()
+    report.pending = report.total - have
+    report.seconds = time.monotonic() - started
+    return report

@@ -1,0 +1,218 @@
+"""Semantic and hybrid recall end to end, against a real OpenAI-compatible HTTP server on
+127.0.0.1: embedding after the lexical index, the cache, vectors in sqlite-vec, the failure
+and trust rules of SPEC §9 and §14."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from embed_server import EmbedServer, Fault
+from helpers import commit_all, gitmem, write
+
+from gitmem import api
+from gitmem.embed.select import select
+from gitmem.embedding import embed_pending
+from gitmem.indexer import index_workspace
+from gitmem.store import Store, open_store
+
+CANARY = "sk-canary-DO-NOT-LEAK-7f3a"
+
+
+@pytest.fixture
+def server() -> Iterator[EmbedServer]:
+    with EmbedServer(dim=16) as srv:
+        yield srv
+
+
+@pytest.fixture
+def openai_env(server: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> EmbedServer:
+    monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "openai")
+    monkeypatch.setenv("GITMEM_EMBED_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    return server
+
+
+def index_json(repo: Path, *extra: str) -> dict[str, object]:
+    code, out, err = gitmem("-C", str(repo), "index", "--json", *extra)
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def embedded_calls(server: EmbedServer) -> int:
+    return sum(1 for r in server.requests if r.path.endswith("/embeddings"))
+
+
+def test_index_embeds_everything_then_the_cache_answers(fixture_repo: Path,
+                                                        openai_env: EmbedServer) -> None:
+    first = index_json(fixture_repo)
+    emb = first["embedding"]
+    assert isinstance(emb, dict)
+    assert emb["embedded"] == emb["total"] > 100 and emb["pending"] == 0
+    calls = embedded_calls(openai_env)
+    assert calls == emb["provider_calls"] >= 1
+    body = openai_env.requests[-1].body
+    assert body["model"] and len(body["input"]) <= 32  # batched by embed.batch_size
+    # A full rebuild of unchanged text never calls the provider again.
+    again = index_json(fixture_repo, "--force")
+    emb2 = again["embedding"]
+    assert isinstance(emb2, dict)
+    assert emb2["embedded"] == emb["total"] and emb2["provider_calls"] == 0
+    assert embedded_calls(openai_env) == calls
+
+
+def test_hybrid_recall_uses_vectors_and_reports_provider(fixture_repo: Path,
+                                                         openai_env: EmbedServer) -> None:
+    index_json(fixture_repo)
+    before = embedded_calls(openai_env)
+    code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway host", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["mode"] == "hybrid"
+    assert data["provider"]["name"] == "openai" and data["provider"]["fallback_used"] is False
+    assert data["results"]
+    assert embedded_calls(openai_env) == before + 1  # the query, as input type "query"
+    code, out, _ = gitmem("-C", str(fixture_repo), "recall", "gateway host", "--json",
+                          "--mode", "semantic")
+    sem = json.loads(out)
+    assert sem["mode"] == "semantic" and sem["results"]
+
+
+def test_only_changed_text_is_embedded_after_a_commit(fixture_repo: Path,
+                                                      openai_env: EmbedServer) -> None:
+    index_json(fixture_repo)
+    calls = embedded_calls(openai_env)
+    write(fixture_repo, "memory/2025-12-01.md", "## Retain\n- W @Peter: Back from Marrakech.\n")
+    commit_all(fixture_repo, "new day", date="2025-12-01T21:00:00+00:00")
+    out = index_json(fixture_repo)
+    emb = out["embedding"]
+    assert isinstance(emb, dict)
+    assert emb["embedded"] == 2 and emb["pending"] == 0  # the fact and its chunk
+    assert embedded_calls(openai_env) == calls + 1
+    assert openai_env.requests[-1].body["input"] == ["Peter: Back from Marrakech.",
+                                                     "Retain\n## Retain\n- W @Peter: Back from "
+                                                     "Marrakech."]
+
+
+def test_embedding_is_resumable_batch_by_batch(fixture_repo: Path,
+                                               openai_env: EmbedServer) -> None:
+    ws, cfg = api.open_workspace(fixture_repo)
+    index_workspace(ws, cfg)
+    embedder = select(cfg).embedder
+    assert embedder is not None
+    part = embed_pending(ws, cfg, embedder, limit=64)  # as if killed after one batch
+    assert part.done == 64 and part.pending == part.total - 64
+    _code, out, _ = gitmem("-C", str(fixture_repo), "recall", "gateway", "--json")
+    warnings = json.loads(out)["warnings"]
+    assert any(f"{part.pending} of {part.total} items are not embedded yet" in w
+               for w in warnings)
+    rest = embed_pending(ws, cfg, embedder)
+    assert rest.done == part.pending and rest.pending == 0
+
+
+def test_a_model_change_re_embeds_and_reuses_the_cache(fixture_repo: Path,
+                                                       openai_env: EmbedServer) -> None:
+    index_json(fixture_repo)
+    calls = embedded_calls(openai_env)
+    config = Path.home() / ".config" / "gitmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[embed]\ndimensions = 8\n", encoding="utf-8")
+    out = index_json(fixture_repo)
+    emb = out["embedding"]
+    assert isinstance(emb, dict) and emb["embedded"] == emb["total"]
+    assert embedded_calls(openai_env) > calls
+    assert openai_env.requests[-1].body["dimensions"] == 8
+    config.write_text("", encoding="utf-8")  # back to the first model: all cached
+    calls = embedded_calls(openai_env)
+    out = index_json(fixture_repo)
+    emb = out["embedding"]
+    assert isinstance(emb, dict) and emb["embedded"] == emb["total"]
+    assert embedded_calls(openai_env) == calls
+
+
+def test_explicit_provider_down_is_exit_4_never_silent(fixture_repo: Path,
+                                                       openai_env: EmbedServer) -> None:
+    index_json(fixture_repo)
+    openai_env.script(Fault(status=401))
+    code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway", "--json")
+    assert code == 4
+    assert "memory search unavailable" in err and "OPENAI_API_KEY" in err
+    assert CANARY not in err + out
+
+
+def test_fallback_provider_is_used_and_reported(fixture_repo: Path, openai_env: EmbedServer,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    index_json(fixture_repo)
+    config = Path.home() / ".config" / "gitmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[embed]\nfallback = "ollama"\nretries = 0\n', encoding="utf-8")
+    # Ollama is reached at its default address unless named; point it at the test server.
+    monkeypatch.setattr("gitmem.embed.remote.OllamaEmbedder.default_base_url", openai_env.url,
+                        raising=False)
+    openai_env.script(Fault(status=500))
+    code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["provider"]["fallback_used"] is True
+    assert data["provider"]["name"] == "ollama"
+    assert data["mode"] == "lexical"  # the index holds no vectors of the fallback model
+    assert any("fallback" in w for w in data["warnings"])
+
+
+def test_auto_without_a_model_is_lexical_and_says_so_once(fixture_repo: Path) -> None:
+    code, out, _ = gitmem("-C", str(fixture_repo), "recall", "gateway", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["mode"] == "lexical"
+    assert data["provider"]["name"] == "none"
+    notes = [w for w in data["warnings"] if "embedding model" in w]
+    assert len(notes) == 1 and "gitmem model pull" in notes[0]
+
+
+def test_exact_scan_gives_the_same_answer_without_sqlite_vec(
+        fixture_repo: Path, openai_env: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    index_json(fixture_repo)
+    _, out, _ = gitmem("-C", str(fixture_repo), "recall", "Marrakech birthday", "--json",
+                       "--mode", "semantic", "--k", "5")
+    with_vec = [r["source"] for r in json.loads(out)["results"]]
+    monkeypatch.setattr(Store, "_load_vec", lambda self: "sqlite-vec disabled for the test")
+    _, out, _ = gitmem("-C", str(fixture_repo), "recall", "Marrakech birthday", "--json",
+                       "--mode", "semantic", "--k", "5")
+    assert [r["source"] for r in json.loads(out)["results"]] == with_vec
+    _code, out, _ = gitmem("-C", str(fixture_repo), "status", "--deep")
+    assert "sqlite-vec" in out and "disabled for the test" in out
+
+
+def test_canary_key_never_written_anywhere(fixture_repo: Path, openai_env: EmbedServer) -> None:
+    index_json(fixture_repo)
+    outputs = []
+    for args in (("recall", "gateway", "--json"), ("status", "--json"), ("status", "--deep")):
+        _code, out, err = gitmem("-C", str(fixture_repo), *args)
+        outputs.append(out + err)
+    openai_env.script(Fault(status=401))
+    outputs.append("".join(gitmem("-C", str(fixture_repo), "recall", "x")[1:]))
+    assert all(CANARY not in o for o in outputs)
+    for path in (fixture_repo / ".memory").rglob("*"):
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), path
+    assert any(CANARY in r.headers.get("authorization", "") for r in openai_env.requests)
+
+
+def test_vectors_follow_history(fixture_repo: Path, openai_env: EmbedServer) -> None:
+    """A deleted file's items lose their vectors; a reset brings them back from the cache."""
+    index_json(fixture_repo)
+    shutil.rmtree(fixture_repo / "bank" / "entities")
+    commit_all(fixture_repo, "drop entity pages", date="2025-12-02T21:00:00+00:00")
+    index_json(fixture_repo)
+    ws, _ = api.open_workspace(fixture_repo)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        have, total = store.vector_counts()
+        orphans = store.conn.execute(
+            "SELECT count(*) FROM vectors v JOIN items i ON i.id = v.item_id "
+            "WHERE i.valid_to IS NOT NULL").fetchone()[0]
+    finally:
+        store.close()
+    assert have == total and orphans == 0
