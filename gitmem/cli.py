@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -500,6 +501,61 @@ def hooks_run(ctx: click.Context, hook_name: str) -> None:
             hookmod.log_line(ws.memory_dir, f"{hook_name}: embedding failed: {outcome.embed_error}")
     except Exception as exc:  # a hook logs every failure and never fails git
         hookmod.log_exception(ws.memory_dir, hook_name, exc)
+
+
+@cli.group(context_settings=CONTEXT)
+def model() -> None:
+    """Local embedding models: download once, then used offline."""
+
+
+@model.command("pull", context_settings=CONTEXT)
+@click.argument("ref", required=False)
+@click.pass_context
+def model_pull(ctx: click.Context, ref: str | None) -> None:
+    """Download REF (hf:<org>/<repo>/<file>.gguf; default: embed.model) into the user cache,
+    resuming an interrupted download and verifying its size and checksum."""
+    from gitmem.config import load_config
+    from gitmem.embed.download import pull
+
+    cfg = load_config(None)  # outside a repository: user config and environment only
+    with contextlib.suppress(GitmemError):
+        cfg = api.open_workspace(_ctx_path(ctx))[1]
+    target = ref or cfg.embed_model
+    path = pull(target, progress=_byte_progress(f"downloading {target}"))
+    click.echo(f"{target}: {path}")
+
+
+@model.command("list", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def model_list(as_json: bool) -> None:
+    """List the models in the user cache."""
+    from gitmem.embed.download import list_models
+
+    models = list_models()
+    if as_json:
+        click.echo(json.dumps([{"ref": r, "bytes": n} for r, n in models]))
+        return
+    if not models:
+        click.echo("no models downloaded; 'gitmem model pull' fetches embed.model")
+    for ref, size in models:
+        click.echo(f"{ref}  {size / 1048576:.1f} MB")
+
+
+def _byte_progress(label: str) -> Callable[[int, int | None], None] | None:
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - last[0] > 0.1 or done == total:
+            last[0] = now
+            of = f" of {total / 1048576:.1f}" if total else ""
+            click.echo(f"\r{label}: {done / 1048576:.1f}{of} MB", err=True, nl=False)
+            if done == total:
+                click.echo("", err=True)
+
+    return show
 
 
 def _crash_log(exc: BaseException) -> Path:

@@ -60,10 +60,7 @@ def select(cfg: Config) -> Selection:
         try:
             return Selection(provider, _local(cfg), False)
         except EmbeddingError as exc:
-            hint = (
-                f"no local embedding model is present ({exc}); run 'gitmem model pull' or "
-                "set embed.model to a GGUF file"
-            )
+            hint = f"no local embedding model is present: {exc}"
             return Selection(provider, None, False, hint if provider == "auto" else str(exc))
     return Selection(provider, build(cfg, provider), True)
 
