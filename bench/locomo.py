@@ -891,11 +891,14 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
+    model = args.embed_model
+    if model is not None and Path(model).exists():
+        model = str(Path(model).resolve())  # the index records it; keep it cwd-independent
     workspaces = load_workspaces(
         args.workspaces_dir,
         k=args.k,
         now=now,
-        embed_model=args.embed_model,
+        embed_model=model,
         reindex=not args.no_reindex,
     )
     details: list[dict[str, Any]] | None = [] if args.details else None

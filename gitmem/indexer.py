@@ -255,7 +255,7 @@ class _Replay:
             if mf is None or parsed is None:
                 self.store.remove_files([path])
             else:
-                self.store.put_file(parsed, commit_id)
+                self.store.put_file(parsed)
                 inserts.append((mf, parsed, [v for v in new if v.vkey not in current]))
             if path == OPINIONS_PATH:
                 self._opinions(parsed, seq, commit_id, at)
@@ -377,27 +377,7 @@ def _sync_files(
     replay = _Replay(store, repo, ws)
     for path in plan.to_parse:
         mf = target[path]
-        store.put_file(replay.parse(mf)[0], _introduced_by(store, repo, ws, path, mf.blob))
-
-
-def _introduced_by(
-    store: Store, repo: pygit2.Repository, ws: Workspace, path: str, blob: str
-) -> str | None:
-    """The indexed commit that brought ``path`` to ``blob`` (as a replay from scratch would)."""
-    found: str | None = None
-    rows = store.conn.execute(
-        "SELECT commit_id FROM commits WHERE commit_id != ? ORDER BY seq DESC", (WORKTREE,)
-    ).fetchall()
-    for (cid,) in rows:
-        commit = repo[pygit2.Oid(hex=str(cid))]
-        try:
-            entry = commit.tree[ws.prefix + path]
-        except KeyError:
-            break
-        if str(entry.id) != blob:
-            break
-        found = str(cid)
-    return found
+        store.put_file(replay.parse(mf)[0])
 
 
 def _replay(

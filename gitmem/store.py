@@ -48,8 +48,7 @@ CREATE TABLE files (
     class TEXT NOT NULL,
     day TEXT,
     title TEXT NOT NULL DEFAULT '',
-    front_matter TEXT NOT NULL DEFAULT '{}',
-    commit_id TEXT
+    front_matter TEXT NOT NULL DEFAULT '{}'
 );
 -- Every version of every fact and chunk. A version is valid from the commit (seq) that
 -- introduced it until the commit that changed or removed it (valid_to; NULL while current).
@@ -447,22 +446,14 @@ class Store:
             self.conn.execute("DELETE FROM warnings WHERE path = ?", (path,))
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
-    def put_file(self, parsed: ParsedFile, commit_id: str | None) -> None:
+    def put_file(self, parsed: ParsedFile) -> None:
         mf = parsed.file
         self.remove_files([mf.path])
         self.conn.execute(
-            "INSERT INTO files (path, blob, class, day, title, front_matter, commit_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                mf.path,
-                mf.blob,
-                mf.file_class,
-                mf.day.isoformat() if mf.day else None,
-                parsed.title,
-                json.dumps(parsed.front_matter, default=str, ensure_ascii=False),
-                commit_id,
-            ),
-        )
+            "INSERT INTO files (path, blob, class, day, title, front_matter) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (mf.path, mf.blob, mf.file_class, mf.day.isoformat() if mf.day else None,
+             parsed.title, json.dumps(parsed.front_matter, default=str, ensure_ascii=False)))
         self.conn.executemany(
             "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
             [(w.path, w.line, w.code, w.message) for w in parsed.warnings],

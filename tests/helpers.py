@@ -142,7 +142,7 @@ def dump(repo: Path) -> list[tuple[Any, ...]]:
             sorted_rows(
                 ("file", *r)
                 for r in conn.execute(
-                    "SELECT path, blob, class, day, title, front_matter, commit_id FROM files"
+                    "SELECT path, blob, class, day, title, front_matter FROM files"
                 )
             )
         )
