@@ -32,7 +32,7 @@ def test_readme_opens_with_install_and_test_commands() -> None:
     blocks = _blocks()
     assert len(blocks) >= 2
     assert "pip install -e '.[dev]'" in blocks[0] and "recall" in blocks[0]
-    assert "python -m pytest" in blocks[1]
+    assert blocks[1].strip() == "bash .ci/run"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pytest" in ci and "ruff check" in ci and "mypy" in ci
 
