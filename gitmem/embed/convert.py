@@ -140,7 +140,7 @@ def convert_bert(model_dir: Path, out: Path, *, outtype: OutType = "f16") -> Pat
     if outtype not in _FILE_TYPES:
         raise ValueError(f"outtype must be one of {', '.join(_FILE_TYPES)}, not {outtype!r}")
     ftype = _FILE_TYPES[outtype]
-    model_dir = Path(model_dir)
+    model_dir, out = Path(model_dir), Path(out)
     hp = _json(model_dir / "config.json")
     if not _ARCHITECTURES & set(hp.get("architectures") or []) and hp.get("model_type") != "bert":
         raise ValueError(f"{model_dir} is not a BERT model (config.json)")
@@ -151,7 +151,8 @@ def convert_bert(model_dir: Path, out: Path, *, outtype: OutType = "f16") -> Pat
     n_params = 0
     for hf_name, array in sorted(load_file(str(model_dir / "model.safetensors")).items()):
         name = hf_name.removeprefix("bert.")
-        name = name.replace(".gamma", ".weight").replace(".beta", ".bias")
+        if name.endswith((".gamma", ".beta")):  # old LayerNorm names
+            name = name.rsplit(".", 1)[0] + (".weight" if name.endswith(".gamma") else ".bias")
         if name.startswith(_SKIP_PREFIXES):
             continue
         new_name = names.get_name(name, try_suffixes=(".weight", ".bias"))
@@ -179,9 +180,12 @@ def convert_bert(model_dir: Path, out: Path, *, outtype: OutType = "f16") -> Pat
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
-    finally:
         writer.close()
-    tmp.replace(out)
+        tmp.replace(out)
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
     return out
 
 
