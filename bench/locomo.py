@@ -557,13 +557,14 @@ class BenchWorkspace:
     def gitmem(self) -> tuple[Any, Any]:
         """gitmem's (Workspace, Config) for this repository, the index rebuilt once."""
         if self._gitmem is None:
-            from gitmem.api import open_workspace
-            from gitmem.indexer import index_workspace
+            from gitmem.api import index_and_embed, open_workspace
 
             ws, cfg = open_workspace(self.root)
             if self.embed_model is not None:
                 cfg = replace(cfg, embed_provider="local", embed_model=self.embed_model)
-            index_workspace(ws, cfg, force=self.reindex)
+            outcome = index_and_embed(ws, cfg, force=self.reindex)  # lexical, then vectors
+            if outcome.embed_error:
+                raise BenchError(f"embedding failed: {outcome.embed_error}")
             self._gitmem = (ws, cfg)
         return self._gitmem
 
@@ -589,8 +590,10 @@ class MethodUnavailable(BenchError):
     """The installed gitmem cannot run this method (e.g. no embedding provider)."""
 
 
-def gitmem_recall(mode: str) -> Method:
-    """gitmem's recall in-process in ``mode``; refuses to stand in lexical results for another."""
+def gitmem_recall(mode: str, ranking: Any = None, name: str | None = None) -> Method:
+    """gitmem's recall in-process in ``mode``; refuses to stand in lexical results for another.
+
+    ``ranking`` overrides gitmem's shipped ranking (``gitmem.search.Ranking``)."""
 
     def run(question: str, workspace: BenchWorkspace) -> list[Span]:
         from gitmem.errors import GitmemError
@@ -599,7 +602,8 @@ def gitmem_recall(mode: str) -> Method:
         ws, cfg = workspace.gitmem()
         try:
             response = answer(
-                ws, cfg, RecallRequest(query=question, k=workspace.k, mode=mode), now=workspace.now
+                ws, cfg, RecallRequest(query=question, k=workspace.k, mode=mode),
+                now=workspace.now, ranking=ranking,
             )
         except GitmemError as exc:
             if exc.exit_code == 4:  # SearchUnavailable: the provider itself failed
@@ -615,8 +619,14 @@ def gitmem_recall(mode: str) -> Method:
             )
         return [(r.path, r.start_line, r.end_line) for r in response.results]
 
-    run.__name__ = f"gitmem_{mode}"
+    run.__name__ = f"gitmem_{name or mode}"
     return run
+
+
+def _openclaw() -> Any:
+    from gitmem.search import Ranking
+
+    return Ranking.openclaw()
 
 
 class QuestionFailed(BenchError):
@@ -628,6 +638,8 @@ METHODS: dict[str, Method] = {
     "lexical": gitmem_recall("lexical"),
     "semantic": gitmem_recall("semantic"),
     "hybrid": gitmem_recall("hybrid"),
+    # OpenClaw's published hybrid: 0.7 x cosine + 0.3 x text, no decay, no diversity.
+    "openclaw": gitmem_recall("hybrid", _openclaw(), "openclaw"),
 }
 
 

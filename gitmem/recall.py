@@ -59,6 +59,13 @@ class RecallResponse:
         }
 
 
+# Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.
+_GENERIC = frozenset(
+    "happen happened happens happening going go went on occur occurred anything something "
+    "everything events event news new up done do did there".split()
+)
+
+
 def _show(t: datetime | None) -> str | None:
     if t is None:
         return None
@@ -86,6 +93,7 @@ def answer(
         since=req.since, until=req.until, around=req.around, now=now, around_days=cfg.around_days
     )
     text = req.query
+    prefer: TimeWindow | None = None
     time_window: dict[str, Any] | None = None
     if window is not None:
         time_window = {
@@ -93,17 +101,28 @@ def answer(
             "phrase": None,
             "since": _show(window.start),
             "until": _show(window.end),
+            "applied_as": "filter",
         }
     else:
         found = find_query_window(req.query, now, around_days=cfg.around_days)
         if found is not None:
-            window, phrase = found
-            text = req.query.replace(phrase, " ").strip()
+            found_window, phrase = found
+            rest = req.query.replace(phrase, " ").strip()
+            # Words besides the date phrase: the window ranks matching results first but
+            # drops nothing (a phrase read loosely must not hide the answer). Only a date
+            # phrase ("what happened last week"): the window selects what to list.
+            content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
+            applied = "boost" if content else "filter"
+            if applied == "boost":
+                prefer = found_window
+            else:
+                window, text = found_window, rest
             time_window = {
                 "source": "query",
                 "phrase": phrase,
-                "since": _show(window.start),
-                "until": _show(window.end),
+                "since": _show(found_window.start),
+                "until": _show(found_window.end),
+                "applied_as": applied,
             }
     if not query_terms(text) and window is None:
         raise UsageError(
@@ -117,6 +136,7 @@ def answer(
         window=window,
         kinds=kinds,
         half_life_days=cfg.half_life_days,
+        prefer=prefer,
     )
     warnings = list(cfg.warnings) + api.ensure_index(ws, cfg)
     semantic = _QueryVector(cfg, req.mode, text, warnings) if text.strip() else None

