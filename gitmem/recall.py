@@ -60,10 +60,11 @@ class RecallResponse:
 
 
 # Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.
-_GENERIC = frozenset(
-    "happen happened happens happening going go went on occur occurred anything something "
-    "everything events event news new up done do did there".split()
-)
+_GENERIC = frozenset({
+    "happen", "happened", "happens", "happening", "going", "go", "went", "on", "occur",
+    "occurred", "anything", "something", "everything", "events", "event", "news", "new", "up",
+    "done", "do", "did", "there",
+})
 
 
 def _show(t: datetime | None) -> str | None:
