@@ -59,7 +59,8 @@ def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
             indexed = None
     if indexed == head and not cfg.worktree:
         return notes
-    from gitmem.indexer import LockBusy, index_workspace
+    from gitmem.indexer import index_workspace
+    from gitmem.locks import LockBusy
 
     try:
         report = index_workspace(ws, cfg, wait=indexed is None)
@@ -335,6 +336,35 @@ class IndexOutcome:
     embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
 
 
+def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -> bool:
+    """True when the index already holds HEAD with the same settings (no indexer needed)."""
+    if (cfg.worktree if worktree is None else worktree) or not ws.index_path.exists():
+        return False
+    from gitmem.chunking import DEFAULT_CHUNKING
+    from gitmem.workspace import scope_fingerprint
+
+    try:
+        store = open_store(ws.index_path, readonly=True)
+    except (*UNUSABLE, NewerIndexError):
+        return False
+    try:
+        meta = store.meta()
+    finally:
+        store.close()
+    return (meta.get("last_indexed_commit") == (head_id(ws.repo_root) or "")
+            and meta.get("worktree") != "1"
+            and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
+            and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
+
+
+def _indexed_files(ws: Workspace) -> int:
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        return _count(store, "SELECT count(*) FROM files")
+    finally:
+        store.close()
+
+
 def index_and_embed(
     ws: Workspace,
     cfg: Config,
@@ -349,11 +379,18 @@ def index_and_embed(
     from gitmem.embed.base import EmbeddingError
     from gitmem.embed.select import select
     from gitmem.embedding import embed_pending
-    from gitmem.indexer import index_workspace
 
-    outcome = IndexOutcome(
-        index_workspace(ws, cfg, force=force, progress=progress, worktree=worktree)
-    )
+    if not force and index_is_current(ws, cfg, worktree):
+        from gitmem.changes import ChangePlan, IndexReport
+
+        files = _indexed_files(ws)
+        outcome = IndexOutcome(IndexReport(head_id(ws.repo_root), False, ChangePlan((), (), (), ()),
+                                           files, 0.0, ()))
+    else:
+        from gitmem.indexer import index_workspace
+
+        outcome = IndexOutcome(index_workspace(ws, cfg, force=force, progress=progress,
+                                               worktree=worktree))
     if not embed:
         outcome.embed_note = "embedding skipped (--no-embed)"
         return outcome

@@ -50,3 +50,14 @@ def plan_changes(indexed: Mapping[str, str], target: Mapping[str, str]) -> Chang
         deleted.discard(old)
         added.discard(new)
     return ChangePlan(tuple(sorted(added)), tuple(modified), tuple(sorted(deleted)), tuple(renamed))
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    commit: str | None
+    full: bool
+    plan: ChangePlan  # the net change of the memory files since the previous index
+    files: int
+    seconds: float
+    notes: tuple[str, ...]
+    commits: int = 0  # commits replayed

@@ -22,7 +22,7 @@ from gitmem.config import Config
 from gitmem.embed.base import Embedder
 from gitmem.embed.cache import EmbeddingCache
 from gitmem.embed.service import EmbedStats, embed_texts
-from gitmem.indexer import writer_lock
+from gitmem.locks import writer_lock
 from gitmem.store import open_store
 from gitmem.workspace import Workspace
 

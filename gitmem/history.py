@@ -25,6 +25,7 @@ class CommitChanges:
     commit_id: str
     committed_at: str  # UTC, ISO 8601, seconds
     changes: dict[str, MemoryFile | None] = field(default_factory=dict)  # None: removed
+    links: frozenset[str] = frozenset()  # memory paths that became symbolic links
 
 
 def pathspecs(prefix: str, extra: Sequence[str]) -> list[str]:
@@ -58,6 +59,7 @@ def _parse_commit(record: bytes, prefix: str, extra: Sequence[str]) -> CommitCha
     sha, _, stamp = head.decode("ascii").partition("\x02")
     at = datetime.fromtimestamp(int(stamp.strip()), UTC).isoformat(timespec="seconds")
     changes: dict[str, MemoryFile | None] = {}
+    links: set[str] = set()
     fields = rest.lstrip(b"\n").split(b"\x00")
     for i in range(0, len(fields) - 1, 2):
         meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
@@ -73,8 +75,10 @@ def _parse_commit(record: bytes, prefix: str, extra: Sequence[str]) -> CommitCha
         if found is None:
             continue
         mode = int(new_mode, 8)
+        if mode == GIT_LINK and not status.startswith("D"):
+            links.add(path)
         if status.startswith("D") or mode in (GIT_LINK, GIT_SUBMODULE, 0):
             changes[path] = None
         else:
             changes[path] = MemoryFile(path, new_blob, found[0], found[1])
-    return CommitChanges(sha.strip(), at, changes)
+    return CommitChanges(sha.strip(), at, changes, frozenset(links))

@@ -7,25 +7,22 @@ commit, which gives every version its record time and end time from git, not fro
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
 
-from gitmem.changes import ChangePlan, plan_changes
+from gitmem.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.chunking import DEFAULT_CHUNKING
 from gitmem.config import Config
-from gitmem.errors import GitmemError
 from gitmem.history import chain_changes
+from gitmem.locks import writer_lock
 from gitmem.model import MemoryFile, ParsedFile, Warn
 from gitmem.opinions import OPINIONS_PATH
 from gitmem.parse import parse_file
@@ -37,71 +34,10 @@ from gitmem.workspace import (
     Workspace,
     classify,
     memory_files_in_tree,
+    scope_fingerprint,
 )
 
 Progress = Callable[[int, int], None]
-LOCK_WAIT_SECONDS = 600.0
-
-
-@dataclass(frozen=True)
-class IndexReport:
-    commit: str | None
-    full: bool
-    plan: ChangePlan  # the net change of the memory files since the previous index
-    files: int
-    seconds: float
-    notes: tuple[str, ...]
-    commits: int = 0  # commits replayed
-
-
-class LockBusy(GitmemError):
-    pass
-
-
-@contextmanager
-def writer_lock(
-    ws: Workspace, *, wait: bool = True, timeout: float = LOCK_WAIT_SECONDS
-) -> Iterator[None]:
-    """Serialise writers (two hooks at once) with an advisory lock on .memory/index.lock."""
-    ensure_memory_dir(ws)
-    fd = os.open(ws.memory_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if not wait or time.monotonic() > deadline:
-                    raise LockBusy(
-                        "another gitmem process is updating the index; try again when it finishes"
-                    ) from exc
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)
-
-
-def ensure_memory_dir(ws: Workspace) -> None:
-    """Create .memory/ and keep it out of git via info/exclude (never a tracked file)."""
-    ws.memory_dir.mkdir(parents=True, exist_ok=True)
-    common = ws.git_dir
-    commondir = ws.git_dir / "commondir"
-    if commondir.is_file():
-        common = (ws.git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
-    exclude = common / "info" / "exclude"
-    pattern = f"/{ws.prefix}.memory/"
-    try:
-        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    except OSError:
-        return
-    if pattern not in existing.splitlines():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        sep = "" if not existing or existing.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as fh:
-            fh.write(f"{sep}# gitmem's derived index\n{pattern}\n")
 
 
 def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
@@ -272,6 +208,28 @@ class _Replay:
                 self.store.insert_opinion(op, seq=seq, commit_id=commit_id, at=at)
 
 
+def _reusable_index(ws: Workspace, cfg: Config, notes: list[str]) -> Store | None:
+    """The existing index, if an incremental update can bring it to HEAD; None means rebuild
+    (and ``notes`` says why, unless there simply is no index yet)."""
+    if not ws.index_path.exists():
+        return None
+    try:
+        store = open_store(ws.index_path)
+    except (*UNUSABLE, NewerIndexError) as exc:
+        notes.append(f"index at {ws.index_path} was unusable ({exc}); rebuilt it")
+        return None
+    why = None
+    if store.get_meta("chunking") not in (None, DEFAULT_CHUNKING.fingerprint):
+        why = "chunking parameters changed: full re-index"
+    elif store.get_meta("scope") not in (None, scope_fingerprint(ws.prefix, cfg.extra_paths)):
+        why = "workspace.root or index.extra_paths changed: full re-index"
+    if why is None:
+        return store
+    notes.append(why)
+    store.close()
+    return None
+
+
 def index_workspace(
     ws: Workspace,
     cfg: Config,
@@ -292,16 +250,7 @@ def index_workspace(
         repo = ws.open_repo()
         head = head_commit(repo)
         notes: list[str] = []
-        store: Store | None = None
-        if not force and ws.index_path.exists():
-            try:
-                store = open_store(ws.index_path)
-                if store.get_meta("chunking") not in (None, DEFAULT_CHUNKING.fingerprint):
-                    notes.append("chunking parameters changed: full re-index")
-                    store.close()
-                    store = None
-            except (*UNUSABLE, NewerIndexError) as exc:
-                notes.append(f"index at {ws.index_path} was unusable ({exc}); rebuilt it")
+        store = None if force else _reusable_index(ws, cfg, notes)
         if store is not None:
             try:
                 result = _update(store, repo, ws, cfg, head, progress, use_worktree, notes)
@@ -340,6 +289,9 @@ def _update(
     notes: list[str],
 ) -> _Outcome | None:
     """Bring an existing index to HEAD; None when it shares no history with HEAD."""
+    last = store.last_commit()
+    if last is not None and head is not None and last[1] == str(head.id) and not use_worktree:
+        return ChangePlan((), (), (), ()), 0, len(store.file_blobs())  # nothing new
     known = store.chain()
     _, fork = first_parent_chain(repo, head, known)
     if fork is None and known:
@@ -348,14 +300,14 @@ def _update(
     before = store.file_blobs()
     with store.transaction():
         base = fork or 0
-        last = store.last_commit()
-        if last is not None and last[0] > base:
+        rolled_back = last is not None and last[0] > base
+        if rolled_back:
             store.rollback_to(base)
             _sync_files(store, repo, ws, cfg, _tree_at(repo, store, base))
-        count = _replay(store, repo, ws, cfg, head, base, progress)
-        _finish(store, repo, ws, cfg, head, use_worktree)
+        replayed = _replay(store, repo, ws, cfg, head, base, progress)
+        _finish(store, repo, ws, cfg, head, use_worktree, replayed, rolled_back)
     after = store.file_blobs()
-    return plan_changes(before, after), count, len(after)
+    return plan_changes(before, after), replayed.commits, len(after)
 
 
 def _tree_at(repo: pygit2.Repository, store: Store, seq: int) -> pygit2.Tree | None:
@@ -380,6 +332,13 @@ def _sync_files(
         store.put_file(replay.parse(mf)[0])
 
 
+@dataclass
+class _Replayed:
+    commits: int = 0
+    paths: set[str] = field(default_factory=set)  # memory paths changed by those commits
+    links: bool = False  # some commit turned a memory path into a symbolic link
+
+
 def _replay(
     store: Store,
     repo: pygit2.Repository,
@@ -388,10 +347,11 @@ def _replay(
     head: pygit2.Commit | None,
     base: int,
     progress: Progress | None,
-) -> int:
-    """Replay the chain's commits after seq ``base`` up to ``head``; returns how many."""
+) -> _Replayed:
+    """Replay the chain's commits after seq ``base`` up to ``head``."""
+    done = _Replayed()
     if head is None:
-        return 0
+        return done
     row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (base,)).fetchone()
     commits = chain_changes(
         ws.repo_root, str(head.id), str(row[0]) if row else None, ws.prefix, cfg.extra_paths
@@ -403,9 +363,12 @@ def _replay(
         for n, change in enumerate(batch, first + 1):
             replay.apply(change.changes, base + n, change.commit_id, change.committed_at)
             store.add_commit(base + n, change.commit_id, change.committed_at)
+            done.paths.update(change.changes)
+            done.links = done.links or bool(change.links)
             if progress is not None:
                 progress(n, len(commits))
-    return len(commits)
+    done.commits = len(commits)
+    return done
 
 
 def _finish(
@@ -415,28 +378,31 @@ def _finish(
     cfg: Config,
     head: pygit2.Commit | None,
     use_worktree: bool,
+    replayed: _Replayed,
+    recheck: bool,
 ) -> None:
-    files, warns = memory_files_in_tree(
-        repo, head.tree if head else None, ws.prefix, cfg.extra_paths
-    )
-    if head is None:
-        warns.append(
-            Warn(
-                "",
-                0,
-                "no-commits",
-                "the repository has no commits yet; commit memory files to index them",
-            )
+    """Warnings not tied to a parsed file (symbolic links, no commits), entities, meta.
+
+    Walking HEAD's whole tree for links costs tens of milliseconds on a large workspace, so an
+    incremental run only does it when a replayed commit made a link (or after a rollback)."""
+    if recheck or use_worktree or replayed.links or head is None:
+        files, warns = memory_files_in_tree(
+            repo, head.tree if head else None, ws.prefix, cfg.extra_paths
         )
-    if use_worktree:
-        warns.extend(_apply_worktree(store, repo, ws, cfg, files))
-    store.replace_global_warnings(warns)
+        if head is None:
+            warns.append(Warn("", 0, "no-commits", "the repository has no commits yet; "
+                              "commit memory files to index them"))
+        if use_worktree:
+            warns.extend(_apply_worktree(store, repo, ws, cfg, files))
+        store.replace_global_warnings(warns)
+    else:
+        store.clear_link_warnings(replayed.paths)
     store.refresh_entities()
     store.set_meta("last_indexed_commit", str(head.id) if head else "")
     store.set_meta("worktree", "1" if use_worktree else "0")
     store.set_meta("indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
     store.set_meta("chunking", DEFAULT_CHUNKING.fingerprint)
-    store.set_meta("embed_provider", "none")
+    store.set_meta("scope", scope_fingerprint(ws.prefix, cfg.extra_paths))
 
 
 def _apply_worktree(
@@ -515,15 +481,15 @@ def _full_build(
         store = open_store(tmp)
         try:
             with store.transaction():
-                count = _replay(store, repo, ws, cfg, head, 0, progress)
-                _finish(store, repo, ws, cfg, head, use_worktree)
+                replayed = _replay(store, repo, ws, cfg, head, 0, progress)
+                _finish(store, repo, ws, cfg, head, use_worktree, replayed, True)
             files = store.file_blobs()
         finally:
             store.close()
         os.replace(tmp, ws.index_path)
     finally:
         remove_index_files(tmp)
-    return plan_changes({}, files), count, len(files)
+    return plan_changes({}, files), replayed.commits, len(files)
 
 
 def workspace_path_of(ws: Workspace, path: Path) -> str:

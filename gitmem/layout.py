@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pygit2
 
-from gitmem.indexer import ensure_memory_dir
+from gitmem.locks import ensure_memory_dir
 from gitmem.workspace import Workspace
 
 MEMORY_TEMPLATE = """# Memory

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -125,6 +124,8 @@ def front_matter(lines: list[str], path: str) -> tuple[dict[str, object], int, l
             0,
             [Warn(path, 1, "front-matter", "front matter has no closing '---'; treated as text")],
         )
+    import yaml  # only files with front matter pay for importing it
+
     try:
         data = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:

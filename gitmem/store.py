@@ -177,6 +177,9 @@ class Store:
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error: str | None = self._load_vec()
         self._next_id: int | None = None
+        # Entity bookkeeping for refresh_entities(): keys whose versions changed, or "all".
+        self._entities_touched: set[str] = set()
+        self._entities_all = False
         if not readonly:
             self.conn.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL")
 
@@ -286,6 +289,7 @@ class Store:
         self.conn.execute("UPDATE items SET ended_commit = NULL WHERE valid_to IS NULL")
         self.conn.execute("DELETE FROM commits WHERE seq > ?", (seq,))
         self._next_id = None
+        self._entities_all = True
 
     # -- versions ---------------------------------------------------------------------------
 
@@ -302,6 +306,11 @@ class Store:
 
     def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str) -> None:
         self.drop_vectors(ids)
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            self._entities_touched.update(str(r[0]) for r in self.conn.execute(
+                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks})", part))
         self.conn.executemany(
             "UPDATE items SET valid_to = ?, ended_at = ?, ended_commit = ? WHERE id = ?",
             [(seq, at, commit_id, i) for i in ids],
@@ -342,6 +351,7 @@ class Store:
         self.conn.executemany(
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)
+        self._entities_touched.update(key for _, key, _, _ in links)
 
     # -- vectors ----------------------------------------------------------------------------
 
@@ -443,12 +453,17 @@ class Store:
 
     def remove_files(self, paths: Iterable[str]) -> None:
         for path in paths:
+            if self.conn.execute("SELECT 1 FROM files WHERE path = ? AND class = 'entity'",
+                                 (path,)).fetchone():
+                self._entities_all = True  # a page (and its aliases) went or changed
             self.conn.execute("DELETE FROM warnings WHERE path = ?", (path,))
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def put_file(self, parsed: ParsedFile) -> None:
         mf = parsed.file
         self.remove_files([mf.path])
+        if mf.file_class == "entity":
+            self._entities_all = True
         self.conn.execute(
             "INSERT INTO files (path, blob, class, day, title, front_matter) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -468,29 +483,57 @@ class Store:
             [(w.path, w.line, w.code, w.message) for w in warns],
         )
 
+    def clear_link_warnings(self, paths: Iterable[str]) -> None:
+        """Paths changed by commits that made no link are no longer links."""
+        self.conn.executemany("DELETE FROM warnings WHERE code = 'symlink' AND path = ?",
+                              [(p,) for p in paths])
+
     def refresh_entities(self) -> None:
-        """Recompute entities and aliases from entity pages and entry links (cheap, derived)."""
-        self.conn.execute("DELETE FROM entities")
-        self.conn.execute("DELETE FROM aliases")
+        """Bring entities and aliases up to date with what changed in this transaction.
+
+        Entity pages (and their aliases) or a rollback mean a full recount; otherwise only the
+        entity keys that changed versions in this run are recounted (cheap per commit)."""
+        if self._entities_all:
+            self.conn.execute("DELETE FROM entities")
+            self.conn.execute("DELETE FROM aliases")
+            self._insert_pages()
+            keys: list[str] | None = None
+        else:
+            keys = sorted(self._entities_touched)
+            if not keys:
+                return
+            self.conn.executemany("DELETE FROM entities WHERE key = ? AND page IS NULL",
+                                  [(k,) for k in keys])
+        counted = (
+            "SELECT e.entity AS entity, e.name AS name, row_number() OVER ("
+            "  PARTITION BY e.entity ORDER BY count(*) DESC, e.name) AS rank "
+            "FROM item_entities e JOIN items i ON i.id = e.item_id AND i.valid_to IS NULL "
+            "WHERE e.role != 'page' {only} GROUP BY e.entity, e.name")
+        if keys is None:
+            sql, args = counted.format(only=""), []
+        else:
+            marks = ",".join("?" * len(keys))
+            sql, args = counted.format(only=f"AND e.entity IN ({marks})"), keys
+        self.conn.execute(
+            f"INSERT OR IGNORE INTO entities (key, name, page) "
+            f"SELECT entity, name, NULL FROM ({sql}) WHERE rank = 1", args)
+        # An alias names an entity that has a page; it is not an entity of its own.
+        self.conn.execute("DELETE FROM entities WHERE key IN (SELECT alias FROM aliases)")
+        self._entities_all = False
+        self._entities_touched.clear()
+
+    def _insert_pages(self) -> None:
         pages = self.conn.execute(
-            "SELECT path, front_matter FROM files WHERE class = 'entity'"
-        ).fetchall()
+            "SELECT path, front_matter FROM files WHERE class = 'entity'").fetchall()
         for path, fm in pages:
             slug = page_entity(str(path))
             key = entity_key(slug)
-            self.conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?)", (key, slug, path))
+            self.conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?)",
+                              (key, slug, path))
             for alias in _aliases(str(fm)):
                 akey = entity_key(alias)
                 if akey and akey != key:
                     self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (akey, key))
-        self.conn.execute(
-            "INSERT OR IGNORE INTO entities (key, name, page) "
-            "SELECT entity, name, NULL FROM ("
-            "  SELECT e.entity, e.name, count(*) AS n FROM item_entities e "
-            "  JOIN items i ON i.id = e.item_id AND i.valid_to IS NULL "
-            "  WHERE e.role != 'page' GROUP BY e.entity, e.name ORDER BY n DESC, e.name)"
-            " GROUP BY entity"
-        )
 
 
 def embedding_text(item_type: str, heading: str, content: str, subjects: str) -> str:

@@ -183,3 +183,8 @@ def memory_files_in_tree(
 
 def is_memory_path(path: str, extra: Sequence[str] = ()) -> bool:
     return classify(path, extra) is not None
+
+
+def scope_fingerprint(prefix: str, extra: Sequence[str]) -> str:
+    """Which files are memory (workspace folder, extra paths): a change re-indexes all."""
+    return "\x1f".join([prefix, *sorted(extra)])

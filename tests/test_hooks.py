@@ -16,7 +16,8 @@ from gitmem import api
 from gitmem.cli import run
 from gitmem.hooks import CHAINED_SUFFIX, HOOK_NAMES, install
 from gitmem.hooks import status as hook_status
-from gitmem.indexer import index_workspace, writer_lock
+from gitmem.indexer import index_workspace
+from gitmem.locks import writer_lock
 from gitmem.store import open_store
 
 POLL_SECONDS = 15.0

@@ -19,10 +19,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-import httpx
+from typing import TYPE_CHECKING
 
 from gitmem.embed.base import EmbeddingError
+
+if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
+    import httpx
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None if unknown)
 
@@ -128,6 +130,7 @@ def resolve_model(ref: str, *, download: bool = False, progress: Progress | None
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive lock on ``path`` (created if needed), held for the block; waits for it."""
+
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -169,6 +172,8 @@ def pull(ref: str, *, progress: Progress | None = None, timeout: float = 30.0,
     """Download an ``hf:`` model into the user cache (a no-op when present) and return its path.
 
     Resumes a previous interrupted download. A path reference is only checked."""
+    import httpx
+
     hf = parse_hf_ref(ref.strip())
     if hf is None:
         return resolve_model(ref)
@@ -195,6 +200,8 @@ def pull(ref: str, *, progress: Progress | None = None, timeout: float = 30.0,
 
 
 def _reason(exc: httpx.HTTPError) -> str:
+    import httpx
+
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect ({str(exc) or 'connection refused'}); are you offline?"
     if isinstance(exc, httpx.TimeoutException):
@@ -205,6 +212,8 @@ def _reason(exc: httpx.HTTPError) -> str:
 def _download(hf: HfRef, url: str, part: Path, progress: Progress | None,
               timeout: float) -> None:
     """Fill ``part`` with the complete, verified file (resuming what is there)."""
+    import httpx
+
     limits = httpx.Timeout(timeout, connect=min(timeout, 15.0))
     with httpx.Client(timeout=limits, follow_redirects=True,
                       headers={"User-Agent": "gitmem", "Accept-Encoding": "identity"}) as client:

@@ -1,0 +1,66 @@
+"""The index's locks and its folder: cheap to import (no pygit2, no parser), so commands that
+only read, or find nothing to do, start fast."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from gitmem.errors import GitmemError
+from gitmem.workspace import Workspace
+
+LOCK_WAIT_SECONDS = 600.0
+
+
+class LockBusy(GitmemError):
+    pass
+
+
+@contextmanager
+def writer_lock(
+    ws: Workspace, *, wait: bool = True, timeout: float = LOCK_WAIT_SECONDS
+) -> Iterator[None]:
+    """Serialise writers (two hooks at once) with an advisory lock on .memory/index.lock."""
+    ensure_memory_dir(ws)
+    fd = os.open(ws.memory_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if not wait or time.monotonic() > deadline:
+                    raise LockBusy(
+                        "another gitmem process is updating the index; try again when it finishes"
+                    ) from exc
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
+
+
+def ensure_memory_dir(ws: Workspace) -> None:
+    """Create .memory/ and keep it out of git via info/exclude (never a tracked file)."""
+    ws.memory_dir.mkdir(parents=True, exist_ok=True)
+    common = ws.git_dir
+    commondir = ws.git_dir / "commondir"
+    if commondir.is_file():
+        common = (ws.git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+    exclude = common / "info" / "exclude"
+    pattern = f"/{ws.prefix}.memory/"
+    try:
+        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    except OSError:
+        return
+    if pattern not in existing.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if not existing or existing.endswith("\n") else "\n"
+        with exclude.open("a", encoding="utf-8") as fh:
+            fh.write(f"{sep}# gitmem's derived index\n{pattern}\n")
