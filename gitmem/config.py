@@ -27,6 +27,7 @@ class Config:
     worktree: bool = False
     recall_k: int = 8
     half_life_days: float = 30.0
+    decay_floor: float = 0.8
     around_days: int = 3
     embed_provider: str = "auto"
     embed_model: str = DEFAULT_MODEL
@@ -51,6 +52,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("index", "worktree"): ("worktree", bool, "true or false"),
     ("recall", "k"): ("recall_k", int, "a whole number from 1 to 1000"),
     ("recall", "half_life_days"): ("half_life_days", float, "a positive number of days"),
+    ("recall", "decay_floor"): ("decay_floor", float, "a number from 0 to 1"),
     ("recall", "around_days"): ("around_days", int, "a whole number of days, 0 to 365"),
     ("embed", "provider"): ("embed_provider", str, " | ".join(PROVIDERS)),
     ("embed", "model"): ("embed_model", str, "a GGUF file path or hf:<org>/<repo>/<file>.gguf"),
@@ -71,6 +73,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
 _RANGES: dict[str, tuple[float, float]] = {
     "recall_k": (1, 1000),
     "half_life_days": (1e-3, 1e6),
+    "decay_floor": (0.0, 1.0),
     "around_days": (0, 365),
     "embed_dimensions": (1, 65536),
     "embed_batch_size": (1, 2048),

@@ -108,23 +108,21 @@ def embed_pending(
                     progress(have, total)
                 if not batch:
                     break
-                vectors = embed_texts(
-                    embedder,
-                    [t for _, t in batch],
-                    input_type="document",
-                    cache=cache,
-                    batch_size=cfg.embed_batch_size,
-                    stats=report.stats,
-                )
+                texts = [t for _, passages in batch for t in passages]
+                vectors = embed_texts(embedder, texts, input_type="document", cache=cache,
+                                      batch_size=cfg.embed_batch_size, stats=report.stats)
+                rows: list[tuple[int, int, bytes]] = []
+                at = 0
+                for item_id, passages in batch:
+                    rows.extend((item_id, n, vectors[at + n]) for n in range(len(passages)))
+                    at += len(passages)
                 with writer_lock(ws):
                     store = open_store(ws.index_path)
                     try:
                         if store.get_meta("embed_fingerprint") != embedder.fingerprint:
                             break  # the model changed under us; the next run starts over
                         with store.transaction():
-                            stored = store.put_vectors(
-                                [(i, v) for (i, _), v in zip(batch, vectors, strict=True)]
-                            )
+                            stored = store.put_vectors(rows)
                     finally:
                         store.close()
                 report.done += stored  # items that ended meanwhile are simply skipped

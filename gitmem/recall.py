@@ -137,6 +137,7 @@ def answer(
         window=window,
         kinds=kinds,
         half_life_days=cfg.half_life_days,
+        decay_floor=cfg.decay_floor,
         prefer=prefer,
     )
     warnings = list(cfg.warnings) + api.ensure_index(ws, cfg)

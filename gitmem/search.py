@@ -14,15 +14,16 @@ from gitmem.embed.cache import unpack
 from gitmem.errors import GitmemError, UsageError
 from gitmem.model import KIND_LETTERS, KIND_NAMES, TimeWindow
 from gitmem.retain import entity_key
-from gitmem.store import WORKTREE, Store
-from gitmem.textfold import build_match, fold, query_terms
+from gitmem.store import MAX_PASSAGES, WORKTREE, Store
+from gitmem.textfold import STOPWORDS, build_match, fold, query_terms
 
 SNIPPET_CHARS = 700
 CANDIDATES_MIN = 200
+# The weight an old daily note keeps (recency decay never drops below it). Tuned on LoCoMo,
+# whose questions do not favour recent sessions: see BENCHMARKS.md.
+DECAY_FLOOR = 0.8
 PREFER_BOOST = 0.5  # a date phrase with topic words: in-window results are preferred
-DECAY_FLOOR = 0.5  # an old daily note keeps half its weight: exact old matches still surface
 IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
-CURATED = {"core", "user", "bank", "entity", "dreams", "note", "extra"}
 _WORD = re.compile(r"\w+")
 
 
@@ -34,6 +35,7 @@ class RecallQuery:
     entities: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # world | experience | opinion | observation | note
     half_life_days: float = 30.0
+    decay_floor: float = DECAY_FLOOR
     as_of_seq: int | None = None  # answer from the indexed commit with this seq
     as_of_day: str | None = None  # and leave out event times after this day
     prefer: TimeWindow | None = None  # a window from the query's words: preferred, not a filter
@@ -225,14 +227,15 @@ def _browse(
     ]
 
 
-def _decay(row: dict[str, Any], now: date, half_life: float) -> float:
+def _decay(row: dict[str, Any], now: date, half_life: float, floor: float) -> float:
+    """Daily notes lose weight with age (half-life), down to ``floor``; other files never."""
     if row["class"] != "daily":
         return 1.0
     last = row["event_end"] or row["day"]
     if not last:
         return 1.0
     age = max(0, (now - date.fromisoformat(str(last)[:10])).days)
-    return DECAY_FLOOR + (1 - DECAY_FLOOR) * math.pow(0.5, age / half_life)
+    return floor + (1 - floor) * math.pow(0.5, age / half_life)
 
 
 def _in_window(row: dict[str, Any], window: TimeWindow) -> bool:
@@ -240,12 +243,14 @@ def _in_window(row: dict[str, Any], window: TimeWindow) -> bool:
     first, last = _day_bounds(window)
     if row["event_start"] is not None:
         return (last is None or row["event_start"] <= last) and (
-            first is None or (row["event_end"] or row["event_start"]) >= first)
+            first is None or (row["event_end"] or row["event_start"]) >= first
+        )
     recorded = row["recorded_at"]
     if recorded is None:
         return False
     return (window.start is None or recorded >= window.start.isoformat()) and (
-        window.end is None or recorded < window.end.isoformat())
+        window.end is None or recorded < window.end.isoformat()
+    )
 
 
 def _exact_file_match(query: str, path: str) -> bool:
@@ -277,19 +282,24 @@ def vector_candidates(
     filtered = bool(q.kinds or entity_keys or q.window or q.as_of_seq is not None)
     k = limit * 10 if filtered else limit
     if store.vec_error is None and store.has_vec_table():
-        hits = [
-            (int(i), 1.0 - float(d))
-            for i, d in store.conn.execute(
-                "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ?", (qvec, k)
+        parts = [
+            (int(r) // MAX_PASSAGES, 1.0 - float(d))
+            for r, d in store.conn.execute(
+                "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ?",
+                (qvec, k * 4),
             )
         ]
     else:  # the extension cannot be loaded: an exact scan, slower but the same answer
         query = unpack(qvec)
-        sims = [
+        parts = [
             (int(i), sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False)))
             for i, v in store.conn.execute("SELECT item_id, vector FROM vectors")
         ]
-        hits = heapq.nlargest(k, sims, key=lambda pair: pair[1])
+    best: dict[int, float] = {}
+    for item_id, similarity in parts:  # an item is as close as its closest passage
+        if similarity > best.get(item_id, -2.0):
+            best[item_id] = similarity
+    hits = heapq.nlargest(k, best.items(), key=lambda pair: pair[1])
     if not hits:
         return []
     sim = dict(hits)
@@ -356,7 +366,7 @@ def rank(
             base = ranking.vector_weight * vec.get(item_id, 0.0) + ranking.text_weight * text.get(
                 item_id, 0.0
             )
-        decay = _decay(row, now.date(), q.half_life_days) if ranking.decay else 1.0
+        decay = _decay(row, now.date(), q.half_life_days, q.decay_floor) if ranking.decay else 1.0
         score = base * decay * IMPORTANCE[row["type"]]
         if q.prefer is not None and _in_window(row, q.prefer):
             score += PREFER_BOOST
@@ -404,6 +414,9 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
         )
     )
     start, end = int(row["start_line"]), int(row["end_line"])
+    # The citation stays the whole chunk: narrowing it to the snippet's lines was measured on
+    # LoCoMo to drop evidence that lies elsewhere in the chunk (BENCHMARKS.md).
+    snippet, _, _ = make_snippet(row["content"], terms)
     source = f"{row['path']}#L{start}" if start == end else f"{row['path']}#L{start}-L{end}"
     uncommitted = row["commit_id"] == WORKTREE
     if row["valid_to"] is not None and row["commit_id"] and not uncommitted:
@@ -413,7 +426,7 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
     return Result(
         kind=kind,
         content=row["content"],
-        snippet=make_snippet(row["content"], terms),
+        snippet=snippet,
         path=row["path"],
         start_line=start,
         end_line=end,
@@ -432,19 +445,28 @@ def _result(store: Store, row: dict[str, Any], score: float, terms: list[list[st
     )
 
 
-def make_snippet(content: str, terms: list[list[str]], limit: int = SNIPPET_CHARS) -> str:
-    """At most ``limit`` characters of whole lines around the line that best matches."""
-    if len(content) <= limit:
-        return content
-    lines = content.split("\n")
-    tokens = {t for term in terms for t in term}
+def make_snippet(
+    content: str, terms: list[list[str]], limit: int = SNIPPET_CHARS
+) -> tuple[str, int, int]:
+    """At most ``limit`` characters of whole lines around the line that best matches the query,
+    with the offsets (0-based, inclusive) of its first and last line within ``content``.
 
-    def hits(line: str) -> int:
-        return len(tokens & set(_WORD.findall(fold(line))))
+    Exact words count first, then word stems (the first five letters), so "painted" finds
+    "painting".
+    """
+    lines = content.split("\n")
+    if len(content) <= limit:
+        return content, 0, len(lines) - 1
+    tokens = {t for term in terms for t in term}
+    stems = {t[:5] for t in tokens if len(t) > 2 and t not in STOPWORDS}
+
+    def hits(line: str) -> tuple[int, int]:
+        words = set(_WORD.findall(fold(line)))
+        return len(tokens & words), len(stems & {w[:5] for w in words})
 
     best = max(range(len(lines)), key=lambda i: (hits(lines[i]), -i))
     if len(lines[best]) >= limit:
-        return lines[best][: limit - 1] + "…"
+        return lines[best][: limit - 1] + "…", best, best
     lo = hi = best
     size = len(lines[best])
     while True:
@@ -458,4 +480,4 @@ def make_snippet(content: str, terms: list[list[str]], limit: int = SNIPPET_CHAR
                     grew = True
         if not grew:
             break
-    return "\n".join(lines[lo : hi + 1])
+    return "\n".join(lines[lo : hi + 1]), lo, hi

@@ -22,6 +22,7 @@ import apsw
 from gitmem.model import MemoryFile, Opinion, ParsedFile, Warn
 from gitmem.opinions import OPINIONS_PATH
 from gitmem.retain import entity_key
+from gitmem.textfold import count_tokens
 from gitmem.versions import ItemVersion, page_entity, path_search_text
 
 SCHEMA_VERSION = 1
@@ -123,10 +124,17 @@ CREATE TABLE warnings (
 );
 CREATE INDEX warnings_path ON warnings (path);
 -- Embeddings of current items under the fingerprint in meta 'embed_fingerprint' (float32,
--- unit length). The plain table is the source of truth (searchable by an exact scan when the
--- sqlite-vec extension cannot be loaded); vec_items, a vec0 table made when the dimension is
--- known, mirrors it for fast k-nearest-neighbour search.
-CREATE TABLE vectors (item_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+-- unit length), one per passage: a chunk is embedded as several short passages, because small
+-- embedding models are trained on sentences and a 400-token average blurs them. The plain
+-- table is the source of truth (searchable by an exact scan when the sqlite-vec extension
+-- cannot be loaded); vec_items, a vec0 table made when the dimension is known, mirrors it for
+-- fast k-nearest-neighbour search (rowid = item id * MAX_PASSAGES + passage).
+CREATE TABLE vectors (
+    item_id INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (item_id, part)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE items_fts USING fts5 (
     body, path, content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 0'
@@ -360,12 +368,14 @@ class Store:
             "SELECT 1 FROM sqlite_master WHERE name = 'vec_items'").fetchall())
 
     def drop_vectors(self, ids: Sequence[int]) -> None:
-        """Vectors belong to current versions only; a closed version loses its vector (the
-        embedding cache keeps it, so reopening it costs no provider call)."""
+        """Vectors belong to current versions only; a closed version loses its vectors (the
+        embedding cache keeps them, so reopening it costs no provider call)."""
         rows = [(i,) for i in ids]
         self.conn.executemany("DELETE FROM vectors WHERE item_id = ?", rows)
         if rows and self.vec_error is None and self.has_vec_table():
-            self.conn.executemany("DELETE FROM vec_items WHERE rowid = ?", rows)
+            self.conn.executemany(
+                "DELETE FROM vec_items WHERE rowid BETWEEN ? AND ?",
+                [(i * MAX_PASSAGES, i * MAX_PASSAGES + MAX_PASSAGES - 1) for i in ids])
 
     def reset_vectors(self, fingerprint: str, dims: int) -> None:
         """Start over for a new embedding model (or dimension)."""
@@ -378,32 +388,35 @@ class Store:
         self.set_meta("embed_fingerprint", fingerprint)
         self.set_meta("embed_dims", str(int(dims)))
 
-    def put_vectors(self, rows: Sequence[tuple[int, bytes]]) -> int:
-        """Store vectors of items that are still current; returns how many were stored."""
-        live = [(i, v) for i, v in rows if self.conn.execute(
-            "SELECT 1 FROM items WHERE id = ? AND valid_to IS NULL", (i,)).fetchone()]
-        self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", live)
+    def put_vectors(self, rows: Sequence[tuple[int, int, bytes]]) -> int:
+        """Store (item id, passage number, vector) of items that are still current; returns
+        how many items got vectors."""
+        live_ids = {i for i, _, _ in rows if self.conn.execute(
+            "SELECT 1 FROM items WHERE id = ? AND valid_to IS NULL", (i,)).fetchone()}
+        live = [(i, n, v) for i, n, v in rows if i in live_ids and n < MAX_PASSAGES]
+        self.drop_vectors(sorted(live_ids))
+        self.conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", live)
         if self.vec_error is None and self.has_vec_table():
-            self.conn.executemany("DELETE FROM vec_items WHERE rowid = ?", [(i,) for i, _ in live])
-            self.conn.executemany("INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)", live)
-        return len(live)
+            self.conn.executemany("INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)",
+                                  [(i * MAX_PASSAGES + n, v) for i, n, v in live])
+        return len(live_ids)
 
     def vector_counts(self) -> tuple[int, int]:
-        """(current items with a vector, current items)."""
+        """(current items with vectors, current items)."""
         row = self.conn.execute(
-            "SELECT count(v.item_id), count(*) FROM items i LEFT JOIN vectors v "
-            "ON v.item_id = i.id WHERE i.valid_to IS NULL").fetchone()
+            "SELECT count(*) FILTER (WHERE EXISTS (SELECT 1 FROM vectors v "
+            "WHERE v.item_id = i.id)), count(*) FROM items i WHERE i.valid_to IS NULL").fetchone()
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
-    def pending_embeddings(self, limit: int) -> list[tuple[int, str]]:
-        """(item id, text to embed) of current items that have no vector yet, oldest first."""
+    def pending_embeddings(self, limit: int) -> list[tuple[int, list[str]]]:
+        """(item id, passages to embed) of current items without vectors, oldest first."""
         rows = self.conn.execute(
             "SELECT i.id, i.type, i.heading, i.content, (SELECT group_concat(e.name, ' ') "
             "FROM item_entities e WHERE e.item_id = i.id AND e.role = 'subject') "
             "FROM items i WHERE i.valid_to IS NULL AND NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id LIMIT ?",
             (limit,)).fetchall()
-        return [(cast(int, i), embedding_text(str(t), str(h or ""), str(c), str(s or "")))
+        return [(cast(int, i), embedding_passages(str(t), str(h or ""), str(c), str(s or "")))
                 for i, t, h, c, s in rows]
 
     def open_opinions(self) -> dict[str, int]:
@@ -536,11 +549,30 @@ class Store:
                     self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (akey, key))
 
 
-def embedding_text(item_type: str, heading: str, content: str, subjects: str) -> str:
-    """What is embedded for an item: a fact with its subjects, a chunk under its heading."""
+MAX_PASSAGES = 64  # vec_items rowid = item id * MAX_PASSAGES + passage number
+PASSAGE_TOKENS = 96
+
+
+def embedding_passages(item_type: str, heading: str, content: str, subjects: str) -> list[str]:
+    """What is embedded for an item: a fact with its subjects; a chunk as line-aligned passages
+    of about PASSAGE_TOKENS tokens, each under the chunk's heading."""
     if item_type == "fact":
-        return f"{subjects}: {content}" if subjects else content
-    return f"{heading}\n{content}" if heading else content
+        return [f"{subjects}: {content}" if subjects else content]
+    passages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in content.split("\n"):
+        cost = count_tokens(line) + 1
+        if current and size + cost > PASSAGE_TOKENS:
+            passages.append("\n".join(current))
+            current, size = [], 0
+        if line.strip():
+            current.append(line)
+            size += cost
+    if current or not passages:
+        passages.append("\n".join(current))
+    passages = passages[:MAX_PASSAGES]
+    return [f"{heading}\n{p}" if heading else p for p in passages]
 
 
 def _aliases(front_matter_json: str) -> list[str]:
