@@ -118,14 +118,15 @@ def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, A
         with store.transaction():
             store.reset_vectors(embedder.fingerprint, len(probe))
         # Real passage counts for real items; top-up items get 4 passages (a typical chunk).
-        parts = [(int(i), len(embedding_passages(str(t), str(h or ""), str(c), "")))
-                 for i, t, h, c in store.conn.execute(
-                     "SELECT id, type, heading, content FROM items WHERE valid_to IS NULL")]
+        parts = [(int(i), str(k), len(embedding_passages(str(t), str(h or ""), str(c), "")))
+                 for i, k, t, h, c in store.conn.execute(
+                     "SELECT id, vkey, type, heading, content FROM items WHERE valid_to IS NULL")]
         extra_items = max(0, target - len(parts))
-        total = sum(n for _, n in parts) + 4 * extra_items
+        total = sum(n for _, _, n in parts) + 4 * extra_items
         vectors = iter(_random_vectors(total, len(probe)))
         with store.transaction():
-            store.put_vectors([(i, n, next(vectors)) for i, count in parts for n in range(count)])
+            store.put_vectors([(i, k, n, next(vectors)) for i, k, count in parts
+                               for n in range(count)])
             store.conn.executemany(  # top-up: vectors of no current item still cost k-NN time
                 "INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)",
                 [((10_000_000 + i) * MAX_PASSAGES + n, next(vectors))

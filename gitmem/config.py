@@ -82,6 +82,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "embed_threads": (1, 256),
 }
 _UNTRUSTED_IN_REPO = {"embed.remote"}
+_REMOTE = {"openai", "gemini", "voyage", "ollama"}
 _ENV = {
     "GITMEM_EMBED_PROVIDER": ("embed", "provider"),
     "GITMEM_EMBED_MODEL": ("embed", "model"),
@@ -167,6 +168,13 @@ def load_config(repo_root: Path | None) -> Config:
         path = repo_root / REPO_CONFIG
         for (section, key), value in _flatten(_read_toml(path)).items():
             attr, checked = _check(str(path), section, key, value)
+            if attr in ("embed_provider", "embed_fallback") and checked in _REMOTE:
+                warnings.append(
+                    f"{path}: '{section}.{key} = \"{checked}\"' is ignored: a repository config "
+                    f"may not send memory to a remote provider; name it in {user_config_path()} "
+                    "or GITMEM_EMBED_PROVIDER"
+                )
+                continue
             if section in _UNTRUSTED_IN_REPO:
                 warnings.append(
                     f"{path}: '{section}.{key}' is ignored: a repository config may not set remote "

@@ -108,13 +108,13 @@ def embed_pending(
                     progress(have, total)
                 if not batch:
                     break
-                texts = [t for _, passages in batch for t in passages]
+                texts = [t for _, _, passages in batch for t in passages]
                 vectors = embed_texts(embedder, texts, input_type="document", cache=cache,
                                       batch_size=cfg.embed_batch_size, stats=report.stats)
-                rows: list[tuple[int, int, bytes]] = []
+                rows: list[tuple[int, str, int, bytes]] = []
                 at = 0
-                for item_id, passages in batch:
-                    rows.extend((item_id, n, vectors[at + n]) for n in range(len(passages)))
+                for item_id, vkey, passages in batch:
+                    rows.extend((item_id, vkey, n, vectors[at + n]) for n in range(len(passages)))
                     at += len(passages)
                 with writer_lock(ws):
                     store = open_store(ws.index_path)

@@ -486,6 +486,10 @@ def _full_build(
             files = store.file_blobs()
         finally:
             store.close()
+        # A journal left by a killed writer belongs to the file being replaced: were it kept,
+        # SQLite would "roll it back" into the new file.
+        for suffix in ("-journal", "-wal", "-shm"):
+            Path(f"{ws.index_path}{suffix}").unlink(missing_ok=True)
         os.replace(tmp, ws.index_path)
     finally:
         remove_index_files(tmp)

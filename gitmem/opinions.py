@@ -73,7 +73,7 @@ def _section(lines: list[str], start: int, stop: int, path: str, warns: list[War
                     me.group("stance").lower(),
                     me.group("fact"),
                     me.group("source"),
-                    float(c) if c else None,
+                    _confidence(c, path, i + 1, warns) if c else None,
                 )
             )
     if oid is None:

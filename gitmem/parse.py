@@ -7,6 +7,7 @@ line reaches the chunks, and whatever cannot be understood becomes a located war
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -128,6 +129,12 @@ def front_matter(lines: list[str], path: str) -> tuple[dict[str, object], int, l
 
     try:
         data = yaml.safe_load("\n".join(lines[1:end]))
+        # Keep only what JSON can hold: YAML dates, anchors that loop, odd types.
+        data = json.loads(json.dumps(data, default=str))
+    except (ValueError, RecursionError, TypeError) as exc:  # YAML's errors are ValueErrors too
+        return {}, 0, [Warn(path, 2, "front-matter",
+                            f"front matter cannot be read ({exc.__class__.__name__}: "
+                            f"{str(exc)[:120]}); treated as text")]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = 2 + (mark.line if mark is not None else 0)
@@ -250,7 +257,24 @@ def _parse_blocks(body: list[str], path: str, warns: list[Warn]) -> list[Token]:
 
 
 def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -> ParsedFile:
-    """Parse one file version. Never raises on any input; problems become warnings."""
+    """Parse one file version. Never raises on any input; problems become warnings.
+
+    History is replayed on every rebuild, so a parser failure on one old file version would
+    stop indexing for good; as a last line of defence the file is then indexed as plain text
+    with a located warning."""
+    try:
+        return _parse_file(mf, data, params)
+    except Exception as exc:  # isolation boundary: one bad file never stops the history
+        text, warns = decode(data, mf.path)
+        lines = split_lines(text or "")
+        warns.append(Warn(mf.path, 1, "parse-error", f"could not parse the Markdown "
+                          f"({exc.__class__.__name__}: {str(exc)[:120]}); indexed as plain text"))
+        return ParsedFile(file=mf, text=text or "", front_matter={}, title="", facts=(),
+                          chunks=tuple(chunk_lines(lines, [], params=params)), mentions=(),
+                          warnings=tuple(warns))
+
+
+def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> ParsedFile:
     text, warns = decode(data, mf.path)
     named = classify(mf.path)
     if named is not None and named[2]:

@@ -13,10 +13,10 @@ from gitmem.config import Config
 from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.select import fallback, select
 from gitmem.embed.service import embed_texts
-from gitmem.errors import SearchUnavailable, UsageError
+from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.model import TimeWindow
 from gitmem.search import Ranking, RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.store import Store, open_store
+from gitmem.store import BUSY, UNUSABLE, Store, open_store
 from gitmem.textfold import query_terms
 from gitmem.timeparse import as_of_instant, build_window, find_query_window
 from gitmem.workspace import Workspace
@@ -142,31 +142,21 @@ def answer(
     )
     warnings = list(cfg.warnings) + api.ensure_index(ws, cfg)
     semantic = _QueryVector(cfg, req.mode, text, warnings) if text.strip() else None
-    store = open_store(ws.index_path, readonly=True)
     try:
-        qvec = semantic.usable_vector(store) if semantic else None
-        mode = req.mode if qvec is not None else "lexical"
-        if req.as_of is not None:
-            instant, day = _as_of_bounds(req.as_of, now)
-            seq = store.seq_at(instant.isoformat())
-            if seq is None:
-                warnings.append(f"the memory has no commit at or before {_show(instant)}")
-                results: list[Result] = []
-            else:
-                if qvec is not None:
-                    warnings.append(
-                        "as of an earlier commit, text that is no longer current "
-                        "is found lexically only (vectors cover current text)"
-                    )
-                q = replace(q, as_of_seq=seq, as_of_day=day)
-                results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
-        else:
-            results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
-    finally:
-        store.close()
+        results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
+    except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
+        from gitmem.indexer import index_workspace
+
+        warnings.append(f"the index was unreadable ({exc}); rebuilt it")
+        index_workspace(ws, cfg, force=True)
+        results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
+    except BUSY:
+        raise GitmemError("the index is locked by a long update in another process; "
+                          "try again in a moment") from None
+    filtered_by = window if time_window and time_window["applied_as"] == "filter" else None
     filters = {
-        "since": time_window["since"] if time_window else None,
-        "until": time_window["until"] if time_window else None,
+        "since": _show(filtered_by.start) if filtered_by else None,
+        "until": _last_day(filtered_by.end) if filtered_by else None,
         "as_of": req.as_of,
         "entity": list(req.entities),
         "kind": list(kinds),
@@ -177,6 +167,38 @@ def answer(
         else {"name": "none", "model": None, "fallback_used": False}
     )
     return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider)
+
+
+def _last_day(end: datetime | None) -> str | None:
+    """The last instant a half-open window includes, as a date when it ends at midnight."""
+    if end is None:
+        return None
+    if end.time() == datetime.min.time():
+        return (end - timedelta(days=1)).date().isoformat()
+    return end.isoformat()
+
+
+def _search(ws: Workspace, q: RecallQuery, req: RecallRequest, now: datetime,
+            semantic: _QueryVector | None, ranking: Ranking | None,
+            warnings: list[str]) -> tuple[list[Result], str]:
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        qvec = semantic.usable_vector(store) if semantic else None
+        mode = req.mode if qvec is not None else "lexical"
+        if req.as_of is None:
+            return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
+        instant, day = _as_of_bounds(req.as_of, now)
+        seq = store.seq_at(instant.isoformat())
+        if seq is None:
+            warnings.append(f"the memory has no commit at or before {_show(instant)}")
+            return [], mode
+        if qvec is not None:
+            warnings.append("as of an earlier commit, text that is no longer current "
+                            "is found lexically only (vectors cover current text)")
+        q = replace(q, as_of_seq=seq, as_of_day=day)
+        return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
+    finally:
+        store.close()
 
 
 class _QueryVector:

@@ -19,6 +19,7 @@ from gitmem.textfold import STOPWORDS, build_match, fold, query_terms
 
 SNIPPET_CHARS = 700
 CANDIDATES_MIN = 200
+VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
 # The weight an old daily note keeps (recency decay never drops below it). Tuned on LoCoMo,
 # whose questions do not favour recent sessions: see BENCHMARKS.md.
 DECAY_FLOOR = 0.8
@@ -286,7 +287,7 @@ def vector_candidates(
             (int(r) // MAX_PASSAGES, 1.0 - float(d))
             for r, d in store.conn.execute(
                 "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ?",
-                (qvec, k * 4),
+                (qvec, min(k * 4, VEC_K_MAX)),
             )
         ]
     else:  # the extension cannot be loaded: an exact scan, slower but the same answer

@@ -31,6 +31,7 @@ BUSY_TIMEOUT_MS = 15000
 
 # Errors that mean "this file is not a usable index": rebuild it.
 UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError)
+BUSY = apsw.BusyError
 
 DDL_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -176,11 +177,9 @@ class Store:
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
-        flags = (
-            apsw.SQLITE_OPEN_READONLY
-            if readonly
-            else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
-        )
+        # Readers open read-write (never creating) but do not write: a read-only connection
+        # cannot roll back the hot journal a killed writer leaves, and would fail until then.
+        flags = apsw.SQLITE_OPEN_READWRITE | (0 if readonly else apsw.SQLITE_OPEN_CREATE)
         self.conn = apsw.Connection(str(path), flags=flags)
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error: str | None = self._load_vec()
@@ -189,7 +188,10 @@ class Store:
         self._entities_touched: set[str] = set()
         self._entities_all = False
         if not readonly:
-            self.conn.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL")
+            # A large cache keeps big transactions from spilling to the file early, which would
+            # take the exclusive lock (and make readers wait) long before the commit.
+            self.conn.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL; "
+                              "PRAGMA cache_size = -65536")
 
     def _load_vec(self) -> str | None:
         try:
@@ -388,12 +390,15 @@ class Store:
         self.set_meta("embed_fingerprint", fingerprint)
         self.set_meta("embed_dims", str(int(dims)))
 
-    def put_vectors(self, rows: Sequence[tuple[int, int, bytes]]) -> int:
-        """Store (item id, passage number, vector) of items that are still current; returns
-        how many items got vectors."""
-        live_ids = {i for i, _, _ in rows if self.conn.execute(
-            "SELECT 1 FROM items WHERE id = ? AND valid_to IS NULL", (i,)).fetchone()}
-        live = [(i, n, v) for i, n, v in rows if i in live_ids and n < MAX_PASSAGES]
+    def put_vectors(self, rows: Sequence[tuple[int, str, int, bytes]]) -> int:
+        """Store (item id, version key, passage number, vector); returns how many items got
+        vectors. A vector is stored only if its item is still current and still the same
+        version: ids of rolled-back rows are reused, so the id alone could point at new text."""
+        wanted = {(i, k) for i, k, _, _ in rows}
+        live_ids = {i for i, k in wanted if self.conn.execute(
+            "SELECT 1 FROM items WHERE id = ? AND vkey = ? AND valid_to IS NULL",
+            (i, k)).fetchone()}
+        live = [(i, n, v) for i, _, n, v in rows if i in live_ids and n < MAX_PASSAGES]
         self.drop_vectors(sorted(live_ids))
         self.conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", live)
         if self.vec_error is None and self.has_vec_table():
@@ -408,16 +413,17 @@ class Store:
             "WHERE v.item_id = i.id)), count(*) FROM items i WHERE i.valid_to IS NULL").fetchone()
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
-    def pending_embeddings(self, limit: int) -> list[tuple[int, list[str]]]:
-        """(item id, passages to embed) of current items without vectors, oldest first."""
+    def pending_embeddings(self, limit: int) -> list[tuple[int, str, list[str]]]:
+        """(item id, version key, passages) of current items without vectors, oldest first."""
         rows = self.conn.execute(
-            "SELECT i.id, i.type, i.heading, i.content, (SELECT group_concat(e.name, ' ') "
+            "SELECT i.id, i.vkey, i.type, i.heading, i.content, (SELECT group_concat(e.name, ' ') "
             "FROM item_entities e WHERE e.item_id = i.id AND e.role = 'subject') "
             "FROM items i WHERE i.valid_to IS NULL AND NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id LIMIT ?",
             (limit,)).fetchall()
-        return [(cast(int, i), embedding_passages(str(t), str(h or ""), str(c), str(s or "")))
-                for i, t, h, c, s in rows]
+        return [(cast(int, i), str(k),
+                 embedding_passages(str(t), str(h or ""), str(c), str(s or "")))
+                for i, k, t, h, c, s in rows]
 
     def open_opinions(self) -> dict[str, int]:
         return {

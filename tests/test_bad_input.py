@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from helpers import (
     GOOD_DAILY,
     GOOD_TEXT,
     commit_all,
+    git,
     gitmem,
     make_repo,
     recall_json,
@@ -425,3 +428,57 @@ def test_all_bad_files_together(tmp_path: Path, incremental: bool) -> None:
     assert all(w["location"].startswith(w["path"] + "#L") for w in status["warnings"])
     assert_good_fact(repo)
     assert hit(repo, "Kødboller", "memory/latin.md", 1)
+
+
+# -- failures found in review: none may stop indexing or recall ------------------------------
+
+
+def test_bad_values_in_old_history_never_block_indexing(tmp_path: Path) -> None:
+    """A typo in an old commit is replayed on every rebuild: it must warn, not crash."""
+    opinions = ("# Opinions\n\n## @Peter likes tea\n<!-- opinion: o-1234abcd -->\n"
+                "- confidence: 0.5\n- evidence:\n  - for f-abc memory/x.md#L1 (c=0.9.)\n")
+    fm = "---\ndate: 2025-02-30\nloop: &a [*a]\n---\n# Peter\n"
+    repo = repo_with(tmp_path, {})
+    write(repo, "bank/opinions.md", opinions)
+    write(repo, "bank/entities/Peter.md", fm)
+    commit_all(repo, "a typo", date="2025-11-28T21:00:00+00:00")
+    code, _, err = gitmem("-C", str(repo), "index")
+    assert code == 0, err
+    assert_warning(repo, "bank/opinions.md", 7, "opinion-confidence")
+    assert_warning(repo, "bank/entities/Peter.md", 2, "front-matter")
+    git(repo, "revert", "--no-edit", "HEAD")
+    code, _, err = gitmem("-C", str(repo), "index", "--force")
+    assert code == 0, err
+    assert_good_fact(repo)
+
+
+def test_a_killed_writer_leaves_nothing_that_breaks_readers(tmp_path: Path) -> None:
+    """A hot journal from a writer killed mid-transaction is rolled back, not an error."""
+    repo = repo_with(tmp_path, {})
+    index = repo / ".memory" / "index.sqlite"
+    script = (
+        "import apsw, os, sys\n"
+        "c = apsw.Connection(sys.argv[1])\n"
+        "c.execute('PRAGMA cache_size = 5')\n"
+        "c.execute('BEGIN IMMEDIATE')\n"
+        "for i in range(3000):\n"
+        "    c.execute('INSERT INTO meta VALUES (?, ?)', (f'junk{i}', 'x' * 500))\n"
+        "os._exit(9)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(index)], check=False)
+    assert proc.returncode == 9
+    assert (repo / ".memory" / "index.sqlite-journal").exists()
+    assert_good_fact(repo)  # the reader recovers the journal and answers
+    code, out, _ = gitmem("-C", str(repo), "status", "--json")
+    assert code == 0 and json.loads(out)["files"] == 1
+
+
+def test_an_index_damaged_in_the_middle_is_rebuilt_at_recall(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, {"memory/2025-11-28.md": "# Notes\n" + "filler words\n" * 4000})
+    index = repo / ".memory" / "index.sqlite"
+    data = bytearray(index.read_bytes())
+    data[8192:] = b"\xff" * (len(data) - 8192)  # every page past the schema
+    index.write_bytes(bytes(data))
+    data_json = recall_json(repo, "gateway host")
+    assert data_json["results"][0]["source"] == "memory/2025-11-27.md#L2"
+    assert any("unreadable" in w or "unusable" in w for w in data_json["warnings"])

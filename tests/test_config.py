@@ -253,3 +253,20 @@ def test_extra_paths_are_indexed_as_extra(tmp_path: Path) -> None:
     code, _, err = gitmem("-C", str(repo), "get", "other/d.md")
     assert code == 1
     assert "not a memory file" in err
+
+
+def test_repo_config_cannot_name_a_remote_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPEC §14: a committed .gitmem.toml may not send memory (or the user's key) anywhere."""
+    from gitmem.config import load_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-repo-config")
+    (tmp_path / ".gitmem.toml").write_text('[embed]\nprovider = "openai"\nfallback = "gemini"\n',
+                                           encoding="utf-8")
+    cfg = load_config(tmp_path)
+    assert cfg.embed_provider == "auto" and cfg.embed_fallback == "none"
+    assert any("embed.provider" in w and "openai" in w for w in cfg.warnings)
+    assert any("embed.fallback" in w and "gemini" in w for w in cfg.warnings)
+    user = Path.home() / ".config" / "gitmem" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[embed]\nprovider = "openai"\n', encoding="utf-8")
+    assert load_config(tmp_path).embed_provider == "openai"  # the user may

@@ -216,3 +216,47 @@ def test_vectors_follow_history(fixture_repo: Path, openai_env: EmbedServer) -> 
     finally:
         store.close()
     assert have == total and orphans == 0
+
+
+def test_filtered_hybrid_queries_stay_within_sqlite_vec_limits(fixture_repo: Path,
+                                                              openai_env: EmbedServer) -> None:
+    index_json(fixture_repo)
+    for extra in (("--since", "2025-11"), ("--kind", "W"), ("--entity", "Peter"),
+                  ("--as-of", "2025-11-20")):
+        code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway host", "--json",
+                                *extra)
+        assert code == 0, (extra, err)
+        data = json.loads(out)
+        assert data["mode"] == "hybrid" and data["results"], extra
+
+
+def test_vectors_never_attach_to_a_reused_row_id(fixture_repo: Path,
+                                                openai_env: EmbedServer) -> None:
+    """After an amend the replay reuses row ids; a batch embedded before must not land."""
+    index_json(fixture_repo, "--no-embed")
+    ws, cfg = api.open_workspace(fixture_repo)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        stale = store.pending_embeddings(10_000)
+    finally:
+        store.close()
+    note = fixture_repo / "memory" / "2025-11-30.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Castle", "Keep"), encoding="utf-8")
+    from helpers import git
+    git(fixture_repo, "commit", "-qam", "amended", "--amend")
+    index_workspace(ws, cfg)
+    store = open_store(ws.index_path)
+    try:
+        fake = b"\x00" * 64
+        with store.transaction():
+            store.put_vectors([(i, k, 0, fake) for i, k, _ in stale])
+        reused = [i for i, k, _ in stale if store.conn.execute(
+            "SELECT 1 FROM items WHERE id = ? AND vkey != ?", (i, k)).fetchone()]
+        wrong = [i for i in reused if store.conn.execute(
+            "SELECT 1 FROM vectors WHERE item_id = ?", (i,)).fetchone()]
+        right = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    finally:
+        store.close()
+    assert reused, "the amend should have reused row ids for other text"
+    assert wrong == []  # none of those got the old text's vector
+    assert right > 0  # versions that survived the amend did
