@@ -27,7 +27,7 @@ class Config:
     worktree: bool = False
     recall_k: int = 8
     half_life_days: float = 30.0
-    decay_floor: float = 0.8
+    decay_floor: float = 0.9
     around_days: int = 3
     embed_provider: str = "auto"
     embed_model: str = DEFAULT_MODEL

@@ -22,7 +22,7 @@ CANDIDATES_MIN = 200
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
 # The weight an old daily note keeps (recency decay never drops below it). Tuned on LoCoMo,
 # whose questions do not favour recent sessions: see BENCHMARKS.md.
-DECAY_FLOOR = 0.8
+DECAY_FLOOR = 0.9
 PREFER_BOOST = 0.5  # a date phrase with topic words: in-window results are preferred
 IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
 _WORD = re.compile(r"\w+")
