@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem.config import Config, load_config
 from gitmem.errors import GitmemError
-from gitmem.model import TimeWindow
 from gitmem.search import RecallQuery, Result, rank, resolve_entities
 from gitmem.store import UNUSABLE, NewerIndexError, Store, open_store
 from gitmem.workspace import Workspace, find_repo_root, head_id, is_memory_path
@@ -32,44 +31,22 @@ def open_workspace(start: Path) -> tuple[Workspace, Config]:
     return Workspace(repo_root=repo_root, prefix=prefix, git_dir=git_dir), cfg
 
 
-@dataclass
-class Freshness:
-    """What recall had to do to answer from an up-to-date index."""
-
-    warnings: list[str] = field(default_factory=list)
-
-
 def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
     """Build the index when missing, catch up with HEAD when behind (unless a writer is busy).
 
     The up-to-date check costs one ``git rev-parse`` and one meta read, so recall stays fast;
     the indexer (and pygit2, markdown-it) is imported only when there is work to do.
     """
-    notes: list[str] = []
-    head = head_id(ws.repo_root) or ""
-    indexed: str | None = None
-    if ws.index_path.exists():
-        try:
-            store = open_store(ws.index_path, readonly=True)
-            try:
-                indexed = store.get_meta("last_indexed_commit")
-            finally:
-                store.close()
-        except (*UNUSABLE, NewerIndexError):
-            indexed = None
-    if indexed == head and not cfg.worktree:
-        return notes
+    if index_is_current(ws, cfg, keep_layer=True):
+        return []
     from gitmem.indexer import index_workspace
     from gitmem.locks import LockBusy
 
     try:
-        report = index_workspace(ws, cfg, wait=indexed is None)
-        notes.extend(report.notes)
+        return list(index_workspace(ws, cfg, wait=not ws.index_path.exists()).notes)
     except LockBusy:
-        notes.append(
-            "the index is being updated by another process; answering from the last complete index"
-        )
-    return notes
+        return ["the index is being updated by another process; answering from the last "
+                "complete index"]
 
 
 def recall(
@@ -314,18 +291,6 @@ def _blob_at(ws: Workspace, rel: str, rev: str) -> bytes:
     return bytes(blob.data)
 
 
-def window_json(window: TimeWindow | None) -> dict[str, str | None]:
-    def show(t: datetime | None) -> str | None:
-        if t is None:
-            return None
-        return t.date().isoformat() if t.time() == datetime.min.time() else t.isoformat()
-
-    return {
-        "since": show(window.start) if window else None,
-        "until": show(window.end) if window else None,
-    }
-
-
 @dataclass
 class IndexOutcome:
     """What 'gitmem index' did: the lexical replay, then the embedding fill-in."""
@@ -336,8 +301,12 @@ class IndexOutcome:
     embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
 
 
-def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -> bool:
-    """True when the index already holds HEAD with the same settings (no indexer needed)."""
+def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None, *,
+                     keep_layer: bool = False) -> bool:
+    """True when the index already holds HEAD with the same settings (no indexer needed).
+
+    ``keep_layer``: an uncommitted layer from 'index --worktree' counts as current (recall
+    reads it as it is; only an index run replaces or drops it)."""
     if (cfg.worktree if worktree is None else worktree) or not ws.index_path.exists():
         return False
     from gitmem.chunking import DEFAULT_CHUNKING
@@ -352,7 +321,7 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -
     finally:
         store.close()
     return (meta.get("last_indexed_commit") == (head_id(ws.repo_root) or "")
-            and meta.get("worktree") != "1"
+            and (keep_layer or meta.get("worktree") != "1")
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
 
@@ -376,10 +345,6 @@ def index_and_embed(
     embed_progress: Any = None,
 ) -> IndexOutcome:
     """The lexical index lands first (usable at once); then embeddings are filled in."""
-    from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.select import select
-    from gitmem.embedding import embed_pending
-
     if not force and index_is_current(ws, cfg, worktree):
         from gitmem.changes import ChangePlan, IndexReport
 
@@ -394,13 +359,24 @@ def index_and_embed(
     if not embed:
         outcome.embed_note = "embedding skipped (--no-embed)"
         return outcome
+    fill_embeddings(ws, cfg, outcome, progress=embed_progress)
+    return outcome
+
+
+def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
+                    progress: Any = None) -> None:
+    """Embed what the index lacks, recording the result (or why nothing ran) in ``outcome``."""
+    from gitmem.embed.base import EmbeddingError
+    from gitmem.embed.select import select
+    from gitmem.embedding import embed_pending
+
     try:
         sel = select(cfg)
         if sel.embedder is None:
             outcome.embed_note = sel.reason
-            return outcome
+            return
         try:
-            outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=embed_progress)
+            outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=progress)
         finally:
             sel.embedder.close()
     except EmbeddingError as exc:
@@ -408,4 +384,3 @@ def index_and_embed(
             outcome.embed_note = f"embedding failed ({exc}); the lexical index is up to date"
         else:
             outcome.embed_error = str(exc)
-    return outcome

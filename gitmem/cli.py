@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -20,6 +21,7 @@ from gitmem import __version__, api
 from gitmem.errors import GitmemError, InternalError, SearchUnavailable, UsageError
 from gitmem.search import Result
 from gitmem.store import remove_index_files
+from gitmem.workspace import find_repo_root
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -333,11 +335,12 @@ def recall(
     _print_results(response.results, response.warnings)
 
 
-def _split_anchor(target: str) -> tuple[str, int | None, int | None]:
+def _split_anchor(target: str) -> tuple[str, int | None, int | None, str | None]:
+    """PATH[#Lx[-Ly]][@REV]: a citation as recall prints it, history included."""
     path, _, anchor = target.partition("#")
     if not anchor:
-        return path, None, None
-    anchor = anchor.split("@", 1)[0]
+        return path, None, None, None
+    anchor, _, rev = anchor.partition("@")
     try:
         first, _, last = anchor.partition("-")
         start = int(first.lstrip("Ll"))
@@ -346,7 +349,7 @@ def _split_anchor(target: str) -> tuple[str, int | None, int | None]:
         raise UsageError(f"invalid line anchor '#{anchor}': use PATH#L12 or PATH#L12-L20") from None
     if end < start:
         raise UsageError(f"invalid line anchor '#{anchor}': the end is before the start")
-    return path, start, end - start + 1
+    return path, start, end - start + 1, rev or None
 
 
 @cli.command(context_settings=CONTEXT)
@@ -364,10 +367,12 @@ def get(
     rev: str | None,
     as_json: bool,
 ) -> None:
-    """Print memory text: PATH, PATH#L12 or PATH#L12-L20 (memory files only)."""
+    """Print memory text: PATH, PATH#L12, PATH#L12-L20, or a historical citation
+    PATH#L12@<commit> (memory files only)."""
     ws, cfg = api.open_workspace(_ctx_path(ctx))
-    path, a_start, a_count = _split_anchor(target)
-    res = api.get_lines(ws, cfg, path, start=start or a_start, count=count or a_count, at=rev)
+    path, a_start, a_count, a_rev = _split_anchor(target)
+    res = api.get_lines(ws, cfg, path, start=start or a_start, count=count or a_count,
+                        at=rev or a_rev)
     if as_json:
         click.echo(
             json.dumps(
@@ -474,31 +479,27 @@ def hooks_run(ctx: click.Context, hook_name: str) -> None:
 
     try:
         ws, cfg = api.open_workspace(_ctx_path(ctx))
-    except GitmemError:
+    except GitmemError as exc:  # e.g. a broken .gitmem.toml: say so where hooks log
+        with contextlib.suppress(GitmemError, OSError):
+            root, _ = find_repo_root(_ctx_path(ctx))
+            hookmod.log_line(root / ".memory", f"{hook_name}: not indexed: {exc}")
         return
     try:
         from gitmem.indexer import index_workspace
 
         report = index_workspace(ws, cfg)
-        hookmod.log_line(
-            ws.memory_dir,
-            f"{hook_name}: indexed {report.commit or '-'} "
-            f"({report.commits} commits, {len(report.plan.to_parse)} files parsed) "
-            f"in {report.seconds:.2f}s",
-        )
-        outcome = api.index_and_embed(ws, cfg)  # nothing left to replay: embeddings only
-        if outcome.embed is not None and (outcome.embed.done or outcome.embed.skipped):
-            emb = outcome.embed
-            hookmod.log_line(
-                ws.memory_dir,
-                f"{hook_name}: "
-                + (
-                    emb.skipped
-                    or (f"embedded {emb.done} items ({emb.pending} pending) in {emb.seconds:.2f}s")
-                ),
-            )
+        hookmod.log_line(ws.memory_dir, f"{hook_name}: indexed {report.commit or '-'} "
+                         f"({report.commits} commits, {len(report.plan.to_parse)} files parsed) "
+                         f"in {report.seconds:.2f}s")
+        outcome = api.IndexOutcome(report)
+        api.fill_embeddings(ws, cfg, outcome)
+        emb = outcome.embed
+        if emb is not None and (emb.done or emb.skipped):
+            hookmod.log_line(ws.memory_dir, f"{hook_name}: " + (emb.skipped or (
+                f"embedded {emb.done} items ({emb.pending} pending) in {emb.seconds:.2f}s")))
         if outcome.embed_error:
-            hookmod.log_line(ws.memory_dir, f"{hook_name}: embedding failed: {outcome.embed_error}")
+            hookmod.log_line(ws.memory_dir, f"{hook_name}: embedding failed: "
+                             f"{outcome.embed_error}")
     except Exception as exc:  # a hook logs every failure and never fails git
         hookmod.log_exception(ws.memory_dir, hook_name, exc)
 
@@ -607,4 +608,6 @@ def run(args: list[str] | None = None) -> int:
 
 
 def main() -> NoReturn:
+    # Like other Unix tools: 'gitmem recall x | head -1' ends quietly when the reader is gone.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(run())

@@ -29,8 +29,6 @@ from gitmem.parse import parse_file
 from gitmem.store import UNUSABLE, WORKTREE, NewerIndexError, Store, open_store, remove_index_files
 from gitmem.versions import ItemVersion, item_versions
 from gitmem.workspace import (
-    GIT_LINK,
-    GIT_SUBMODULE,
     Workspace,
     classify,
     memory_files_in_tree,
@@ -46,11 +44,6 @@ def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
     commit = repo.head.peel(pygit2.Commit)
     assert isinstance(commit, pygit2.Commit)
     return commit
-
-
-def commit_time(commit: pygit2.Commit) -> str:
-    """Commit time in UTC, so stored times compare correctly as strings."""
-    return datetime.fromtimestamp(commit.commit_time, UTC).isoformat(timespec="seconds")
 
 
 def first_parent_chain(
@@ -73,49 +66,6 @@ def first_parent_chain(
         commit = commit.parents[0] if commit.parents else None
     todo.reverse()
     return todo, None
-
-
-def _subtree(repo: pygit2.Repository, tree: pygit2.Tree | None, prefix: str) -> pygit2.Tree | None:
-    if tree is None or not prefix:
-        return tree
-    try:
-        entry = tree[prefix.rstrip("/")]
-    except KeyError:
-        return None
-    obj = repo[entry.id]
-    return obj if isinstance(obj, pygit2.Tree) else None
-
-
-def changed_memory_files(
-    repo: pygit2.Repository,
-    old: pygit2.Tree | None,
-    new: pygit2.Tree | None,
-    ws: Workspace,
-    cfg: Config,
-) -> dict[str, MemoryFile | None]:
-    """Memory paths whose blob differs between two trees: path -> new file, or None if gone."""
-    old, new = _subtree(repo, old, ws.prefix), _subtree(repo, new, ws.prefix)
-    if old is None and new is None:
-        return {}
-    if old is None:
-        assert new is not None
-        diff = new.diff_to_tree(swap=True)
-    elif new is None:
-        diff = old.diff_to_tree()
-    else:
-        diff = old.diff_to_tree(new)
-    out: dict[str, MemoryFile | None] = {}
-    for delta in diff.deltas:
-        for side in {delta.old_file.path, delta.new_file.path}:
-            found = classify(side, cfg.extra_paths)
-            if found is None:
-                continue
-            nf = delta.new_file
-            present = side == nf.path and delta.status_char() != "D"
-            if present and int(nf.mode) in (GIT_LINK, GIT_SUBMODULE):
-                present = False
-            out[side] = MemoryFile(side, str(nf.id), found[0], found[1]) if present else None
-    return out
 
 
 Parsed = tuple[ParsedFile, list[ItemVersion]]
@@ -496,5 +446,3 @@ def _full_build(
     return plan_changes({}, files), replayed.commits, len(files)
 
 
-def workspace_path_of(ws: Workspace, path: Path) -> str:
-    return path.resolve().relative_to(ws.root.resolve()).as_posix()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pygit2
 
+from gitmem.config import REPO_CONFIG
+from gitmem.errors import GitmemError
 from gitmem.locks import ensure_memory_dir
 from gitmem.workspace import Workspace
 
@@ -30,6 +32,20 @@ One file per day: memory/YYYY-MM-DD.md. Facts go in a '## Retain' section:
 OPINIONS_TEMPLATE = "# Opinions\n\nMaintained by `gitmem reflect`; edit by hand freely.\n"
 
 
+def _workspace_prefix(root: Path, target: Path, done: list[str]) -> str:
+    """A target folder below the repository root becomes the workspace (workspace.root)."""
+    if target == root:
+        return ""
+    rel = target.relative_to(root).as_posix()
+    config = root / REPO_CONFIG
+    if not config.exists():
+        config.write_text(f'[workspace]\nroot = "{rel}"\n', encoding="utf-8")
+        done.append(f"created {REPO_CONFIG}: the memory lives in {rel}/")
+    elif f'root = "{rel}"' not in config.read_text(encoding="utf-8"):
+        done.append(f"note: set [workspace] root = \"{rel}\" in {config} so gitmem finds it")
+    return rel + "/"
+
+
 def init_workspace(target: Path) -> list[str]:
     """Create what is missing; never overwrite. Returns lines describing what was done."""
     done: list[str] = []
@@ -40,8 +56,11 @@ def init_workspace(target: Path) -> list[str]:
         done.append(f"created git repository in {target}")
     else:
         repo = pygit2.Repository(found)
+    if repo.is_bare or repo.workdir is None:
+        raise GitmemError(f"{found} is a bare repository; run 'gitmem init' in a work tree")
     root = Path(repo.workdir).resolve()
-    ws = Workspace(repo_root=root, prefix="", git_dir=Path(repo.path).resolve())
+    prefix = _workspace_prefix(root, target.resolve(), done)
+    ws = Workspace(repo_root=root, prefix=prefix, git_dir=Path(repo.path).resolve())
     files = {
         ws.root / "MEMORY.md": MEMORY_TEMPLATE,
         ws.root / "memory" / "README.md": DAILY_HINT,

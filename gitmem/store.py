@@ -615,6 +615,3 @@ def remove_index_files(path: Path) -> None:
             os.unlink(str(path) + suffix)
 
 
-def row_dicts(cursor: Any) -> list[dict[str, Any]]:
-    names = [d[0] for d in cursor.getdescription()]
-    return [dict(zip(names, row, strict=True)) for row in cursor]
