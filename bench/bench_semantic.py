@@ -128,10 +128,10 @@ def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, A
             store.put_vectors([(i, k, n, next(vectors)) for i, k, count in parts
                                for n in range(count)])
             store.conn.executemany(  # top-up: vectors of no current item still cost k-NN time
-                "INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)",
+                "INSERT INTO vec_bits (rowid, embedding) VALUES (?, vec_quantize_binary(?))",
                 [((10_000_000 + i) * MAX_PASSAGES + n, next(vectors))
                  for i in range(extra_items) for n in range(4)])
-        searched = _count(store, "SELECT count(*) FROM vec_items")
+        searched = _count(store, "SELECT count(*) FROM vec_bits")
     finally:
         store.close()
     now = datetime(2026, 11, 30, tzinfo=UTC)

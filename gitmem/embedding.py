@@ -23,7 +23,7 @@ from gitmem.embed.base import Embedder
 from gitmem.embed.cache import EmbeddingCache
 from gitmem.embed.service import EmbedStats, embed_texts
 from gitmem.locks import writer_lock
-from gitmem.store import open_store
+from gitmem.store import VECTOR_LAYOUT, open_store
 from gitmem.workspace import Workspace
 
 BATCH_ITEMS = 64
@@ -63,9 +63,10 @@ def _prepare(ws: Workspace, embedder: Embedder, cache: EmbeddingCache,
     try:
         current = store.get_meta("embed_fingerprint")
         has_table = store.has_vec_table() or store.vec_error is not None
+        layout = store.get_meta("embed_layout")
     finally:
         store.close()
-    if current == embedder.fingerprint and has_table:
+    if current == embedder.fingerprint and has_table and layout == VECTOR_LAYOUT:
         return
     probe = embed_texts(embedder, ["gitmem dimension probe"], input_type="document",
                         cache=cache, batch_size=1, stats=stats)

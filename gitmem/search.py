@@ -269,11 +269,22 @@ class Ranking:
     text_weight: float = 0.3
     decay: bool = True
     diversity: bool = True
-    vector_candidates: int = 200
+    vector_candidates: int = 100  # items; 2x as many passages are fetched by Hamming distance
 
     @classmethod
     def openclaw(cls) -> Ranking:
         return cls(vector_weight=0.7, text_weight=0.3, decay=False, diversity=False)
+
+
+def _rescore(store: Store, qvec: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+    out: list[tuple[int, float]] = []
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        out.extend((int(i), 1.0 - float(d)) for i, d in store.conn.execute(
+            f"SELECT item_id, vec_distance_cosine(vector, ?) FROM vectors "
+            f"WHERE item_id IN ({marks})", (qvec, *part)))
+    return out
 
 
 def vector_candidates(
@@ -283,19 +294,15 @@ def vector_candidates(
     filtered = bool(q.kinds or entity_keys or q.window or q.as_of_seq is not None)
     k = limit * 10 if filtered else limit
     if store.vec_error is None and store.has_vec_table():
-        parts = [
-            (int(r) // MAX_PASSAGES, 1.0 - float(d))
-            for r, d in store.conn.execute(
-                "SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ?",
-                (qvec, min(k * 4, VEC_K_MAX)),
-            )
-        ]
+        # Candidates by Hamming distance of sign bits (fast), rescored by exact cosine.
+        near = {int(r) // MAX_PASSAGES for (r,) in store.conn.execute(
+            "SELECT rowid FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
+            (qvec, min(k * 2, VEC_K_MAX)))}
+        parts = _rescore(store, qvec, sorted(near))
     else:  # the extension cannot be loaded: an exact scan, slower but the same answer
         query = unpack(qvec)
-        parts = [
-            (int(i), sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False)))
-            for i, v in store.conn.execute("SELECT item_id, vector FROM vectors")
-        ]
+        parts = [(int(i), sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False)))
+                 for i, v in store.conn.execute("SELECT item_id, vector FROM vectors")]
     best: dict[int, float] = {}
     for item_id, similarity in parts:  # an item is as close as its closest passage
         if similarity > best.get(item_id, -2.0):

@@ -128,8 +128,9 @@ CREATE INDEX warnings_path ON warnings (path);
 -- unit length), one per passage: a chunk is embedded as several short passages, because small
 -- embedding models are trained on sentences and a 400-token average blurs them. The plain
 -- table is the source of truth (searchable by an exact scan when the sqlite-vec extension
--- cannot be loaded); vec_items, a vec0 table made when the dimension is known, mirrors it for
--- fast k-nearest-neighbour search (rowid = item id * MAX_PASSAGES + passage).
+-- cannot be loaded); vec_bits, a vec0 table of their sign bits made when the dimension is
+-- known, finds candidates by Hamming distance fast, and the plain vectors rescore them exactly
+-- (rowid = item id * MAX_PASSAGES + passage).
 CREATE TABLE vectors (
     item_id INTEGER NOT NULL,
     part INTEGER NOT NULL,
@@ -367,7 +368,7 @@ class Store:
 
     def has_vec_table(self) -> bool:
         return bool(self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'vec_items'").fetchall())
+            "SELECT 1 FROM sqlite_master WHERE name = 'vec_bits'").fetchall())
 
     def drop_vectors(self, ids: Sequence[int]) -> None:
         """Vectors belong to current versions only; a closed version loses its vectors (the
@@ -376,19 +377,19 @@ class Store:
         self.conn.executemany("DELETE FROM vectors WHERE item_id = ?", rows)
         if rows and self.vec_error is None and self.has_vec_table():
             self.conn.executemany(
-                "DELETE FROM vec_items WHERE rowid BETWEEN ? AND ?",
+                "DELETE FROM vec_bits WHERE rowid BETWEEN ? AND ?",
                 [(i * MAX_PASSAGES, i * MAX_PASSAGES + MAX_PASSAGES - 1) for i in ids])
 
     def reset_vectors(self, fingerprint: str, dims: int) -> None:
         """Start over for a new embedding model (or dimension)."""
         self.conn.execute("DELETE FROM vectors")
         if self.vec_error is None:
-            self.conn.execute("DROP TABLE IF EXISTS vec_items")
+            self.conn.execute("DROP TABLE IF EXISTS vec_bits")
             self.conn.execute(
-                f"CREATE VIRTUAL TABLE vec_items USING vec0(embedding float[{int(dims)}] "
-                "distance_metric=cosine)")
+                f"CREATE VIRTUAL TABLE vec_bits USING vec0(embedding bit[{int(dims)}])")
         self.set_meta("embed_fingerprint", fingerprint)
         self.set_meta("embed_dims", str(int(dims)))
+        self.set_meta("embed_layout", VECTOR_LAYOUT)
 
     def put_vectors(self, rows: Sequence[tuple[int, str, int, bytes]]) -> int:
         """Store (item id, version key, passage number, vector); returns how many items got
@@ -402,16 +403,16 @@ class Store:
         self.drop_vectors(sorted(live_ids))
         self.conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)", live)
         if self.vec_error is None and self.has_vec_table():
-            self.conn.executemany("INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)",
+            self.conn.executemany("INSERT INTO vec_bits (rowid, embedding) "
+                                  "VALUES (?, vec_quantize_binary(?))",
                                   [(i * MAX_PASSAGES + n, v) for i, n, v in live])
         return len(live_ids)
 
     def vector_counts(self) -> tuple[int, int]:
-        """(current items with vectors, current items)."""
-        row = self.conn.execute(
-            "SELECT count(*) FILTER (WHERE EXISTS (SELECT 1 FROM vectors v "
-            "WHERE v.item_id = i.id)), count(*) FROM items i WHERE i.valid_to IS NULL").fetchone()
-        return (int(row[0]), int(row[1])) if row else (0, 0)
+        """(current items with vectors, current items). Vectors exist for current items only."""
+        have = self.conn.execute("SELECT count(DISTINCT item_id) FROM vectors").fetchone()
+        total = self.conn.execute("SELECT count(*) FROM items WHERE valid_to IS NULL").fetchone()
+        return (int(have[0]) if have else 0, int(total[0]) if total else 0)
 
     def pending_embeddings(self, limit: int) -> list[tuple[int, str, list[str]]]:
         """(item id, version key, passages) of current items without vectors, oldest first."""
@@ -555,7 +556,8 @@ class Store:
                     self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (akey, key))
 
 
-MAX_PASSAGES = 64  # vec_items rowid = item id * MAX_PASSAGES + passage number
+MAX_PASSAGES = 64  # vec_bits rowid = item id * MAX_PASSAGES + passage number
+VECTOR_LAYOUT = "passages-96:bits-v1"  # a change re-embeds (from the cache)
 PASSAGE_TOKENS = 96
 
 

@@ -18,6 +18,7 @@ from gitmem.config import Config
 from gitmem.embed.base import Embedder, EmbeddingError
 
 REMOTE = ("openai", "gemini", "voyage", "ollama")
+_LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 
 @dataclass
@@ -37,7 +38,14 @@ def _local(cfg: Config) -> Embedder:
     from gitmem.embed.local import LocalEmbedder
 
     path = resolve_model(cfg.embed_model, download=False, progress=None)
-    return LocalEmbedder(path, ref=cfg.embed_model, threads=cfg.embed_threads)
+    key = (str(path), cfg.embed_model, cfg.embed_threads)
+    embedder = _LOADED.get(key)
+    if embedder is None:
+        # One instance per model file in a process: a library user (or a benchmark) that asks
+        # many questions loads the model once, not once per question.
+        embedder = _LOADED[key] = LocalEmbedder(path, ref=cfg.embed_model,
+                                                threads=cfg.embed_threads)
+    return embedder
 
 
 def build(cfg: Config, provider: str) -> Embedder:
