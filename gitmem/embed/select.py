@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 from dataclasses import dataclass
 
@@ -19,6 +20,17 @@ from gitmem.embed.base import Embedder, EmbeddingError
 
 REMOTE = ("openai", "gemini", "voyage", "ollama")
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
+
+
+def _close_loaded() -> None:
+    """Free cached models before interpreter shutdown tears llama.cpp's bindings down (a model
+    freed after that prints a traceback from Llama.__del__)."""
+    for embedder in _LOADED.values():
+        embedder.close()
+    _LOADED.clear()
+
+
+atexit.register(_close_loaded)
 
 
 @dataclass
