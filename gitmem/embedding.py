@@ -10,19 +10,16 @@ are not held up, and recall never waits. One embedding job runs at a time per wo
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
+import contextlib
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gitmem.config import Config
 from gitmem.embed.base import Embedder
 from gitmem.embed.cache import EmbeddingCache
 from gitmem.embed.service import EmbedStats, embed_texts
-from gitmem.locks import writer_lock
+from gitmem.locks import LockBusy, file_lock, writer_lock
 from gitmem.store import VECTOR_LAYOUT, open_store
 from gitmem.workspace import Workspace
 
@@ -37,23 +34,6 @@ class EmbedReport:
     seconds: float = 0.0
     stats: EmbedStats | None = None
     skipped: str | None = None  # why nothing ran (another job is embedding)
-
-
-@contextmanager
-def _embed_lock(ws: Workspace) -> Iterator[bool]:
-    ws.memory_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(ws.memory_dir / "embed.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
 
 
 def _prepare(ws: Workspace, embedder: Embedder, cache: EmbeddingCache,
@@ -90,8 +70,10 @@ def embed_pending(
     """Embed current items that have no vector yet; resumable, one batch at a time."""
     started = time.monotonic()
     report = EmbedReport(stats=EmbedStats())
-    with _embed_lock(ws) as mine:
-        if not mine:
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(file_lock(ws.memory_dir / "embed.lock", wait=False))
+        except LockBusy:
             report.skipped = "another gitmem process is embedding this workspace"
             return report
         cache = EmbeddingCache(ws.memory_dir / "embeddings.sqlite")

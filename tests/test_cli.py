@@ -10,8 +10,13 @@ from pathlib import Path
 import click
 import pytest
 from helpers import (
+    FILTER_KEYS,
     GOOD_DAILY,
     GOOD_TEXT,
+    PROVIDER_KEYS,
+    RESULT_KEYS,
+    TOP_KEYS,
+    TOP_KEYS_ADDED,
     commit_all,
     git,
     gitmem,
@@ -28,33 +33,6 @@ FIRST_DATE = "2025-11-27T21:00:00+00:00"
 SECOND_DATE = "2025-11-28T10:00:00+00:00"
 FACT_LINE = "- W @Peter: Moved the gateway host to The Castle."
 SECOND_LINE = "- B @Peter: Then slept at the castle."
-
-# SPEC §8: the keys of the example `recall --json` output. The contract only adds fields; the
-# additions so far are listed here so that a new key is a deliberate, reviewed change.
-TOP_KEYS = {"query", "mode", "filters", "provider", "results", "warnings"}
-TOP_KEYS_ADDED = {"time_window"}  # SPEC §6: the window applied (from flags or the query)
-FILTER_KEYS = {"since", "until", "as_of", "entity", "kind"}
-PROVIDER_KEYS = {"name", "model", "fallback_used"}
-RESULT_KEYS = {
-    "kind",
-    "content",
-    "snippet",
-    "path",
-    "start_line",
-    "end_line",
-    "commit",
-    "source",
-    "timestamp",
-    "event_start",
-    "event_end",
-    "recorded_at",
-    "entities",
-    "confidence",
-    "fact_id",
-    "score",
-    "uncommitted",  # added (SPEC §8: add fields, never rename): from index --worktree
-}
-
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import dump
+from helpers import FILTER_KEYS, PROVIDER_KEYS, RESULT_KEYS, TOP_KEYS, TOP_KEYS_ADDED, dump
 
 from gitmem import api
 from gitmem.indexer import index_workspace
@@ -91,32 +91,12 @@ def test_json_matches_spec_fields(fixture_repo: Path) -> None:
         env={**os.environ},
     )
     data = json.loads(out.stdout)
-    # SPEC §8 fields, plus the added (never renamed) 'time_window'.
-    assert set(data) == {"query", "mode", "filters", "provider", "results", "warnings",
-                         "time_window"}
-    assert set(data["filters"]) == {"since", "until", "as_of", "entity", "kind"}
-    assert set(data["provider"]) == {"name", "model", "fallback_used"}
+    assert set(data) == TOP_KEYS | TOP_KEYS_ADDED
+    assert set(data["filters"]) == FILTER_KEYS
+    assert set(data["provider"]) == PROVIDER_KEYS
     assert data["mode"] == "lexical"
     top = data["results"][0]
-    assert set(top) == {
-        "kind",
-        "content",
-        "snippet",
-        "path",
-        "start_line",
-        "end_line",
-        "commit",
-        "source",
-        "timestamp",
-        "event_start",
-        "event_end",
-        "recorded_at",
-        "entities",
-        "confidence",
-        "fact_id",
-        "score",
-        "uncommitted",
-    }
+    assert set(top) == RESULT_KEYS
     assert top["kind"] == "world"
     assert top["source"] == f"{top['path']}#L{top['start_line']}"
     assert len(top["commit"]) == 40
