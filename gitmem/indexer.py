@@ -15,13 +15,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitmem.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.chunking import DEFAULT_CHUNKING
 from gitmem.config import Config
-from gitmem.history import chain_changes
+from gitmem.history import GitRepo, blob_id, chain_changes
 from gitmem.locks import writer_lock
 from gitmem.model import MemoryFile, ParsedFile, Warn
 from gitmem.opinions import OPINIONS_PATH
@@ -35,37 +34,10 @@ from gitmem.workspace import (
     scope_fingerprint,
 )
 
+if TYPE_CHECKING:
+    import pygit2
+
 Progress = Callable[[int, int], None]
-
-
-def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
-    if repo.head_is_unborn:
-        return None
-    commit = repo.head.peel(pygit2.Commit)
-    assert isinstance(commit, pygit2.Commit)
-    return commit
-
-
-def first_parent_chain(
-    repo: pygit2.Repository, head: pygit2.Commit | None, known: Mapping[str, int]
-) -> tuple[list[pygit2.Commit], int | None]:
-    """Commits from HEAD back along first parents until one already indexed (the fork point).
-
-    Returns (new commits oldest first, seq of the fork point or None when none is known).
-    Merges are followed through their first parent only: what a merge brings in is recorded
-    at the merge commit, the moment the mainline memory started holding it.
-    """
-    todo: list[pygit2.Commit] = []
-    commit = head
-    while commit is not None:
-        seq = known.get(str(commit.id))
-        if seq is not None:
-            todo.reverse()
-            return todo, seq
-        todo.append(commit)
-        commit = commit.parents[0] if commit.parents else None
-    todo.reverse()
-    return todo, None
 
 
 Parsed = tuple[ParsedFile, list[ItemVersion]]
@@ -75,6 +47,8 @@ BATCH_COMMITS = 400  # commits whose files are parsed together (bounds memory on
 
 def _parse_blobs(repo_path: str, files: list[MemoryFile]) -> list[Parsed]:
     """Worker: parse blobs of one repository (runs in a child process on big replays)."""
+    import pygit2
+
     repo = pygit2.Repository(repo_path)
     out: list[Parsed] = []
     for mf in files:
@@ -88,8 +62,8 @@ def _parse_blobs(repo_path: str, files: list[MemoryFile]) -> list[Parsed]:
 class _Replay:
     """Applies commits to the versioned tables, one commit at a time."""
 
-    def __init__(self, store: Store, repo: pygit2.Repository, ws: Workspace) -> None:
-        self.store, self.repo, self.ws = store, repo, ws
+    def __init__(self, store: Store, git: GitRepo, ws: Workspace) -> None:
+        self.store, self.git, self.ws = store, git, ws
         self.parsed: dict[tuple[str, str], Parsed] = {}
 
     def parse(self, mf: MemoryFile, data: bytes | None = None) -> Parsed:
@@ -97,9 +71,7 @@ class _Replay:
         hit = self.parsed.get(key)
         if hit is None or hit[0].file != mf:
             if data is None:
-                blob = self.repo[pygit2.Oid(hex=mf.blob)]
-                assert isinstance(blob, pygit2.Blob)
-                data = blob.data
+                data = self.git.blob(mf.blob)
             parsed = parse_file(mf, data)
             hit = (parsed, item_versions(parsed))
             self.parsed[key] = hit
@@ -115,7 +87,7 @@ class _Replay:
         slices = [todo[i :: workers * 4] for i in range(workers * 4)]
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for batch in pool.map(_parse_blobs, [str(self.repo.path)] * len(slices), slices):
+            for batch in pool.map(_parse_blobs, [str(self.git.git_dir)] * len(slices), slices):
                 for parsed, versions in batch:
                     self.parsed[(parsed.file.path, parsed.file.blob)] = (parsed, versions)
 
@@ -197,25 +169,25 @@ def index_workspace(
     started = time.monotonic()
     use_worktree = cfg.worktree if worktree is None else worktree
     with writer_lock(ws, wait=wait):
-        repo = ws.open_repo()
-        head = head_commit(repo)
+        git = GitRepo(ws.repo_root, ws.git_dir)
+        head = git.head
         notes: list[str] = []
         store = None if force else _reusable_index(ws, cfg, notes)
         if store is not None:
             try:
-                result = _update(store, repo, ws, cfg, head, progress, use_worktree, notes)
+                result = _update(store, git, ws, cfg, progress, use_worktree, notes)
             finally:
                 store.close()
         else:
             result = None
         if result is None:
-            result = _full_build(ws, repo, cfg, head, progress, use_worktree)
+            result = _full_build(ws, git, cfg, progress, use_worktree)
             full = True
         else:
             full = False
     plan, commits, files = result
     return IndexReport(
-        str(head.id) if head else None,
+        head,
         full,
         plan,
         files,
@@ -230,20 +202,20 @@ _Outcome = tuple[ChangePlan, int, int]
 
 def _update(
     store: Store,
-    repo: pygit2.Repository,
+    git: GitRepo,
     ws: Workspace,
     cfg: Config,
-    head: pygit2.Commit | None,
     progress: Progress | None,
     use_worktree: bool,
     notes: list[str],
 ) -> _Outcome | None:
     """Bring an existing index to HEAD; None when it shares no history with HEAD."""
+    head = git.head
     last = store.last_commit()
-    if last is not None and head is not None and last[1] == str(head.id) and not use_worktree:
+    if last is not None and head is not None and last[1] == head and not use_worktree:
         return ChangePlan((), (), (), ()), 0, len(store.file_blobs())  # nothing new
     known = store.chain()
-    _, fork = first_parent_chain(repo, head, known)
+    fork = git.fork_point(known)
     if fork is None and known:
         notes.append("HEAD shares no commit with the indexed history: full re-index")
         return None
@@ -253,33 +225,28 @@ def _update(
         rolled_back = last is not None and last[0] > base
         if rolled_back:
             store.rollback_to(base)
-            _sync_files(store, repo, ws, cfg, _tree_at(repo, store, base))
-        replayed = _replay(store, repo, ws, cfg, head, base, progress)
-        _finish(store, repo, ws, cfg, head, use_worktree, replayed, rolled_back)
+            _sync_files(store, git, ws, cfg, git.tree(_commit_at(store, base)))
+        replayed = _replay(store, git, ws, cfg, base, progress)
+        _finish(store, git, ws, cfg, use_worktree, replayed, rolled_back)
     after = store.file_blobs()
     return plan_changes(before, after), replayed.commits, len(after)
 
 
-def _tree_at(repo: pygit2.Repository, store: Store, seq: int) -> pygit2.Tree | None:
+def _commit_at(store: Store, seq: int) -> str | None:
     row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (seq,)).fetchone()
-    if row is None:
-        return None
-    commit = repo[pygit2.Oid(hex=str(row[0]))]
-    assert isinstance(commit, pygit2.Commit)
-    return commit.tree
+    return None if row is None else str(row[0])
 
 
 def _sync_files(
-    store: Store, repo: pygit2.Repository, ws: Workspace, cfg: Config, tree: pygit2.Tree | None
+    store: Store, git: GitRepo, ws: Workspace, cfg: Config, tree: pygit2.Tree | None
 ) -> None:
     """Make the files table describe ``tree`` (after a rollback)."""
-    target, _ = memory_files_in_tree(repo, tree, ws.prefix, cfg.extra_paths)
+    target, _ = memory_files_in_tree(git.pygit, tree, ws.prefix, cfg.extra_paths)
     plan = plan_changes(store.file_blobs(), {p: f.blob for p, f in target.items()})
     store.remove_files(plan.to_remove)
-    replay = _Replay(store, repo, ws)
+    replay = _Replay(store, git, ws)
     for path in plan.to_parse:
-        mf = target[path]
-        store.put_file(replay.parse(mf)[0])
+        store.put_file(replay.parse(target[path])[0])
 
 
 @dataclass
@@ -291,22 +258,19 @@ class _Replayed:
 
 def _replay(
     store: Store,
-    repo: pygit2.Repository,
+    git: GitRepo,
     ws: Workspace,
     cfg: Config,
-    head: pygit2.Commit | None,
     base: int,
     progress: Progress | None,
 ) -> _Replayed:
     """Replay the chain's commits after seq ``base`` up to ``head``."""
     done = _Replayed()
-    if head is None:
+    if git.head is None:
         return done
-    row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (base,)).fetchone()
-    commits = chain_changes(
-        ws.repo_root, str(head.id), str(row[0]) if row else None, ws.prefix, cfg.extra_paths
-    )
-    replay = _Replay(store, repo, ws)
+    commits = chain_changes(ws.repo_root, git.head, _commit_at(store, base) if base else None,
+                            ws.prefix, cfg.extra_paths)
+    replay = _Replay(store, git, ws)
     for first in range(0, len(commits), BATCH_COMMITS):
         batch = commits[first : first + BATCH_COMMITS]
         replay.prefetch([mf for c in batch for mf in c.changes.values() if mf is not None])
@@ -323,10 +287,9 @@ def _replay(
 
 def _finish(
     store: Store,
-    repo: pygit2.Repository,
+    git: GitRepo,
     ws: Workspace,
     cfg: Config,
-    head: pygit2.Commit | None,
     use_worktree: bool,
     replayed: _Replayed,
     recheck: bool,
@@ -335,20 +298,20 @@ def _finish(
 
     Walking HEAD's whole tree for links costs tens of milliseconds on a large workspace, so an
     incremental run only does it when a replayed commit made a link (or after a rollback)."""
+    head = git.head
     if recheck or use_worktree or replayed.links or head is None:
-        files, warns = memory_files_in_tree(
-            repo, head.tree if head else None, ws.prefix, cfg.extra_paths
-        )
+        files, warns = memory_files_in_tree(git.pygit, git.tree(head), ws.prefix,
+                                            cfg.extra_paths)
         if head is None:
             warns.append(Warn("", 0, "no-commits", "the repository has no commits yet; "
                               "commit memory files to index them"))
         if use_worktree:
-            warns.extend(_apply_worktree(store, repo, ws, cfg, files))
+            warns.extend(_apply_worktree(store, git, ws, cfg, files))
         store.replace_global_warnings(warns)
     else:
         store.clear_link_warnings(replayed.paths)
     store.refresh_entities()
-    store.set_meta("last_indexed_commit", str(head.id) if head else "")
+    store.set_meta("last_indexed_commit", head or "")
     store.set_meta("worktree", "1" if use_worktree else "0")
     store.set_meta("indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
     store.set_meta("chunking", DEFAULT_CHUNKING.fingerprint)
@@ -357,7 +320,7 @@ def _finish(
 
 def _apply_worktree(
     store: Store,
-    repo: pygit2.Repository,
+    git: GitRepo,
     ws: Workspace,
     cfg: Config,
     committed: Mapping[str, MemoryFile],
@@ -374,7 +337,7 @@ def _apply_worktree(
     last = store.last_commit()
     seq = (last[0] if last else 0) + 1
     at = datetime.now(UTC).isoformat(timespec="seconds")
-    _Replay(store, repo, ws).apply(changes, seq, WORKTREE, at, data)
+    _Replay(store, git, ws).apply(changes, seq, WORKTREE, at, data)
     store.add_commit(seq, WORKTREE, at)
     return warns
 
@@ -411,16 +374,15 @@ def worktree_memory_files(
         if not path.is_file():
             continue
         raw = path.read_bytes()
-        files[rel] = MemoryFile(rel, str(pygit2.hash(raw)), found[0], found[1])
+        files[rel] = MemoryFile(rel, blob_id(raw), found[0], found[1])
         data[rel] = raw
     return files, data, warns
 
 
 def _full_build(
     ws: Workspace,
-    repo: pygit2.Repository,
+    git: GitRepo,
     cfg: Config,
-    head: pygit2.Commit | None,
     progress: Progress | None,
     use_worktree: bool,
 ) -> _Outcome:
@@ -431,8 +393,8 @@ def _full_build(
         store = open_store(tmp)
         try:
             with store.transaction():
-                replayed = _replay(store, repo, ws, cfg, head, 0, progress)
-                _finish(store, repo, ws, cfg, head, use_worktree, replayed, True)
+                replayed = _replay(store, git, ws, cfg, 0, progress)
+                _finish(store, git, ws, cfg, use_worktree, replayed, True)
             files = store.file_blobs()
         finally:
             store.close()
