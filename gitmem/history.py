@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -137,7 +137,7 @@ class GitRepo:
         assert isinstance(commit, pygit2.Commit)
         return commit.tree
 
-    def fork_point(self, known: Mapping[str, int]) -> int | None:
+    def fork_point(self, known: Callable[[str], int | None]) -> int | None:
         """The seq of the newest indexed commit on HEAD's first-parent chain, or None.
 
         Merges are followed through their first parent only: what a merge brings in is
@@ -145,14 +145,12 @@ class GitRepo:
         """
         if self.head is None:
             return None
-        if self.head in known:
-            return known[self.head]
         proc = subprocess.Popen(["git", "-C", str(self.root), "rev-list", "--first-parent",
                                  self.head], stdout=subprocess.PIPE)
         assert proc.stdout is not None
         try:
             for line in proc.stdout:
-                seq = known.get(line.decode().strip())
+                seq = known(line.decode().strip())
                 if seq is not None:
                     return seq
             return None

@@ -214,9 +214,8 @@ def _update(
     last = store.last_commit()
     if last is not None and head is not None and last[1] == head and not use_worktree:
         return ChangePlan((), (), (), ()), 0, len(store.file_blobs())  # nothing new
-    known = store.chain()
-    fork = git.fork_point(known)
-    if fork is None and known:
+    fork = git.fork_point(store.seq_of)
+    if fork is None and last is not None:
         notes.append("HEAD shares no commit with the indexed history: full re-index")
         return None
     before = store.file_blobs()

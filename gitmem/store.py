@@ -263,9 +263,10 @@ class Store:
 
     # -- the commit chain -------------------------------------------------------------------
 
-    def chain(self) -> dict[str, int]:
-        """commit id -> seq of every commit replayed into the index."""
-        return {str(c): int(s) for s, c in self.conn.execute("SELECT seq, commit_id FROM commits")}
+    def seq_of(self, commit_id: str) -> int | None:
+        row = self.conn.execute("SELECT seq FROM commits WHERE commit_id = ?",
+                                (commit_id,)).fetchone()
+        return None if row is None else int(row[0])
 
     def last_commit(self) -> tuple[int, str] | None:
         row = self.conn.execute(
