@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -366,3 +368,22 @@ def test_status_and_index_json(repo: Path) -> None:
     code, out, _ = gitmem("-C", str(repo), "status")
     assert code == 0
     assert "facts: 2" in out
+
+
+def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
+    """recall on a current index, and index after one new commit, stay off pygit2 (and recall off
+    markdown-it): these start-up costs are what the recall and hook latency budgets are made of."""
+    assert gitmem("-C", str(repo), "index")[0] == 0
+
+    def imported(*args: str) -> str:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "-C",
+                               str(repo), *args], capture_output=True, text=True, check=True)
+        return proc.stderr
+
+    recall_imports = imported("recall", "gateway")
+    assert " pygit2" not in recall_imports and "markdown_it" not in recall_imports
+    write(repo, "memory/2025-11-29.md", "## Retain\n- W @Peter: A third day.\n")
+    commit_all(repo, "third day", "2025-11-29T21:00:00+00:00")
+    index_imports = imported("index")
+    assert " pygit2" not in index_imports
+    assert "markdown_it" in index_imports  # it did parse the new note
