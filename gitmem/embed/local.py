@@ -152,7 +152,7 @@ class LocalEmbedder(Embedder):
                 n_ubatch=n_ctx, n_threads=self.threads, n_threads_batch=self.threads,
                 verbose=False,
             )
-        except Exception as exc:
+        except Exception as exc:  # llama.cpp raises assorted types; all mean "unusable model"
             raise EmbeddingError(f"cannot load the local embedding model {self.path}: {exc}; "
                                  "embed.model must name a GGUF embedding model") from exc
 
@@ -191,7 +191,7 @@ class LocalEmbedder(Embedder):
                                    truncate=True)[0] for t in texts]
             except EmbeddingError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # any llama.cpp failure is a provider failure (SPEC §9)
                 raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
         if len(raw) != len(texts):
             raise EmbeddingError(f"the local embedding model returned {len(raw)} vectors "
