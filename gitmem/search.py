@@ -265,8 +265,8 @@ class Ranking:
     """How candidates are scored. The defaults are the shipped, benchmarked ones (see
     BENCHMARKS.md); ``openclaw()`` is the published hybrid baseline."""
 
-    vector_weight: float = 0.7
-    text_weight: float = 0.3
+    vector_weight: float = 0.8
+    text_weight: float = 0.2
     decay: bool = True
     diversity: bool = True
     vector_candidates: int = 100  # items; 2x as many passages are fetched by Hamming distance
