@@ -570,11 +570,6 @@ def _crash_log(exc: BaseException) -> Path:
     return path
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"gitmem: {message}", err=True)
-    sys.exit(code)
-
-
 def run(args: list[str] | None = None) -> int:
     """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler."""
     try:

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.model import MemoryFile
-from gitmem.workspace import GIT_LINK, GIT_SUBMODULE, classify
+from gitmem.workspace import GIT_LINK, GIT_SUBMODULE, MEMORY_FOLDERS, ROOT_FILES, classify
 
 if TYPE_CHECKING:
     import pygit2
 
-_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory", "bank")
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,8 @@ class CommitChanges:
 
 
 def pathspecs(prefix: str, extra: Sequence[str]) -> list[str]:
-    return [f"{prefix}{p.strip('/')}" for p in (*_ROOT_FILES, *extra) if p.strip("/")]
+    paths = (*ROOT_FILES, *MEMORY_FOLDERS, *extra)
+    return [f"{prefix}{p.strip('/')}" for p in paths if p.strip("/")]
 
 
 def chain_changes(repo_root: Path, tip: str, base: str | None, prefix: str,

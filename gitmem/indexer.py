@@ -28,6 +28,8 @@ from gitmem.parse import parse_file
 from gitmem.store import UNUSABLE, WORKTREE, NewerIndexError, Store, open_store, remove_index_files
 from gitmem.versions import ItemVersion, item_versions
 from gitmem.workspace import (
+    MEMORY_FOLDERS,
+    ROOT_FILES,
     Workspace,
     classify,
     memory_files_in_tree,
@@ -349,8 +351,8 @@ def worktree_memory_files(
     data: dict[str, bytes] = {}
     warns: list[Warn] = []
     root = ws.root
-    candidates = [root / name for name in ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md")]
-    for folder in ("memory", "bank", *cfg.extra_paths):
+    candidates = [root / name for name in ROOT_FILES]
+    for folder in (*MEMORY_FOLDERS, *cfg.extra_paths):
         base = root / folder
         if base.is_file():
             candidates.append(base)

@@ -36,10 +36,6 @@ class MemoryFile:
     file_class: str  # core | user | dreams | daily | note | bank | entity | extra
     day: date | None  # daily notes: the date from the file name
 
-    @property
-    def decays(self) -> bool:
-        return self.file_class == "daily"
-
 
 @dataclass(frozen=True)
 class Section:
@@ -129,7 +125,6 @@ class ParsedFile:
     title: str
     facts: tuple[Fact, ...]
     chunks: tuple[Chunk, ...]
-    mentions: tuple[str, ...]  # every @entity found anywhere in the file
     warnings: tuple[Warn, ...] = field(default_factory=tuple)
     opinions: tuple[Opinion, ...] = ()  # bank/opinions.md only
 
@@ -141,22 +136,6 @@ class TimeWindow:
     start: datetime | None = None
     end: datetime | None = None
 
-    def overlaps_days(self, first: date | None, last: date | None) -> bool:
-        """True when the inclusive day range [first, last] meets the window."""
-        if first is None and last is None:
-            return False
-        lo = first or last
-        hi = last or first
-        assert lo is not None and hi is not None
-        if self.end is not None and lo >= self.end.date() and not _is_midnight_after(lo, self.end):
-            return False
-        return not (self.start is not None and hi < self.start.date())
-
     @property
     def is_open(self) -> bool:
         return self.start is None and self.end is None
-
-
-def _is_midnight_after(day: date, end: datetime) -> bool:
-    # A window that ends at 2025-12-01T10:00 still includes the day 2025-12-01.
-    return day == end.date() and (end.hour, end.minute, end.second, end.microsecond) != (0, 0, 0, 0)

@@ -270,7 +270,7 @@ def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -
         warns.append(Warn(mf.path, 1, "parse-error", f"could not parse the Markdown "
                           f"({exc.__class__.__name__}: {str(exc)[:120]}); indexed as plain text"))
         return ParsedFile(file=mf, text=text or "", front_matter={}, title="", facts=(),
-                          chunks=tuple(chunk_lines(lines, [], params=params)), mentions=(),
+                          chunks=tuple(chunk_lines(lines, [], params=params)),
                           warnings=tuple(warns))
 
 
@@ -287,7 +287,6 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
             title="",
             facts=(),
             chunks=(),
-            mentions=(),
             warnings=tuple(warns),
         )
     lines = split_lines(text)
@@ -306,9 +305,6 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
             facts.append(_with_event_time(fact, mf.day))
     chunks = chunk_lines(body, sections, first_line=fm_lines + 1, params=params)
     title = next((s.title for s in sections if s.level == 1), "")
-    mentions: dict[str, None] = {}
-    for fact in facts:
-        mentions.update(dict.fromkeys(fact.entities))
     opinions: list[Opinion] = []
     if mf.path == OPINIONS_PATH:
         opinions, opinion_warns = parse_opinions(lines, mf.path)
@@ -320,7 +316,6 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
         title=title,
         facts=tuple(facts),
         chunks=tuple(chunks),
-        mentions=tuple(mentions),
         warnings=tuple(warns),
         opinions=tuple(opinions),
     )

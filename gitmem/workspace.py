@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     import pygit2
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
-_ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "USER.md": "user", "DREAMS.md": "dreams"}
+# The memory layout (SPEC §2), in one place: files at the workspace root, and folders below it.
+ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "USER.md": "user", "DREAMS.md": "dreams"}
+MEMORY_FOLDERS = ("memory", "bank")
 _BANK_FILES = {"world.md", "experience.md", "opinions.md"}
 GIT_LINK = 0o120000
 GIT_SUBMODULE = 0o160000
@@ -62,17 +64,18 @@ def find_repo_root(start: Path) -> tuple[Path, Path]:
     """(work tree root, git dir) of the repository containing ``start``."""
     if not start.is_dir():
         raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
-    proc = git_output(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir")
-    if proc.returncode != 0:
+    # One git call: recall runs this on every query.
+    proc = git_output(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
+                      "--show-toplevel")
+    lines = proc.stdout.splitlines()
+    if len(lines) < 2:
         raise GitmemError(
             f"{start} is not inside a git repository; run 'gitmem init' there, or pass -C PATH"
         )
-    bare, git_dir = proc.stdout.splitlines()[:2]
-    top = git_output(start, "rev-parse", "--show-toplevel")
-    if bare.strip() == "true" or top.returncode != 0 or not top.stdout.strip():
-        raise GitmemError(f"{git_dir} has no work tree (bare, or run from inside .git); "
+    if proc.returncode != 0 or len(lines) < 3 or lines[0].strip() == "true":
+        raise GitmemError(f"{lines[1]} has no work tree (bare, or run from inside .git); "
                           "gitmem needs a work tree")
-    return Path(top.stdout.strip()).resolve(), Path(git_dir).resolve()
+    return Path(lines[2].strip()).resolve(), Path(lines[1].strip()).resolve()
 
 
 def head_id(repo_root: Path) -> str | None:
@@ -87,7 +90,7 @@ def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, st
         return None
     parts = PurePosixPath(path).parts
     if len(parts) == 1:
-        cls = _ROOT_FILES.get(parts[0])
+        cls = ROOT_FILES.get(parts[0])
         return (cls, None, None) if cls else _extra(path, extra)
     if parts[0] == "memory":
         m = _DAILY.match(parts[1]) if len(parts) == 2 else None
@@ -144,7 +147,7 @@ def _walk(
 
 
 def _wanted_roots(extra: Sequence[str]) -> set[str]:
-    roots = {"memory", "bank"}
+    roots = set(MEMORY_FOLDERS)
     roots.update(PurePosixPath(e.strip("/")).parts[0] for e in extra if e.strip("/"))
     return roots
 

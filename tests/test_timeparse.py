@@ -134,8 +134,14 @@ def test_until_month_includes_whole_month() -> None:
     assert window == TimeWindow(None, utc(2025, 12, 1))
     assert window.end is not None
     assert datetime(2025, 11, 30, 23, 59, 59, tzinfo=UTC) < window.end
-    assert window.overlaps_days(date(2025, 11, 30), date(2025, 11, 30))
-    assert not window.overlaps_days(date(2025, 12, 1), date(2025, 12, 1))
+    # The rule search applies to an item's event days:
+    from gitmem.search import _in_window
+
+    def day(d: str) -> dict[str, str | None]:
+        return {"event_start": d, "event_end": d, "recorded_at": None}
+
+    assert _in_window(day("2025-11-30"), window)
+    assert not _in_window(day("2025-12-01"), window)
 
 
 def test_since_and_until() -> None:
