@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem.config import Config, load_config
 from gitmem.errors import GitmemError
-from gitmem.search import RecallQuery, Result, rank, resolve_entities
 from gitmem.store import UNUSABLE, NewerIndexError, Store, open_store
 from gitmem.workspace import Workspace, find_repo_root, head_id, is_memory_path
 
@@ -47,26 +44,6 @@ def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
     except LockBusy:
         return ["the index is being updated by another process; answering from the last "
                 "complete index"]
-
-
-def recall(
-    ws: Workspace,
-    cfg: Config,
-    query: RecallQuery,
-    *,
-    now: datetime | None = None,
-    entity_names: Sequence[str] = (),
-) -> tuple[list[Result], list[str]]:
-    """Lexical recall (semantic search arrives with the embedding layer)."""
-    warnings = ensure_index(ws, cfg)
-    now = now or datetime.now(UTC)
-    store = open_store(ws.index_path, readonly=True)
-    try:
-        keys = resolve_entities(store, entity_names)
-        results = rank(store, query, now, keys)
-    finally:
-        store.close()
-    return results, warnings
 
 
 def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> dict[str, Any]:

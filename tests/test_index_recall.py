@@ -15,17 +15,15 @@ from helpers import FILTER_KEYS, PROVIDER_KEYS, RESULT_KEYS, TOP_KEYS, TOP_KEYS_
 
 from gitmem import api
 from gitmem.indexer import index_workspace
-from gitmem.search import RecallQuery
-from gitmem.timeparse import build_window
+from gitmem.recall import RecallRequest, answer
 
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
 
 
 def recall(repo: Path, text: str, **kw: Any) -> list[dict[str, Any]]:
     ws, cfg = api.open_workspace(repo)
-    names = kw.pop("entities", ())
-    results, _ = api.recall(ws, cfg, RecallQuery(text=text, **kw), now=NOW, entity_names=names)
-    return [r.to_json() for r in results]
+    response = answer(ws, cfg, RecallRequest(query=text, **kw), now=NOW)
+    return [r.to_json() for r in response.results]
 
 
 def sources(repo: Path, text: str, **kw: Any) -> list[str]:
@@ -131,15 +129,14 @@ def test_unknown_entity_is_an_error_with_suggestion(fixture_repo: Path) -> None:
 
 
 def test_event_time_window(fixture_repo: Path) -> None:
-    window = build_window(since="2025-11-28", until="2025-11-29", around=None, now=NOW)
-    results = recall(fixture_repo, "gateway host Castle Peter", window=window, k=50)
+    results = recall(fixture_repo, "gateway host Castle Peter", since="2025-11-28", until="2025-11-29", k=50)
     assert results
     for r in results:
         start = r["event_start"] or r["recorded_at"][:10]
         end = r["event_end"] or r["recorded_at"][:10]
         assert start <= "2025-11-29" and end >= "2025-11-28", r["source"]
     # The Marrakech stay (2025-11-27 – 2025-12-01) overlaps the window although noted on 11-27.
-    marrakech = recall(fixture_repo, "Marrakech birthday", window=window, k=50)
+    marrakech = recall(fixture_repo, "Marrakech birthday", since="2025-11-28", until="2025-11-29", k=50)
     assert "memory/2025-11-27.md#L9" in [r["source"] for r in marrakech]
 
 
