@@ -41,9 +41,10 @@ if str(BENCH_DIR) not in sys.path:
 import bench_lexical as lex  # noqa: E402
 import synth  # noqa: E402
 
-from gitmem import api  # noqa: E402
-from gitmem.recall import RecallRequest, answer  # noqa: E402
-from gitmem.store import MAX_PASSAGES, embedding_passages, open_store  # noqa: E402
+from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
+from gitmem.index.store import open_store  # noqa: E402
+from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
+from gitmem.workspace import open_workspace  # noqa: E402
 
 
 def _index(ws: Path, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:
@@ -106,8 +107,8 @@ def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, A
     env = {**os.environ, "GITMEM_EMBED_PROVIDER": "none"}
     _index(ws, env, "--force")
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()))
-    wsobj, cfg = api.open_workspace(ws)
-    from gitmem.embed.select import select
+    wsobj, cfg = open_workspace(ws)
+    from gitmem.embed.registry import select
 
     embedder = select(cfg).embedder
     assert embedder is not None

@@ -557,7 +557,8 @@ class BenchWorkspace:
     def gitmem(self) -> tuple[Any, Any]:
         """gitmem's (Workspace, Config) for this repository, the index rebuilt once."""
         if self._gitmem is None:
-            from gitmem.api import index_and_embed, open_workspace
+            from gitmem.index.run import index_and_embed
+            from gitmem.workspace import open_workspace
 
             ws, cfg = open_workspace(self.root)
             if self.embed_model is not None:
@@ -597,7 +598,7 @@ def gitmem_recall(mode: str, ranking: Any = None, name: str | None = None) -> Me
 
     def run(question: str, workspace: BenchWorkspace) -> list[Span]:
         from gitmem.errors import GitmemError
-        from gitmem.recall import RecallRequest, answer
+        from gitmem.recall.answer import RecallRequest, answer
 
         ws, cfg = workspace.gitmem()
         try:
@@ -624,7 +625,7 @@ def gitmem_recall(mode: str, ranking: Any = None, name: str | None = None) -> Me
 
 
 def _openclaw() -> Any:
-    from gitmem.search import Ranking
+    from gitmem.recall.ranking import Ranking
 
     return Ranking.openclaw()
 

@@ -10,18 +10,20 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from gitmem import __version__, api
+from gitmem import __version__
 from gitmem.errors import GitmemError, InternalError, SearchUnavailable, UsageError
-from gitmem.search import Result
-from gitmem.store import remove_index_files
-from gitmem.workspace import find_repo_root
+from gitmem.workspace import Workspace, open_workspace
+
+if TYPE_CHECKING:
+    from gitmem.config import Config
+    from gitmem.recall.search import Result
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -30,22 +32,40 @@ def _ctx_path(ctx: click.Context) -> Path:
     return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
 
 
-def _progress(label: str, unit: str = "files") -> Callable[[int, int], None] | None:
-    """A progress line on a terminal; nothing when stderr is not a terminal."""
+def _workspace(ctx: click.Context) -> tuple[Workspace, Config]:
+    return open_workspace(_ctx_path(ctx))
+
+
+def _print_json(data: Any, *, indent: int | None = 2) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+@contextlib.contextmanager
+def _progress(label: str, unit: str,
+              scale: Callable[[int], str] = str) -> Iterator[Callable[[int, int | None], None]]:
+    """One progress line on a terminal for long work (``scale`` formats counts); nothing when
+    stderr is not a terminal. Yields the ``(done, total)`` callback the library calls."""
     if not sys.stderr.isatty():
-        return None
-    last = [0.0]
+        yield lambda done, total: None
+        return
+    last = [0.0, -1.0]
 
-    def show(done: int, total: int) -> None:
+    def show(done: int, total: int | None) -> None:
         now = time.monotonic()
-        if done == total or now - last[0] > 0.1:
-            last[0] = now
-            end = "\n" if done == total else ""
-            click.echo(f"\r{label}: {done}/{total} {unit}", err=True, nl=False)
-            if end:
-                click.echo("", err=True)
+        if now - last[0] > 0.1 or done == total:
+            last[0], last[1] = now, float(done)
+            of = f"/{scale(total)}" if total else ""
+            click.echo(f"\r{label}: {scale(done)}{of} {unit}", err=True, nl=False)
 
-    return show
+    try:
+        yield show
+    finally:
+        if last[1] >= 0:
+            click.echo("", err=True)
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1048576:.1f}"
 
 
 @click.group(context_settings=CONTEXT)
@@ -81,7 +101,7 @@ def cli(ctx: click.Context, path: Path | None) -> None:
 def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) -> None:
     """Create the memory layout in DIRECTORY (default: here), making a git repo if needed."""
     from gitmem import hooks as hookmod
-    from gitmem.layout import init_workspace
+    from gitmem.scaffold import init_workspace
 
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
@@ -91,7 +111,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
             "Install git hooks so each commit re-indexes memory?", default=True
         )
     if with_hooks:
-        ws, _ = api.open_workspace(target)
+        ws, _ = open_workspace(target)
         for line in hookmod.install(ws.repo_root):
             click.echo(line)
     elif with_hooks is None:
@@ -124,44 +144,17 @@ def index(
 
     The lexical index is committed first and usable at once; embedding continues in batches
     and can be interrupted and resumed (a kill loses at most one batch)."""
-    ws, cfg = api.open_workspace(_ctx_path(ctx))
-    outcome = api.index_and_embed(
-        ws,
-        cfg,
-        force=force,
-        worktree=worktree,
-        embed=not no_embed,
-        progress=_progress("indexing"),
-        embed_progress=_progress("embedding", unit="items"),
-    )
+    from gitmem.index.run import index_and_embed
+
+    ws, cfg = _workspace(ctx)
+    with _progress("indexing", "commits") as progress, \
+            _progress("embedding", "items") as embed_progress:
+        outcome = index_and_embed(ws, cfg, force=force, worktree=worktree, embed=not no_embed,
+                                  progress=progress, embed_progress=embed_progress)
     report, emb = outcome.report, outcome.embed
-    data: dict[str, Any] = {
-        "commit": report.commit,
-        "full": report.full,
-        "commits": report.commits,
-        "files": report.files,
-        "added": len(report.plan.added),
-        "modified": len(report.plan.modified),
-        "deleted": len(report.plan.deleted),
-        "renamed": len(report.plan.renamed),
-        "seconds": round(report.seconds, 3),
-        "notes": list(report.notes),
-        "embedding": None
-        if emb is None
-        else {
-            "embedded": emb.done,
-            "pending": emb.pending,
-            "total": emb.total,
-            "provider_calls": emb.stats.calls if emb.stats else 0,
-            "cached": emb.stats.cached if emb.stats else 0,
-            "seconds": round(emb.seconds, 3),
-            "skipped": emb.skipped,
-        },
-        "embedding_note": outcome.embed_note,
-        "embedding_error": outcome.embed_error,
-    }
+    data = outcome.to_json()
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False))
+        _print_json(data, indent=None)
     else:
         for note in report.notes:
             click.echo(f"note: {note}", err=True)
@@ -195,10 +188,12 @@ def index(
 def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     """Files, facts, entities, chunks, last indexed commit, semantic search state, and
     warnings with path#Lline."""
-    ws, cfg = api.open_workspace(_ctx_path(ctx))
-    info = api.status(ws, cfg, deep=deep)
+    from gitmem.index.status import status as read_status
+
+    ws, cfg = _workspace(ctx)
+    info = read_status(ws, cfg, deep=deep).to_json()
     if as_json:
-        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        _print_json(info)
         return
     click.echo(f"workspace: {info['workspace']}")
     for warning in info["config_warnings"]:
@@ -311,9 +306,9 @@ def recall(
     Date phrases in QUERY ("around Nov 27", "last week", "11月27日ごろ", "先週") become a time
     window when no --since/--until/--around is given; --json says which window was applied.
     """
-    from gitmem.recall import RecallRequest, answer
+    from gitmem.recall.answer import RecallRequest, answer
 
-    ws, cfg = api.open_workspace(_ctx_path(ctx))
+    ws, cfg = _workspace(ctx)
     req = RecallRequest(
         query=query,
         k=k,
@@ -327,7 +322,7 @@ def recall(
     )
     response = answer(ws, cfg, req)
     if as_json:
-        click.echo(json.dumps(response.to_json(), ensure_ascii=False, indent=2))
+        _print_json(response.to_json())
         return
     if response.time_window and response.time_window["source"] == "query":
         tw = response.time_window
@@ -369,23 +364,14 @@ def get(
 ) -> None:
     """Print memory text: PATH, PATH#L12, PATH#L12-L20, or a historical citation
     PATH#L12@<commit> (memory files only)."""
-    ws, cfg = api.open_workspace(_ctx_path(ctx))
+    from gitmem.recall.get import get_lines
+
+    ws, cfg = _workspace(ctx)
     path, a_start, a_count, a_rev = _split_anchor(target)
-    res = api.get_lines(ws, cfg, path, start=start or a_start, count=count or a_count,
-                        at=rev or a_rev)
+    res = get_lines(ws, cfg, path, start=start or a_start, count=count or a_count,
+                    at=rev or a_rev)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "path": res.path,
-                    "start_line": res.start_line,
-                    "end_line": res.end_line,
-                    "revision": res.revision,
-                    "text": "\n".join(res.lines),
-                },
-                ensure_ascii=False,
-            )
-        )
+        _print_json(res.to_json(), indent=None)
         return
     for line in res.lines:
         click.echo(line)
@@ -396,11 +382,13 @@ def get(
 @click.pass_context
 def reset(ctx: click.Context, as_json: bool) -> None:
     """Delete the derived index (.memory/index.sqlite); 'gitmem index' rebuilds it."""
-    ws, _ = api.open_workspace(_ctx_path(ctx))
+    from gitmem.index.store import remove_index_files
+
+    ws, _ = _workspace(ctx)
     existed = ws.index_path.exists()
     remove_index_files(ws.index_path)
     if as_json:
-        click.echo(json.dumps({"removed": existed, "index": str(ws.index_path)}))
+        _print_json({"removed": existed, "index": str(ws.index_path)}, indent=None)
     else:
         click.echo(f"removed {ws.index_path}" if existed else "no index to remove")
 
@@ -417,7 +405,7 @@ def hooks_install(ctx: click.Context) -> None:
     kept and chained)."""
     from gitmem import hooks as hookmod
 
-    ws, _ = api.open_workspace(_ctx_path(ctx))
+    ws, _ = _workspace(ctx)
     for line in hookmod.install(ws.repo_root):
         click.echo(line)
 
@@ -428,7 +416,7 @@ def hooks_uninstall(ctx: click.Context) -> None:
     """Remove gitmem's hooks and restore the hooks they chained."""
     from gitmem import hooks as hookmod
 
-    ws, _ = api.open_workspace(_ctx_path(ctx))
+    ws, _ = _workspace(ctx)
     for line in hookmod.uninstall(ws.repo_root):
         click.echo(line)
 
@@ -440,24 +428,10 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
     """Show which hooks are installed, chained, or belong to something else."""
     from gitmem import hooks as hookmod
 
-    ws, _ = api.open_workspace(_ctx_path(ctx))
+    ws, _ = _workspace(ctx)
     states = hookmod.status(ws.repo_root)
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "name": h.name,
-                        "path": str(h.path),
-                        "state": h.state,
-                        "chained": h.chained,
-                        "python_ok": h.python_ok,
-                    }
-                    for h in states
-                ],
-                indent=2,
-            )
-        )
+        _print_json([h.to_json() for h in states])
         return
     for h in states:
         extra = " (chains your previous hook)" if h.chained else ""
@@ -475,33 +449,9 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
 def hooks_run(ctx: click.Context, hook_name: str) -> None:
     """Re-index now, as a hook does: waits for the index lock, logs to .memory/hook.log, and
     always exits 0 (a hook must never fail the git command)."""
-    from gitmem import hooks as hookmod
+    from gitmem.hooks import run_hook
 
-    try:
-        ws, cfg = api.open_workspace(_ctx_path(ctx))
-    except GitmemError as exc:  # e.g. a broken .gitmem.toml: say so where hooks log
-        with contextlib.suppress(GitmemError, OSError):
-            root, _ = find_repo_root(_ctx_path(ctx))
-            hookmod.log_line(root / ".memory", f"{hook_name}: not indexed: {exc}")
-        return
-    try:
-        from gitmem.indexer import index_workspace
-
-        report = index_workspace(ws, cfg)
-        hookmod.log_line(ws.memory_dir, f"{hook_name}: indexed {report.commit or '-'} "
-                         f"({report.commits} commits, {len(report.plan.to_parse)} files parsed) "
-                         f"in {report.seconds:.2f}s")
-        outcome = api.IndexOutcome(report)
-        api.fill_embeddings(ws, cfg, outcome)
-        emb = outcome.embed
-        if emb is not None and (emb.done or emb.skipped):
-            hookmod.log_line(ws.memory_dir, f"{hook_name}: " + (emb.skipped or (
-                f"embedded {emb.done} items ({emb.pending} pending) in {emb.seconds:.2f}s")))
-        if outcome.embed_error:
-            hookmod.log_line(ws.memory_dir, f"{hook_name}: embedding failed: "
-                             f"{outcome.embed_error}")
-    except Exception as exc:  # a hook logs every failure and never fails git
-        hookmod.log_exception(ws.memory_dir, hook_name, exc)
+    run_hook(_ctx_path(ctx), hook_name)
 
 
 @cli.group(context_settings=CONTEXT)
@@ -520,9 +470,10 @@ def model_pull(ctx: click.Context, ref: str | None) -> None:
 
     cfg = load_config(None)  # outside a repository: user config and environment only
     with contextlib.suppress(GitmemError):
-        cfg = api.open_workspace(_ctx_path(ctx))[1]
+        cfg = _workspace(ctx)[1]
     target = ref or cfg.embed_model
-    path = pull(target, progress=_byte_progress(f"downloading {target}"))
+    with _progress(f"downloading {target}", "MB", _megabytes) as progress:
+        path = pull(target, progress=progress)
     click.echo(f"{target}: {path}")
 
 
@@ -534,7 +485,7 @@ def model_list(as_json: bool) -> None:
 
     models = list_models()
     if as_json:
-        click.echo(json.dumps([{"ref": r, "bytes": n} for r, n in models]))
+        _print_json([{"ref": r, "bytes": n} for r, n in models], indent=None)
         return
     if not models:
         click.echo("no models downloaded; 'gitmem model pull' fetches embed.model")
@@ -542,25 +493,10 @@ def model_list(as_json: bool) -> None:
         click.echo(f"{ref}  {size / 1048576:.1f} MB")
 
 
-def _byte_progress(label: str) -> Callable[[int, int | None], None] | None:
-    if not sys.stderr.isatty():
-        return None
-    last = [0.0]
-
-    def show(done: int, total: int | None) -> None:
-        now = time.monotonic()
-        if now - last[0] > 0.1 or done == total:
-            last[0] = now
-            of = f" of {total / 1048576:.1f}" if total else ""
-            click.echo(f"\r{label}: {done / 1048576:.1f}{of} MB", err=True, nl=False)
-            if done == total:
-                click.echo("", err=True)
-
-    return show
-
-
 def _crash_log(exc: BaseException) -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitmem"
+    from gitmem.config import user_cache_dir
+
+    base = user_cache_dir()
     try:
         base.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
+from gitmem.embed.registry import PROVIDERS, is_remote
 from gitmem.errors import GitmemError
 
 REPO_CONFIG = ".gitmem.toml"
-PROVIDERS = ("none", "auto", "local", "openai", "gemini", "voyage", "ollama")
 DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
 
 
@@ -82,7 +84,6 @@ _RANGES: dict[str, tuple[float, float]] = {
     "embed_threads": (1, 256),
 }
 _UNTRUSTED_IN_REPO = {"embed.remote"}
-_REMOTE = {"openai", "gemini", "voyage", "ollama"}
 _ENV = {
     "GITMEM_EMBED_PROVIDER": ("embed", "provider"),
     "GITMEM_EMBED_MODEL": ("embed", "model"),
@@ -93,8 +94,13 @@ _ENV = {
 
 
 def user_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "gitmem" / "config.toml"
+    """``config.toml`` in the user's config folder (``$XDG_CONFIG_HOME/gitmem`` on Linux)."""
+    return Path(platformdirs.user_config_dir("gitmem", appauthor=False)) / "config.toml"
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder for gitmem (``$XDG_CACHE_HOME/gitmem`` on Linux): models, logs."""
+    return Path(platformdirs.user_cache_dir("gitmem", appauthor=False))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[tuple[str, str], Any]:
@@ -168,7 +174,7 @@ def load_config(repo_root: Path | None) -> Config:
         path = repo_root / REPO_CONFIG
         for (section, key), value in _flatten(_read_toml(path)).items():
             attr, checked = _check(str(path), section, key, value)
-            if attr in ("embed_provider", "embed_fallback") and checked in _REMOTE:
+            if attr in ("embed_provider", "embed_fallback") and is_remote(checked):
                 warnings.append(
                     f"{path}: '{section}.{key} = \"{checked}\"' is ignored: a repository config "
                     f"may not send memory to a remote provider; name it in {user_config_path()} "

@@ -1,6 +1,6 @@
 """One error hierarchy; each class carries its exit status (SPEC §13).
 
-The CLI maps these to exit codes in exactly one place (``cli.main``).
+The CLI maps these to exit codes in exactly one place (``cli.run``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ class UsageError(GitmemError):
     """Bad command-line usage or a bad value (for example a time spec)."""
 
     exit_code = 2
+
+
+class LockBusy(GitmemError):
+    """A lock (index writer, embedding job, reflect) is held by another process."""
 
 
 class InternalError(GitmemError):

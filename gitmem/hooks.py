@@ -9,15 +9,17 @@ it starts ``gitmem hooks run`` detached and returns at once.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
-import subprocess
 import sys
 import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.git import find_repo_root, hooks_dir
 
 HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# gitmem-hook v1"
@@ -46,21 +48,9 @@ class HookState:
     chained: bool
     python_ok: bool
 
-
-def hooks_dir(repo_root: Path) -> Path:
-    """The directory git runs hooks from, for this work tree."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--git-path", "hooks"],
-            cwd=repo_root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise GitmemError(f"cannot ask git for the hooks directory of {repo_root}: {exc}") from exc
-    path = Path(out)
-    return path if path.is_absolute() else (repo_root / path).resolve()
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "path": str(self.path), "state": self.state,
+                "chained": self.chained, "python_ok": self.python_ok}
 
 
 def hook_script(name: str, python: str) -> str:
@@ -164,3 +154,30 @@ def log_line(memory_dir: Path, message: str) -> None:
 def log_exception(memory_dir: Path, name: str, exc: BaseException) -> None:
     detail = "".join(traceback.format_exception(exc)).rstrip()
     log_line(memory_dir, f"{name}: re-index failed: {exc}\n{detail}")
+
+
+def run_hook(start: Path, name: str) -> None:
+    """Re-index as a hook does: wait for the index lock, log to .memory/hook.log, fill in
+    embeddings, and never raise (a hook must never fail the git command)."""
+    from gitmem.index.run import index_and_embed
+    from gitmem.workspace import open_workspace
+
+    try:
+        ws, cfg = open_workspace(start)
+    except GitmemError as exc:  # e.g. a broken .gitmem.toml: say so where hooks log
+        with contextlib.suppress(GitmemError, OSError):
+            root, _ = find_repo_root(start)
+            log_line(root / ".memory", f"{name}: not indexed: {exc}")
+        return
+    try:
+        outcome = index_and_embed(ws, cfg, check_current=False)
+        report, emb = outcome.report, outcome.embed
+        log_line(ws.memory_dir, f"{name}: indexed {report.commit or '-'} ({report.commits} "
+                 f"commits, {len(report.plan.to_parse)} files parsed) in {report.seconds:.2f}s")
+        if emb is not None and (emb.done or emb.skipped):
+            log_line(ws.memory_dir, f"{name}: " + (emb.skipped or (
+                f"embedded {emb.done} items ({emb.pending} pending) in {emb.seconds:.2f}s")))
+        if outcome.embed_error:
+            log_line(ws.memory_dir, f"{name}: embedding failed: {outcome.embed_error}")
+    except Exception as exc:  # a hook logs every failure and never fails git
+        log_exception(ws.memory_dir, name, exc)

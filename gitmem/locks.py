@@ -11,14 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitmem.errors import GitmemError
-from gitmem.workspace import Workspace
+from gitmem.errors import LockBusy
+from gitmem.workspace import Workspace, ensure_memory_dir
 
 LOCK_WAIT_SECONDS = 600.0
-
-
-class LockBusy(GitmemError):
-    pass
 
 
 @contextmanager
@@ -54,23 +50,3 @@ def writer_lock(
                    busy="another gitmem process is updating the index; try again when it "
                         "finishes"):
         yield
-
-
-def ensure_memory_dir(ws: Workspace) -> None:
-    """Create .memory/ and keep it out of git via info/exclude (never a tracked file)."""
-    ws.memory_dir.mkdir(parents=True, exist_ok=True)
-    common = ws.git_dir
-    commondir = ws.git_dir / "commondir"
-    if commondir.is_file():
-        common = (ws.git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
-    exclude = common / "info" / "exclude"
-    pattern = f"/{ws.prefix}.memory/"
-    try:
-        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    except OSError:
-        return
-    if pattern not in existing.splitlines():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        sep = "" if not existing or existing.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as fh:
-            fh.write(f"{sep}# gitmem's derived index\n{pattern}\n")

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
+from gitmem.config import REPO_CONFIG, Config, load_config
+from gitmem.domain import MemoryFile, Warn
 from gitmem.errors import GitmemError
-from gitmem.model import MemoryFile, Warn
-
-if TYPE_CHECKING:
-    import pygit2
+from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 # The memory layout (SPEC §2), in one place: files at the workspace root, and folders below it.
 ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "USER.md": "user", "DREAMS.md": "dreams"}
 MEMORY_FOLDERS = ("memory", "bank")
 _BANK_FILES = {"world.md", "experience.md", "opinions.md"}
-GIT_LINK = 0o120000
-GIT_SUBMODULE = 0o160000
 
 
 @dataclass(frozen=True)
@@ -44,44 +41,6 @@ class Workspace:
     @property
     def index_path(self) -> Path:
         return self.memory_dir / "index.sqlite"
-
-    def open_repo(self) -> pygit2.Repository:
-        import pygit2
-
-        return pygit2.Repository(str(self.git_dir))
-
-
-def git_output(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run a read-only git command (the git CLI starts faster than importing pygit2)."""
-    try:
-        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                              check=False)
-    except OSError as exc:
-        raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
-
-
-def find_repo_root(start: Path) -> tuple[Path, Path]:
-    """(work tree root, git dir) of the repository containing ``start``."""
-    if not start.is_dir():
-        raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
-    # One git call: recall runs this on every query.
-    proc = git_output(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
-                      "--show-toplevel")
-    lines = proc.stdout.splitlines()
-    if len(lines) < 2:
-        raise GitmemError(
-            f"{start} is not inside a git repository; run 'gitmem init' there, or pass -C PATH"
-        )
-    if proc.returncode != 0 or len(lines) < 3 or lines[0].strip() == "true":
-        raise GitmemError(f"{lines[1]} has no work tree (bare, or run from inside .git); "
-                          "gitmem needs a work tree")
-    return Path(lines[2].strip()).resolve(), Path(lines[1].strip()).resolve()
-
-
-def head_id(repo_root: Path) -> str | None:
-    """HEAD's commit id, or None when the branch has no commits yet."""
-    proc = git_output(repo_root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
-    return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
 def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, str | None] | None:
@@ -121,29 +80,19 @@ def _extra(path: str, extra: Sequence[str]) -> tuple[str, None, None] | None:
     return None
 
 
-def _tree(repo: pygit2.Repository, oid: pygit2.Oid) -> pygit2.Tree:
-    import pygit2
-
-    obj = repo[oid]
-    assert isinstance(obj, pygit2.Tree)
-    return obj
+def is_memory_path(path: str, extra: Sequence[str] = ()) -> bool:
+    return classify(path, extra) is not None
 
 
-def _walk(
-    repo: pygit2.Repository, tree: pygit2.Tree, base: str, wanted: set[str] | None
-) -> Iterator[tuple[str, str, int]]:
-    """(path, blob id, file mode) of every file below ``tree``; at the top only ``wanted``
-    folders are entered, so a large repository's unrelated trees are never read."""
-    for entry in tree:
-        path = f"{base}{entry.name}"
-        mode = int(entry.filemode)
-        if mode == GIT_SUBMODULE:
-            continue
-        if entry.type_str == "tree":
-            if wanted is None or entry.name in wanted:
-                yield from _walk(repo, _tree(repo, entry.id), path + "/", None)
-        else:
-            yield path, str(entry.id), mode
+def scope_fingerprint(prefix: str, extra: Sequence[str]) -> str:
+    """Which files are memory (workspace folder, extra paths): a change re-indexes all."""
+    return "\x1f".join([prefix, *sorted(extra)])
+
+
+def pathspecs(prefix: str, extra: Sequence[str]) -> list[str]:
+    """git pathspecs (repository-relative) that cover every memory file."""
+    paths = (*ROOT_FILES, *MEMORY_FOLDERS, *extra)
+    return [f"{prefix}{p.strip('/')}" for p in paths if p.strip("/")]
 
 
 def _wanted_roots(extra: Sequence[str]) -> set[str]:
@@ -152,42 +101,119 @@ def _wanted_roots(extra: Sequence[str]) -> set[str]:
     return roots
 
 
-def memory_files_in_tree(
-    repo: pygit2.Repository, tree: pygit2.Tree | None, prefix: str = "", extra: Sequence[str] = ()
-) -> tuple[dict[str, MemoryFile], list[Warn]]:
+def open_workspace(start: Path) -> tuple[Workspace, Config]:
+    """Find the repository around ``start`` and apply its configuration."""
+    repo_root, git_dir = find_repo_root(start)
+    cfg = load_config(repo_root)
+    prefix = cfg.workspace_root.strip("/")
+    if prefix:
+        if ".." in PurePosixPath(prefix).parts:
+            raise GitmemError(f"{repo_root / REPO_CONFIG}: 'workspace.root' must be a folder "
+                              "inside the repository")
+        prefix += "/"
+    return Workspace(repo_root=repo_root, prefix=prefix, git_dir=git_dir), cfg
+
+
+def classifier(cfg: Config) -> partial[tuple[str, date | None, str | None] | None]:
+    """``classify`` with the configured extra paths bound (what the git layer is given)."""
+    return partial(classify, extra=cfg.extra_paths)
+
+
+def memory_files_in_tree(git: GitRepo, commit_id: str | None, ws: Workspace,
+                         cfg: Config) -> tuple[dict[str, MemoryFile], list[Warn]]:
     """The memory files of a commit's tree, keyed by workspace-relative path."""
     files: dict[str, MemoryFile] = {}
     warns: list[Warn] = []
-    if tree is None:
-        return files, warns
-    if prefix:
-        try:
-            sub = tree[prefix.rstrip("/")]
-        except KeyError:
-            return files, warns
-        if sub.type_str != "tree":
-            return files, warns
-        tree = _tree(repo, sub.id)
-    for path, blob, mode in _walk(repo, tree, "", _wanted_roots(extra)):
-        found = classify(path, extra)
+    for path, blob, mode in git.files(commit_id, ws.prefix, _wanted_roots(cfg.extra_paths)):
+        found = classify(path, cfg.extra_paths)
         if found is None:
             continue
-        cls, day, _ = found
         if mode == GIT_LINK:
-            warns.append(
-                Warn(path, 0, "symlink", "symbolic link skipped (links are never followed)")
-            )
+            warns.append(Warn(path, 0, "symlink",
+                              "symbolic link skipped (links are never followed)"))
             continue
-        # A file-name problem is reported by parse.parse_file, so the warning is stored (and
+        # A file-name problem is reported by the parser, so the warning is stored (and
         # replaced) with the file's other warnings instead of piling up on every index run.
-        files[path] = MemoryFile(path=path, blob=blob, file_class=cls, day=day)
+        files[path] = MemoryFile(path=path, blob=blob, file_class=found[0], day=found[1])
     return files, warns
 
 
-def is_memory_path(path: str, extra: Sequence[str] = ()) -> bool:
-    return classify(path, extra) is not None
+def worktree_memory_files(
+    ws: Workspace, cfg: Config
+) -> tuple[dict[str, MemoryFile], dict[str, bytes], list[Warn]]:
+    """Memory files as they are on disk (blob ids computed as git would)."""
+    files: dict[str, MemoryFile] = {}
+    data: dict[str, bytes] = {}
+    warns: list[Warn] = []
+    root = ws.root
+    candidates = [root / name for name in ROOT_FILES]
+    for folder in (*MEMORY_FOLDERS, *cfg.extra_paths):
+        base = root / folder
+        if base.is_file():
+            candidates.append(base)
+        elif base.is_dir() and not base.is_symlink():
+            candidates.extend(sorted(base.rglob("*.md")))
+    for path in candidates:
+        if not path.exists() and not path.is_symlink():
+            continue
+        rel = path.relative_to(root).as_posix()
+        found = classify(rel, cfg.extra_paths)
+        if found is None or rel in files:
+            continue
+        if any(
+            p.is_symlink() for p in [path, *path.parents] if p != root and p.is_relative_to(root)
+        ):
+            warns.append(
+                Warn(rel, 0, "symlink", "symbolic link skipped (links are never followed)")
+            )
+            continue
+        if not path.is_file():
+            continue
+        raw = path.read_bytes()
+        files[rel] = MemoryFile(rel, blob_id(raw), found[0], found[1])
+        data[rel] = raw
+    return files, data, warns
 
 
-def scope_fingerprint(prefix: str, extra: Sequence[str]) -> str:
-    """Which files are memory (workspace folder, extra paths): a change re-indexes all."""
-    return "\x1f".join([prefix, *sorted(extra)])
+def check_memory_path(ws: Workspace, cfg: Config, raw: str) -> str:
+    """A user-given path to a workspace-relative memory path, or a clear refusal.
+
+    Citations are workspace-relative, so a relative path is read from the workspace root, unless
+    it names an existing file relative to the current folder inside the workspace.
+    """
+    root = ws.root.resolve()
+    given = Path(raw)
+    if given.is_absolute():
+        full = Path(os.path.normpath(given))
+    else:
+        here = Path(os.path.normpath(Path.cwd() / given))
+        full = (
+            here
+            if here.is_relative_to(root) and here.exists()
+            else Path(os.path.normpath(root / given))
+        )
+    if not full.is_relative_to(root):
+        raise GitmemError(f"refusing '{raw}': it is outside the workspace {root}")
+    rel = full.relative_to(root).as_posix()
+    if not is_memory_path(rel, cfg.extra_paths):
+        raise GitmemError(
+            f"refusing '{raw}': not a memory file (MEMORY.md, USER.md, DREAMS.md, "
+            "memory/**/*.md, bank/..., or a configured extra path)"
+        )
+    return rel
+
+
+def ensure_memory_dir(ws: Workspace) -> None:
+    """Create .memory/ and keep it out of git via info/exclude (never a tracked file)."""
+    ws.memory_dir.mkdir(parents=True, exist_ok=True)
+    exclude = common_dir(ws.git_dir) / "info" / "exclude"
+    pattern = f"/{ws.prefix}.memory/"
+    try:
+        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    except OSError:
+        return
+    if pattern not in existing.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if not existing or existing.endswith("\n") else "\n"
+        with exclude.open("a", encoding="utf-8") as fh:
+            fh.write(f"{sep}# gitmem's derived index\n{pattern}\n")

@@ -116,10 +116,10 @@ def dump(repo: Path) -> list[tuple[Any, ...]]:
     (valid_from/valid_to, recorded_at/ended_at, commit ids), item entities, the full-text rows,
     entities, aliases, opinions (with their history), warnings and the commit chain.
     """
-    from gitmem import api
-    from gitmem.store import open_store
+    from gitmem.index.store import open_store
+    from gitmem.workspace import open_workspace
 
-    ws, _ = api.open_workspace(repo)
+    ws, _ = open_workspace(repo)
     store = open_store(ws.index_path, readonly=True)
     try:
         conn = store.conn

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gitmem.changes import plan_changes
+from gitmem.index.changes import plan_changes
 
 
 def test_plan_classifies_every_path() -> None:

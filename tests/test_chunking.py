@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import itertools
 
-from gitmem.chunking import ChunkParams, chunk_lines
-from gitmem.model import MemoryFile
-from gitmem.parse import parse_file
-from gitmem.textfold import count_tokens
+from gitmem.domain import MemoryFile
+from gitmem.parse.chunking import ChunkParams, chunk_lines
+from gitmem.parse.markdown import parse_file
+from gitmem.parse.textfold import count_tokens
 
 
 def _parse(text: str):  # type: ignore[no-untyped-def]

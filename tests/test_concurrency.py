@@ -13,9 +13,9 @@ from types import ModuleType
 import pytest
 from helpers import commit_all, dump, write
 
-from gitmem import api
-from gitmem.indexer import index_workspace
-from gitmem.recall import RecallRequest, answer
+from gitmem.index.replay import index_workspace
+from gitmem.recall.answer import RecallRequest, answer
+from gitmem.workspace import open_workspace
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -35,7 +35,7 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
 
 
 def forced_dump(repo: Path) -> list[tuple[object, ...]]:
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     assert index_workspace(ws, cfg, force=True).full
     return dump(repo)
 
@@ -85,9 +85,9 @@ def synth() -> ModuleType:
 WRITER = """
 import sys
 from pathlib import Path
-from gitmem import api
-from gitmem.indexer import index_workspace
-ws, cfg = api.open_workspace(Path(sys.argv[1]))
+from gitmem.workspace import open_workspace
+from gitmem.index.replay import index_workspace
+ws, cfg = open_workspace(Path(sys.argv[1]))
 for _ in range(int(sys.argv[2])):
     assert index_workspace(ws, cfg, force=True).full
     print("rebuilt", flush=True)
@@ -97,7 +97,7 @@ for _ in range(int(sys.argv[2])):
 def test_recall_while_a_forced_rebuild_runs(synth: ModuleType, tmp_path: Path) -> None:
     repo = tmp_path / "year"
     synth.generate(repo, years=1, seed=3)
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     index_workspace(ws, cfg)
     queries = ["Peter", "gateway", "Copenhagen", "warelay"]
     baseline = {q: answer(ws, cfg, RecallRequest(query=q), now=NOW).results for q in queries}
@@ -138,10 +138,10 @@ def test_recall_while_a_forced_rebuild_runs(synth: ModuleType, tmp_path: Path) -
 INCREMENTAL_WRITER = """
 import os, subprocess, sys
 from pathlib import Path
-from gitmem import api
-from gitmem.indexer import index_workspace
+from gitmem.workspace import open_workspace
+from gitmem.index.replay import index_workspace
 repo = Path(sys.argv[1])
-ws, cfg = api.open_workspace(repo)
+ws, cfg = open_workspace(repo)
 for n in range(1, 7):
     (repo / "memory" / f"2026-12-0{n}.md").write_text(f"## Retain\\n- W @Peter: Zeppelin day {n}.\\n")
     date = f"2026-12-0{n}T21:00:00+00:00"
@@ -156,7 +156,7 @@ def test_recall_while_incremental_updates_commit(synth: ModuleType, tmp_path: Pa
     """Readers against a writer that commits and updates the live file in place (no swap)."""
     repo = tmp_path / "months"
     synth.generate(repo, days=90, seed=5)
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     index_workspace(ws, cfg)
     writer = subprocess.Popen(
         [sys.executable, "-c", INCREMENTAL_WRITER, str(repo)], stderr=subprocess.PIPE, text=True

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from helpers import commit_all, dump, git, make_repo, write
 
-from gitmem import api
 from gitmem.cli import run
-from gitmem.indexer import IndexReport, index_workspace
-from gitmem.recall import RecallRequest, answer
-from gitmem.store import open_store
+from gitmem.index.replay import IndexReport, index_workspace
+from gitmem.index.store import open_store
+from gitmem.recall.answer import RecallRequest, answer
+from gitmem.workspace import open_workspace
 
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
 
@@ -75,7 +75,7 @@ def base_repo(tmp_path: Path, name: str = "repo") -> Path:
 
 
 def index(repo: Path, **kw: bool) -> IndexReport:
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     return index_workspace(ws, cfg, **kw)
 
 
@@ -84,7 +84,7 @@ def head(repo: Path) -> str:
 
 
 def recall(repo: Path, query: str, **kw: object) -> list[dict[str, object]]:
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     req = RecallRequest(query=query, k=50, **kw)  # type: ignore[arg-type]
     return [r.to_json() for r in answer(ws, cfg, req, now=NOW).results]
 
@@ -328,7 +328,7 @@ def test_moved_fact_keeps_first_record_time_in_the_index(
     timeline: tuple[Path, dict[str, str]],
 ) -> None:
     repo, ids = timeline
-    ws, _ = api.open_workspace(repo)
+    ws, _ = open_workspace(repo)
     store = open_store(ws.index_path, readonly=True)
     try:
         rows = store.conn.execute(
@@ -383,7 +383,7 @@ def test_as_of_excludes_event_times_after_the_instant(
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30") == []
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-12-05") != []
     # before the first commit there is no memory at all, with a warning rather than an error
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     response = answer(ws, cfg, RecallRequest(query="kayak", as_of="2025-11-01"), now=NOW)
     assert response.results == [] and any("no commit" in w for w in response.warnings)
 
@@ -421,7 +421,7 @@ def test_get_at_revision_prints_the_old_text(
 
 def test_opinion_confidence_history_on_the_sample(fixture_repo: Path) -> None:
     index(fixture_repo)
-    ws, _ = api.open_workspace(fixture_repo)
+    ws, _ = open_workspace(fixture_repo)
     store = open_store(ws.index_path, readonly=True)
     try:
 
@@ -511,7 +511,7 @@ def _overlaps(result: dict[str, object], first: str, last: str) -> bool:
     [("what happened around Nov 27", "around Nov 27"), ("先週", "先週")],
 )
 def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, phrase: str) -> None:
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     response = answer(ws, cfg, RecallRequest(query=query, k=50), now=NOW)
     assert response.time_window is not None
     assert response.time_window["phrase"] == phrase
@@ -528,7 +528,7 @@ def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, p
 
 def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> None:
     """'gateway 先週': the week's gateway results are preferred; older ones are kept."""
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     response = answer(ws, cfg, RecallRequest(query="gateway 先週", k=50), now=NOW)
     assert response.time_window is not None
     assert response.time_window["phrase"] == "先週"
@@ -538,7 +538,7 @@ def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> 
 
 
 def test_no_date_phrase_means_no_window(fixture_repo: Path) -> None:
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     response = answer(ws, cfg, RecallRequest(query="gateway"), now=NOW)
     assert response.time_window is None
     assert any(r.event_start and r.event_start < "2025-11-24" for r in response.results)

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from helpers import dump, git, make_repo, recall_json, sources, write
 
-from gitmem import api
 from gitmem.cli import run
 from gitmem.hooks import CHAINED_SUFFIX, HOOK_NAMES, install
 from gitmem.hooks import status as hook_status
-from gitmem.indexer import index_workspace
+from gitmem.index.replay import index_workspace
+from gitmem.index.store import open_store
 from gitmem.locks import writer_lock
-from gitmem.store import open_store
+from gitmem.workspace import open_workspace
 
 POLL_SECONDS = 15.0
 
@@ -304,7 +304,7 @@ def test_rebase_with_hooks_converges_to_a_rebuild(tmp_path: Path) -> None:
     wait_indexed(repo, "Topic work two")
     wait_indexed(repo, "Aarhus")
     wait_quiet(repo)
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     with writer_lock(ws):
         pass  # no background run is still writing
     lines = log_lines(repo)

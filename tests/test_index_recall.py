@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 from helpers import FILTER_KEYS, PROVIDER_KEYS, RESULT_KEYS, TOP_KEYS, TOP_KEYS_ADDED, dump
 
-from gitmem import api
-from gitmem.indexer import index_workspace
-from gitmem.recall import RecallRequest, answer
+from gitmem.index.replay import index_workspace
+from gitmem.index.status import status
+from gitmem.recall.answer import RecallRequest, answer
+from gitmem.workspace import open_workspace
 
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
 
 
 def recall(repo: Path, text: str, **kw: Any) -> list[dict[str, Any]]:
-    ws, cfg = api.open_workspace(repo)
+    ws, cfg = open_workspace(repo)
     response = answer(ws, cfg, RecallRequest(query=text, **kw), now=NOW)
     return [r.to_json() for r in response.results]
 
@@ -150,7 +151,7 @@ def git(repo: Path, *args: str) -> None:
 
 
 def test_incremental_update_equals_rebuild(fixture_repo: Path) -> None:
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     first = index_workspace(ws, cfg)
     assert first.full and first.files == 28
     note = fixture_repo / "memory" / "2025-11-30.md"
@@ -177,7 +178,7 @@ def test_incremental_update_equals_rebuild(fixture_repo: Path) -> None:
 
 
 def test_corrupt_index_is_rebuilt_with_a_note(fixture_repo: Path) -> None:
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     index_workspace(ws, cfg)
     ws.index_path.write_bytes(b"this is not a database" * 100)
     report = index_workspace(ws, cfg)
@@ -196,9 +197,9 @@ def test_recall_builds_and_catches_up_by_itself(fixture_repo: Path) -> None:
 
 
 def test_status_counts_and_warnings(fixture_repo: Path) -> None:
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     index_workspace(ws, cfg)
-    info = api.status(ws, cfg)
+    info = status(ws, cfg).to_json()
     assert info["files"] == 28 and info["up_to_date"]
     assert info["facts"] == 74 and info["entities"] >= 5 and info["chunks"] > 28
     locations = {w["location"] for w in info["warnings"]}

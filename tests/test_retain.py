@@ -5,9 +5,9 @@ from datetime import date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.model import MemoryFile, ParsedFile
-from gitmem.parse import parse_file
-from gitmem.retain import entity_key, find_entities
+from gitmem.domain import MemoryFile, ParsedFile
+from gitmem.parse.markdown import parse_file
+from gitmem.parse.retain import entity_key, find_entities
 
 SPEC_EXAMPLES = """# 2025-11-27
 
@@ -173,7 +173,7 @@ def test_parse_never_raises_and_keeps_every_line(lines: list[str]) -> None:
     covered: set[int] = set()
     for chunk in parsed.chunks:
         covered.update(range(chunk.start_line, chunk.end_line + 1))
-    from gitmem.parse import split_lines
+    from gitmem.parse.markdown import split_lines
 
     all_lines = split_lines(parsed.text)
     for n, line in enumerate(all_lines, 1):
@@ -200,7 +200,7 @@ def test_every_retain_item_is_a_fact_or_a_warning(items: list[str]) -> None:
     assert not (malformed & fact_lines)
     assert len(malformed) + len(fact_lines) <= len(items)
     # every top-level bullet that markdown-it sees as an item is accounted for
-    from gitmem.parse import _MD, retain_items, sections_from, split_lines
+    from gitmem.parse.markdown import _MD, retain_items, sections_from, split_lines
 
     lines = split_lines(text)
     tokens = _MD.parse(text)

@@ -13,11 +13,11 @@ import pytest
 from embed_server import EmbedServer, Fault
 from helpers import commit_all, gitmem, write
 
-from gitmem import api
-from gitmem.embed.select import select
-from gitmem.embedding import embed_pending
-from gitmem.indexer import index_workspace
-from gitmem.store import Store, open_store
+from gitmem.embed.registry import select
+from gitmem.index.replay import index_workspace
+from gitmem.index.store import Store, open_store
+from gitmem.index.vectors import embed_pending
+from gitmem.workspace import open_workspace
 
 CANARY = "sk-canary-DO-NOT-LEAK-7f3a"
 
@@ -99,7 +99,7 @@ def test_only_changed_text_is_embedded_after_a_commit(fixture_repo: Path,
 
 def test_embedding_is_resumable_batch_by_batch(fixture_repo: Path,
                                                openai_env: EmbedServer) -> None:
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     index_workspace(ws, cfg)
     embedder = select(cfg).embedder
     assert embedder is not None
@@ -206,7 +206,7 @@ def test_vectors_follow_history(fixture_repo: Path, openai_env: EmbedServer) -> 
     shutil.rmtree(fixture_repo / "bank" / "entities")
     commit_all(fixture_repo, "drop entity pages", date="2025-12-02T21:00:00+00:00")
     index_json(fixture_repo)
-    ws, _ = api.open_workspace(fixture_repo)
+    ws, _ = open_workspace(fixture_repo)
     store = open_store(ws.index_path, readonly=True)
     try:
         have, total = store.vector_counts()
@@ -234,7 +234,7 @@ def test_vectors_never_attach_to_a_reused_row_id(fixture_repo: Path,
                                                 openai_env: EmbedServer) -> None:
     """After an amend the replay reuses row ids; a batch embedded before must not land."""
     index_json(fixture_repo, "--no-embed")
-    ws, cfg = api.open_workspace(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
     store = open_store(ws.index_path, readonly=True)
     try:
         stale = store.pending_embeddings(10_000)

@@ -4,7 +4,7 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.textfold import build_match, count_tokens, fold, query_terms
+from gitmem.parse.textfold import build_match, count_tokens, fold, query_terms
 
 
 def test_fold_case_and_diacritics() -> None:

@@ -1,4 +1,4 @@
-"""Tests for gitmem.timeparse (SPEC §6)."""
+"""Tests for gitmem.parse.timeparse (SPEC §6)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gitmem.domain import TimeWindow
 from gitmem.errors import UsageError
-from gitmem.model import TimeWindow
-from gitmem.timeparse import (
+from gitmem.parse.timeparse import (
     as_of_instant,
     build_window,
     find_event_period,
@@ -134,14 +134,6 @@ def test_until_month_includes_whole_month() -> None:
     assert window == TimeWindow(None, utc(2025, 12, 1))
     assert window.end is not None
     assert datetime(2025, 11, 30, 23, 59, 59, tzinfo=UTC) < window.end
-    # The rule search applies to an item's event days:
-    from gitmem.search import _in_window
-
-    def day(d: str) -> dict[str, str | None]:
-        return {"event_start": d, "event_end": d, "recorded_at": None}
-
-    assert _in_window(day("2025-11-30"), window)
-    assert not _in_window(day("2025-12-01"), window)
 
 
 def test_since_and_until() -> None:

@@ -64,9 +64,10 @@ def hf_endpoint() -> str:
 
 
 def models_dir() -> Path:
-    """``<user cache>/gitmem/models``; the user cache is ``$XDG_CACHE_HOME`` or ``~/.cache``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gitmem" / "models"
+    """``models`` in the user's cache folder (``$XDG_CACHE_HOME/gitmem/models`` on Linux)."""
+    from gitmem.config import user_cache_dir
+
+    return user_cache_dir() / "models"
 
 
 def parse_hf_ref(ref: str) -> HfRef | None:

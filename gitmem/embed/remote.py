@@ -18,8 +18,7 @@ import httpx
 from gitmem.config import DEFAULT_MODEL, Config
 from gitmem.embed.base import Embedder, EmbeddingError, InputType, Vector
 from gitmem.embed.http import Sleep, new_client, post_json, safe_url
-
-REMOTE_PROVIDERS = ("openai", "gemini", "voyage", "ollama")
+from gitmem.embed.registry import REMOTE, is_remote
 
 
 class RemoteEmbedder(Embedder):
@@ -251,8 +250,7 @@ class OllamaEmbedder(RemoteEmbedder):
 
 
 EMBEDDERS: dict[str, type[RemoteEmbedder]] = {
-    "openai": OpenAIEmbedder, "gemini": GeminiEmbedder,
-    "voyage": VoyageEmbedder, "ollama": OllamaEmbedder,
+    cls.name: cls for cls in (OpenAIEmbedder, GeminiEmbedder, VoyageEmbedder, OllamaEmbedder)
 }
 
 
@@ -265,8 +263,8 @@ def remote_embedder(cfg: Config, provider: str, *, sleep: Sleep = time.sleep) ->
     cls = EMBEDDERS.get(provider)
     if cls is None:
         raise EmbeddingError(f"unknown remote provider '{provider}'; "
-                             f"known: {', '.join(REMOTE_PROVIDERS)}")
-    owns_remote = cfg.embed_provider not in REMOTE_PROVIDERS or cfg.embed_provider == provider
+                             f"known: {', '.join(REMOTE)}")
+    owns_remote = not is_remote(cfg.embed_provider) or cfg.embed_provider == provider
     owns_model = owns_remote and cfg.embed_model != DEFAULT_MODEL
     return cls(
         cfg.embed_model if owns_model else None,

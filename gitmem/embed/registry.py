@@ -13,12 +13,30 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from gitmem.config import Config
 from gitmem.embed.base import Embedder, EmbeddingError
 
-REMOTE = ("openai", "gemini", "voyage", "ollama")
+if TYPE_CHECKING:  # config imports this module's name table, so Config is for typing only
+    from gitmem.config import Config
+
+# The one table of provider names (SPEC §9): name -> what kind of provider it is. The
+# configuration accepts exactly these names; remote providers are used only when named.
+PROVIDERS: dict[str, str] = {
+    "none": "off",
+    "auto": "auto",
+    "local": "local",
+    "openai": "remote",
+    "gemini": "remote",
+    "voyage": "remote",
+    "ollama": "remote",
+}
+REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
+
+
+def is_remote(provider: str) -> bool:
+    return PROVIDERS.get(provider) == "remote"
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 
@@ -64,7 +82,7 @@ def build(cfg: Config, provider: str) -> Embedder:
     """An embedder for a named provider; raises EmbeddingError when it cannot be set up."""
     if provider == "local":
         return _local(cfg)
-    if provider in REMOTE:
+    if is_remote(provider):
         from gitmem.embed.remote import remote_embedder
 
         return remote_embedder(cfg, provider)
@@ -90,5 +108,5 @@ def fallback(cfg: Config) -> Embedder | None:
     if cfg.embed_fallback in ("none", cfg.embed_provider):
         return None
     if cfg.embed_fallback == "auto":
-        return select(cfg.__class__(**{**cfg.__dict__, "embed_provider": "auto"})).embedder
+        return select(replace(cfg, embed_provider="auto")).embedder
     return build(cfg, cfg.embed_fallback)

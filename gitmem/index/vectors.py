@@ -14,13 +14,16 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gitmem.config import Config
 from gitmem.embed.base import Embedder
-from gitmem.embed.cache import EmbeddingCache
-from gitmem.embed.service import EmbedStats, embed_texts
-from gitmem.locks import LockBusy, file_lock, writer_lock
-from gitmem.store import VECTOR_LAYOUT, open_store
+from gitmem.embed.batch import EmbedStats, embed_texts
+from gitmem.errors import LockBusy
+from gitmem.index.cache import EmbeddingCache
+from gitmem.index.items import VECTOR_LAYOUT
+from gitmem.index.store import open_store
+from gitmem.locks import file_lock, writer_lock
 from gitmem.workspace import Workspace
 
 BATCH_ITEMS = 64
@@ -34,6 +37,17 @@ class EmbedReport:
     seconds: float = 0.0
     stats: EmbedStats | None = None
     skipped: str | None = None  # why nothing ran (another job is embedding)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "embedded": self.done,
+            "pending": self.pending,
+            "total": self.total,
+            "provider_calls": self.stats.calls if self.stats else 0,
+            "cached": self.stats.cached if self.stats else 0,
+            "seconds": round(self.seconds, 3),
+            "skipped": self.skipped,
+        }
 
 
 def _prepare(ws: Workspace, embedder: Embedder, cache: EmbeddingCache,

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Sequence
+import struct
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from gitmem.embed.base import Embedder, EmbeddingError, InputType
-from gitmem.embed.cache import EmbeddingCache, pack, text_hash
+from gitmem.embed.base import Embedder, EmbeddingError, InputType, Vector
+
+
+class VectorCache(Protocol):
+    """Where embedded vectors are kept by (fingerprint, text hash); the index provides one."""
+
+    def get_many(self, fingerprint: str, hashes: Iterable[str]) -> dict[str, bytes]: ...
+
+    def put_many(self, fingerprint: str, vectors: Mapping[str, bytes]) -> None: ...
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def pack(vector: Sequence[float]) -> bytes:
+    """float32, little-endian: the layout sqlite-vec reads."""
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def unpack(blob: bytes) -> Vector:
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
 @dataclass
@@ -35,7 +58,7 @@ def embed_texts(
     texts: Sequence[str],
     *,
     input_type: InputType,
-    cache: EmbeddingCache | None = None,
+    cache: VectorCache | None = None,
     batch_size: int = 32,
     stats: EmbedStats | None = None,
 ) -> list[bytes]:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from gitmem.model import KIND_NAMES, Fact, Warn
+from gitmem.domain import KIND_NAMES, Fact, Warn
 
 # An entity: '@', then a letter or digit, then letters, digits, '_', '-', '.'. Not after a word
 # character (so 'user@host' is no entity). A trailing '.' is punctuation.

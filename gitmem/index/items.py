@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from gitmem.model import ParsedFile
-from gitmem.retain import find_entities
-from gitmem.textfold import fold
+from gitmem.domain import ParsedFile
+from gitmem.parse.retain import find_entities
+from gitmem.parse.textfold import count_tokens, fold
 
 
 @dataclass(frozen=True)
@@ -100,3 +100,30 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
 
 def path_search_text(path: str) -> str:
     return fold(path.replace("/", " ").replace(".", " "))
+
+
+MAX_PASSAGES = 64  # vec_bits rowid = item id * MAX_PASSAGES + passage number
+VECTOR_LAYOUT = "passages-96:bits-v1"  # a change re-embeds (from the cache)
+PASSAGE_TOKENS = 96
+
+
+def embedding_passages(item_type: str, heading: str, content: str, subjects: str) -> list[str]:
+    """What is embedded for an item: a fact with its subjects; a chunk as line-aligned passages
+    of about PASSAGE_TOKENS tokens, each under the chunk's heading."""
+    if item_type == "fact":
+        return [f"{subjects}: {content}" if subjects else content]
+    passages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in content.split("\n"):
+        cost = count_tokens(line) + 1
+        if current and size + cost > PASSAGE_TOKENS:
+            passages.append("\n".join(current))
+            current, size = [], 0
+        if line.strip():
+            current.append(line)
+            size += cost
+    if current or not passages:
+        passages.append("\n".join(current))
+    passages = passages[:MAX_PASSAGES]
+    return [f"{heading}\n{p}" if heading else p for p in passages]

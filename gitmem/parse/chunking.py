@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitmem.model import Chunk, Section
-from gitmem.textfold import count_tokens
+from gitmem.domain import Chunk, Section
+from gitmem.parse.textfold import count_tokens
 
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80

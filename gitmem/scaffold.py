@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pygit2
-
 from gitmem.config import REPO_CONFIG
-from gitmem.errors import GitmemError
-from gitmem.locks import ensure_memory_dir
-from gitmem.workspace import Workspace
+from gitmem.git import init_or_open
+from gitmem.workspace import Workspace, ensure_memory_dir
 
 MEMORY_TEMPLATE = """# Memory
 
@@ -50,17 +47,11 @@ def init_workspace(target: Path) -> list[str]:
     """Create what is missing; never overwrite. Returns lines describing what was done."""
     done: list[str] = []
     target.mkdir(parents=True, exist_ok=True)
-    found = pygit2.discover_repository(str(target))
-    if found is None:
-        repo = pygit2.init_repository(str(target), initial_head="main")
+    root, git_dir, created = init_or_open(target)
+    if created:
         done.append(f"created git repository in {target}")
-    else:
-        repo = pygit2.Repository(found)
-    if repo.is_bare or repo.workdir is None:
-        raise GitmemError(f"{found} is a bare repository; run 'gitmem init' in a work tree")
-    root = Path(repo.workdir).resolve()
     prefix = _workspace_prefix(root, target.resolve(), done)
-    ws = Workspace(repo_root=root, prefix=prefix, git_dir=Path(repo.path).resolve())
+    ws = Workspace(repo_root=root, prefix=prefix, git_dir=git_dir)
     files = {
         ws.root / "MEMORY.md": MEMORY_TEMPLATE,
         ws.root / "memory" / "README.md": DAILY_HINT,

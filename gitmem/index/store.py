@@ -1,4 +1,4 @@
-"""The SQLite index (SPEC §7): schema, numbered migrations, meta record, writes.
+"""The SQLite index (SPEC §7): the connection, migrations applied, meta record, writes.
 
 The binding is apsw: it bundles a current SQLite with FTS5 (including contentless-delete tables)
 and can load the sqlite-vec extension on every platform, which the standard library's sqlite3
@@ -11,147 +11,47 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import apsw
 
-from gitmem.model import MemoryFile, Opinion, ParsedFile, Warn
-from gitmem.opinions import OPINIONS_PATH
-from gitmem.retain import entity_key
-from gitmem.textfold import count_tokens
-from gitmem.versions import ItemVersion, page_entity, path_search_text
+from gitmem.domain import MemoryFile, Opinion, ParsedFile, Warn
+from gitmem.index.items import (
+    MAX_PASSAGES,
+    VECTOR_LAYOUT,
+    ItemVersion,
+    embedding_passages,
+    page_entity,
+    path_search_text,
+)
+from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION
+from gitmem.parse.opinions import OPINIONS_PATH
+from gitmem.parse.retain import entity_key
 
-SCHEMA_VERSION = 1
+T = TypeVar("T")
+
 WORKTREE = "worktree"  # the commit id recorded for uncommitted edits (index --worktree)
 BUSY_TIMEOUT_MS = 15000
 
 # Errors that mean "this file is not a usable index": rebuild it.
 UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError)
 BUSY = apsw.BusyError
-
-DDL_V1 = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
--- The first-parent chain of commits replayed into the index, oldest first. A row with
--- commit_id 'worktree' is the uncommitted state layered on top (gitmem index --worktree).
-CREATE TABLE commits (
-    seq INTEGER PRIMARY KEY,
-    commit_id TEXT NOT NULL UNIQUE,
-    committed_at TEXT NOT NULL
-);
-CREATE INDEX commits_time ON commits (committed_at);
--- The memory files of the newest indexed state.
-CREATE TABLE files (
-    path TEXT PRIMARY KEY,
-    blob TEXT NOT NULL,
-    class TEXT NOT NULL,
-    day TEXT,
-    title TEXT NOT NULL DEFAULT '',
-    front_matter TEXT NOT NULL DEFAULT '{}'
-);
--- Every version of every fact and chunk. A version is valid from the commit (seq) that
--- introduced it until the commit that changed or removed it (valid_to; NULL while current).
--- Rows are never changed except to close or reopen them, so history can be rolled back
--- exactly to any earlier commit of the chain (rewrites converge to a rebuild).
-CREATE TABLE items (
-    id INTEGER PRIMARY KEY,
-    vkey TEXT NOT NULL,
-    path TEXT NOT NULL,
-    blob TEXT NOT NULL,
-    class TEXT NOT NULL,
-    day TEXT,
-    type TEXT NOT NULL CHECK (type IN ('fact', 'chunk')),
-    kind TEXT NOT NULL,
-    fact_id TEXT,
-    confidence REAL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    heading TEXT NOT NULL DEFAULT '',
-    content TEXT NOT NULL,
-    tokens INTEGER NOT NULL DEFAULT 0,
-    event_start TEXT,
-    event_end TEXT,
-    recorded_at TEXT,
-    commit_id TEXT,
-    valid_from INTEGER NOT NULL,
-    valid_to INTEGER,
-    ended_at TEXT,
-    ended_commit TEXT
-);
-CREATE INDEX items_open ON items (path, valid_to);
-CREATE INDEX items_from ON items (valid_from);
-CREATE INDEX items_to ON items (valid_to);
-CREATE INDEX items_fact ON items (fact_id);
-CREATE TABLE item_entities (
-    item_id INTEGER NOT NULL,
-    entity TEXT NOT NULL,
-    name TEXT NOT NULL,
-    role TEXT NOT NULL CHECK (role IN ('subject', 'mention', 'page')),
-    PRIMARY KEY (item_id, entity, role)
-);
-CREATE INDEX item_entities_entity ON item_entities (entity);
-CREATE TABLE entities (key TEXT PRIMARY KEY, name TEXT NOT NULL, page TEXT);
-CREATE TABLE aliases (alias TEXT PRIMARY KEY, entity TEXT NOT NULL);
--- Opinions of bank/opinions.md, versioned like items.
-CREATE TABLE opinions (
-    id INTEGER PRIMARY KEY,
-    vkey TEXT NOT NULL,
-    opinion_id TEXT NOT NULL,
-    statement TEXT NOT NULL,
-    entities TEXT NOT NULL DEFAULT '[]',
-    confidence REAL,
-    updated TEXT,
-    evidence TEXT NOT NULL DEFAULT '[]',
-    path TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    recorded_at TEXT,
-    commit_id TEXT,
-    valid_from INTEGER NOT NULL,
-    valid_to INTEGER,
-    ended_at TEXT
-);
-CREATE INDEX opinions_open ON opinions (path, valid_to);
-CREATE INDEX opinions_id ON opinions (opinion_id);
-CREATE TABLE warnings (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    code TEXT NOT NULL,
-    message TEXT NOT NULL
-);
-CREATE INDEX warnings_path ON warnings (path);
--- Embeddings of current items under the fingerprint in meta 'embed_fingerprint' (float32,
--- unit length), one per passage: a chunk is embedded as several short passages, because small
--- embedding models are trained on sentences and a 400-token average blurs them. The plain
--- table is the source of truth (searchable by an exact scan when the sqlite-vec extension
--- cannot be loaded); vec_bits, a vec0 table of their sign bits made when the dimension is
--- known, finds candidates by Hamming distance fast, and the plain vectors rescore them exactly
--- (rowid = item id * MAX_PASSAGES + passage).
-CREATE TABLE vectors (
-    item_id INTEGER NOT NULL,
-    part INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (item_id, part)
-) WITHOUT ROWID;
-CREATE VIRTUAL TABLE items_fts USING fts5 (
-    body, path, content = '', contentless_delete = 1,
-    tokenize = 'unicode61 remove_diacritics 0'
-);
-"""
+BATCH = 500  # ids per "IN (...)" statement (SQLite's default limit of variables is 32766)
 
 
-def m001_initial(conn: apsw.Connection) -> None:
-    conn.execute(DDL_V1)
+def batched(ids: Sequence[T], size: int = BATCH) -> Iterator[Sequence[T]]:
+    """``ids`` in slices of at most ``size`` (one statement each)."""
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
 
 
-# Numbered migrations: each runs in one transaction together with the row that records it.
-MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
-    (1, "m001_initial", m001_initial),
-)
+def marks(values: Sized) -> str:
+    """``?,?,?`` for an ``IN (...)`` list of ``values``."""
+    return ",".join("?" * len(values))
 
 
 class NewerIndexError(Exception):
@@ -318,11 +218,10 @@ class Store:
 
     def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str) -> None:
         self.drop_vectors(ids)
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
-            marks = ",".join("?" * len(part))
+        for part in batched(ids):
             self._entities_touched.update(str(r[0]) for r in self.conn.execute(
-                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks})", part))
+                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
+                part))
         self.conn.executemany(
             "UPDATE items SET valid_to = ?, ended_at = ?, ended_commit = ? WHERE id = ?",
             [(seq, at, commit_id, i) for i in ids],
@@ -470,6 +369,41 @@ class Store:
             ),
         )
 
+    # -- status -----------------------------------------------------------------------------
+
+    def _count(self, sql: str) -> int:
+        row = self.conn.execute(sql).fetchone()
+        return int(row[0]) if row else 0
+
+    def counts(self) -> dict[str, int]:
+        """Memory files, current facts and chunks, entities."""
+        current = "SELECT count(*) FROM items WHERE valid_to IS NULL AND type = "
+        return {
+            "files": self._count("SELECT count(*) FROM files"),
+            "facts": self._count(current + "'fact'"),
+            "chunks": self._count(current + "'chunk'"),
+            "entities": self._count("SELECT count(*) FROM entities"),
+        }
+
+    def warnings(self) -> list[Warn]:
+        return [Warn(str(p), int(ln), str(c), str(m)) for p, ln, c, m in self.conn.execute(
+            "SELECT path, line, code, message FROM warnings ORDER BY path, line")]
+
+    def vec_self_test(self) -> str:
+        """Run a real vec0 function: proves the extension loads and answers."""
+        if self.vec_error is not None:
+            return f"failed: {self.vec_error} (vector search falls back to an exact scan)"
+        try:
+            self.conn.execute("SELECT vec_distance_cosine('[1, 0]', '[0, 1]')").fetchall()
+        except apsw.Error as exc:
+            return f"failed: {exc}"
+        return "ok"
+
+    def commit_at(self, seq: int) -> str | None:
+        row = self.conn.execute("SELECT commit_id FROM commits WHERE seq = ?",
+                                (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     # -- the newest state's files and warnings ----------------------------------------------
 
     def remove_files(self, paths: Iterable[str]) -> None:
@@ -555,33 +489,6 @@ class Store:
                 akey = entity_key(alias)
                 if akey and akey != key:
                     self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (akey, key))
-
-
-MAX_PASSAGES = 64  # vec_bits rowid = item id * MAX_PASSAGES + passage number
-VECTOR_LAYOUT = "passages-96:bits-v1"  # a change re-embeds (from the cache)
-PASSAGE_TOKENS = 96
-
-
-def embedding_passages(item_type: str, heading: str, content: str, subjects: str) -> list[str]:
-    """What is embedded for an item: a fact with its subjects; a chunk as line-aligned passages
-    of about PASSAGE_TOKENS tokens, each under the chunk's heading."""
-    if item_type == "fact":
-        return [f"{subjects}: {content}" if subjects else content]
-    passages: list[str] = []
-    current: list[str] = []
-    size = 0
-    for line in content.split("\n"):
-        cost = count_tokens(line) + 1
-        if current and size + cost > PASSAGE_TOKENS:
-            passages.append("\n".join(current))
-            current, size = [], 0
-        if line.strip():
-            current.append(line)
-            size += cost
-    if current or not passages:
-        passages.append("\n".join(current))
-    passages = passages[:MAX_PASSAGES]
-    return [f"{heading}\n{p}" if heading else p for p in passages]
 
 
 def _aliases(front_matter_json: str) -> list[str]:

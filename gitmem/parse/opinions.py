@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from gitmem.model import Evidence, Opinion, Warn
-from gitmem.retain import find_entities
+from gitmem.domain import Evidence, Opinion, Warn
+from gitmem.parse.retain import find_entities
 
 OPINIONS_PATH = "bank/opinions.md"
 _HEADING = re.compile(r"^##\s+(?P<statement>.+?)\s*#*\s*$")

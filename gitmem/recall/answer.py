@@ -8,17 +8,18 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gitmem import api
 from gitmem.config import Config
+from gitmem.domain import TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.select import fallback, select
-from gitmem.embed.service import embed_texts
+from gitmem.embed.batch import embed_texts
+from gitmem.embed.registry import fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
-from gitmem.model import TimeWindow
-from gitmem.search import Ranking, RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.store import BUSY, UNUSABLE, Store, open_store
-from gitmem.textfold import query_terms
-from gitmem.timeparse import as_of_instant, build_window, find_query_window
+from gitmem.index.run import ensure_index
+from gitmem.index.store import BUSY, UNUSABLE, Store, open_store
+from gitmem.parse.textfold import query_terms
+from gitmem.parse.timeparse import as_of_instant, build_window, find_query_window
+from gitmem.recall.ranking import Ranking
+from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
 from gitmem.workspace import Workspace
 
 
@@ -140,12 +141,12 @@ def answer(
         decay_floor=cfg.decay_floor,
         prefer=prefer,
     )
-    warnings = list(cfg.warnings) + api.ensure_index(ws, cfg)
+    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
     semantic = _QueryVector(cfg, req.mode, text, warnings) if text.strip() else None
     try:
         results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
-        from gitmem.indexer import index_workspace
+        from gitmem.index.replay import index_workspace
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)

@@ -1,20 +1,19 @@
 """The embedding cache (SPEC §9): vectors keyed by (provider fingerprint, text hash).
 
-It lives in its own file, ``.memory/embeddings.sqlite``, so that a full rebuild of the index,
-a change of chunking or ``gitmem reset`` never costs a second call to the provider for text
-it has already embedded. The fingerprint covers provider, model, endpoint and dimensions.
+It is SQL, so it lives in the index layer, but in its own file, ``.memory/embeddings.sqlite``,
+so that a full rebuild of the index, a change of chunking or ``gitmem reset`` never costs a
+second call to the provider for text it has already embedded. The fingerprint covers
+provider, model, endpoint and dimensions.
 """
 
 from __future__ import annotations
 
-import hashlib
-import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import apsw
 
-from gitmem.embed.base import Vector
+from gitmem.index.store import batched, marks
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS cache (
@@ -25,19 +24,6 @@ CREATE TABLE IF NOT EXISTS cache (
     PRIMARY KEY (fingerprint, text_hash)
 ) WITHOUT ROWID;
 """
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def pack(vector: Sequence[float]) -> bytes:
-    """float32, little-endian: the layout sqlite-vec reads."""
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
-def unpack(blob: bytes) -> Vector:
-    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
 class EmbeddingCache:
@@ -58,12 +44,10 @@ class EmbeddingCache:
     def get_many(self, fingerprint: str, hashes: Iterable[str]) -> dict[str, bytes]:
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, bytes] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
+        for part in batched(wanted):
             for h, blob in self.conn.execute(
                 f"SELECT text_hash, vector FROM cache WHERE fingerprint = ? "
-                f"AND text_hash IN ({marks})",
+                f"AND text_hash IN ({marks(part)})",
                 (fingerprint, *part),
             ):
                 found[str(h)] = bytes(blob)
@@ -75,15 +59,6 @@ class EmbeddingCache:
                 "INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?)",
                 [(fingerprint, h, len(blob) // 4, blob) for h, blob in vectors.items()],
             )
-
-    def count(self, fingerprint: str | None = None) -> int:
-        if fingerprint is None:
-            row = self.conn.execute("SELECT count(*) FROM cache").fetchone()
-        else:
-            row = self.conn.execute(
-                "SELECT count(*) FROM cache WHERE fingerprint = ?", (fingerprint,)
-            ).fetchone()
-        return int(row[0]) if row else 0
 
     def close(self) -> None:
         self.conn.close()

@@ -16,11 +16,11 @@ from datetime import date
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from gitmem.chunking import ChunkParams, chunk_lines
-from gitmem.model import Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
-from gitmem.opinions import OPINIONS_PATH, parse_opinions
-from gitmem.retain import EntryLines, find_entities, parse_entry
-from gitmem.timeparse import find_event_period
+from gitmem.domain import Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
+from gitmem.parse.chunking import ChunkParams, chunk_lines
+from gitmem.parse.opinions import OPINIONS_PATH, parse_opinions
+from gitmem.parse.retain import EntryLines, find_entities, parse_entry
+from gitmem.parse.timeparse import find_event_period
 from gitmem.workspace import classify
 
 LARGE_FILE_BYTES = 5 * 1024 * 1024

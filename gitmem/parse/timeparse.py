@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
+from gitmem.domain import TimeWindow
 from gitmem.errors import UsageError
-from gitmem.model import TimeWindow
 
 Period = tuple[datetime, datetime]
 DayRange = tuple[date, date]

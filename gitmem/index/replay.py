@@ -15,31 +15,34 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from gitmem.changes import ChangePlan, IndexReport, plan_changes
-from gitmem.chunking import DEFAULT_CHUNKING
 from gitmem.config import Config
-from gitmem.history import GitRepo, blob_id, chain_changes
+from gitmem.domain import MemoryFile, ParsedFile, Warn
+from gitmem.git import GitRepo, chain_changes, read_blobs
+from gitmem.index.changes import ChangePlan, IndexReport, plan_changes
+from gitmem.index.items import ItemVersion, item_versions
+from gitmem.index.store import (
+    UNUSABLE,
+    WORKTREE,
+    NewerIndexError,
+    Store,
+    open_store,
+    remove_index_files,
+)
 from gitmem.locks import writer_lock
-from gitmem.model import MemoryFile, ParsedFile, Warn
-from gitmem.opinions import OPINIONS_PATH
-from gitmem.parse import parse_file
-from gitmem.store import UNUSABLE, WORKTREE, NewerIndexError, Store, open_store, remove_index_files
-from gitmem.versions import ItemVersion, item_versions
+from gitmem.parse.chunking import DEFAULT_CHUNKING
+from gitmem.parse.markdown import parse_file
+from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.workspace import (
-    MEMORY_FOLDERS,
-    ROOT_FILES,
     Workspace,
-    classify,
+    classifier,
     memory_files_in_tree,
+    pathspecs,
     scope_fingerprint,
+    worktree_memory_files,
 )
 
-if TYPE_CHECKING:
-    import pygit2
-
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int], None]  # (commits replayed, commits to replay)
 
 
 Parsed = tuple[ParsedFile, list[ItemVersion]]
@@ -49,14 +52,9 @@ BATCH_COMMITS = 400  # commits whose files are parsed together (bounds memory on
 
 def _parse_blobs(repo_path: str, files: list[MemoryFile]) -> list[Parsed]:
     """Worker: parse blobs of one repository (runs in a child process on big replays)."""
-    import pygit2
-
-    repo = pygit2.Repository(repo_path)
     out: list[Parsed] = []
-    for mf in files:
-        blob = repo[pygit2.Oid(hex=mf.blob)]
-        assert isinstance(blob, pygit2.Blob)
-        parsed = parse_file(mf, blob.data)
+    for mf, data in zip(files, read_blobs(repo_path, [mf.blob for mf in files]), strict=True):
+        parsed = parse_file(mf, data)
         out.append((parsed, item_versions(parsed)))
     return out
 
@@ -226,23 +224,18 @@ def _update(
         rolled_back = last is not None and last[0] > base
         if rolled_back:
             store.rollback_to(base)
-            _sync_files(store, git, ws, cfg, git.tree(_commit_at(store, base)))
+            _sync_files(store, git, ws, cfg, store.commit_at(base))
         replayed = _replay(store, git, ws, cfg, base, progress)
         _finish(store, git, ws, cfg, use_worktree, replayed, rolled_back)
     after = store.file_blobs()
     return plan_changes(before, after), replayed.commits, len(after)
 
 
-def _commit_at(store: Store, seq: int) -> str | None:
-    row = store.conn.execute("SELECT commit_id FROM commits WHERE seq = ?", (seq,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def _sync_files(
-    store: Store, git: GitRepo, ws: Workspace, cfg: Config, tree: pygit2.Tree | None
+    store: Store, git: GitRepo, ws: Workspace, cfg: Config, commit_id: str | None
 ) -> None:
-    """Make the files table describe ``tree`` (after a rollback)."""
-    target, _ = memory_files_in_tree(git.pygit, tree, ws.prefix, cfg.extra_paths)
+    """Make the files table describe a commit's tree (after a rollback)."""
+    target, _ = memory_files_in_tree(git, commit_id, ws, cfg)
     plan = plan_changes(store.file_blobs(), {p: f.blob for p, f in target.items()})
     store.remove_files(plan.to_remove)
     replay = _Replay(store, git, ws)
@@ -269,8 +262,8 @@ def _replay(
     done = _Replayed()
     if git.head is None:
         return done
-    commits = chain_changes(ws.repo_root, git.head, _commit_at(store, base) if base else None,
-                            ws.prefix, cfg.extra_paths)
+    commits = chain_changes(ws.repo_root, git.head, store.commit_at(base) if base else None,
+                            ws.prefix, pathspecs(ws.prefix, cfg.extra_paths), classifier(cfg))
     replay = _Replay(store, git, ws)
     for first in range(0, len(commits), BATCH_COMMITS):
         batch = commits[first : first + BATCH_COMMITS]
@@ -301,8 +294,7 @@ def _finish(
     incremental run only does it when a replayed commit made a link (or after a rollback)."""
     head = git.head
     if recheck or use_worktree or replayed.links or head is None:
-        files, warns = memory_files_in_tree(git.pygit, git.tree(head), ws.prefix,
-                                            cfg.extra_paths)
+        files, warns = memory_files_in_tree(git, head, ws, cfg)
         if head is None:
             warns.append(Warn("", 0, "no-commits", "the repository has no commits yet; "
                               "commit memory files to index them"))
@@ -341,43 +333,6 @@ def _apply_worktree(
     _Replay(store, git, ws).apply(changes, seq, WORKTREE, at, data)
     store.add_commit(seq, WORKTREE, at)
     return warns
-
-
-def worktree_memory_files(
-    ws: Workspace, cfg: Config
-) -> tuple[dict[str, MemoryFile], dict[str, bytes], list[Warn]]:
-    """Memory files as they are on disk (blob ids computed as git would)."""
-    files: dict[str, MemoryFile] = {}
-    data: dict[str, bytes] = {}
-    warns: list[Warn] = []
-    root = ws.root
-    candidates = [root / name for name in ROOT_FILES]
-    for folder in (*MEMORY_FOLDERS, *cfg.extra_paths):
-        base = root / folder
-        if base.is_file():
-            candidates.append(base)
-        elif base.is_dir() and not base.is_symlink():
-            candidates.extend(sorted(base.rglob("*.md")))
-    for path in candidates:
-        if not path.exists() and not path.is_symlink():
-            continue
-        rel = path.relative_to(root).as_posix()
-        found = classify(rel, cfg.extra_paths)
-        if found is None or rel in files:
-            continue
-        if any(
-            p.is_symlink() for p in [path, *path.parents] if p != root and p.is_relative_to(root)
-        ):
-            warns.append(
-                Warn(rel, 0, "symlink", "symbolic link skipped (links are never followed)")
-            )
-            continue
-        if not path.is_file():
-            continue
-        raw = path.read_bytes()
-        files[rel] = MemoryFile(rel, blob_id(raw), found[0], found[1])
-        data[rel] = raw
-    return files, data, warns
 
 
 def _full_build(

@@ -1,0 +1,304 @@
+"""The one door to git: every git command gitmem runs and every pygit2 call live here.
+
+The git CLI starts in a few milliseconds, where importing pygit2 alone costs ~60 ms, so the hot
+paths (recall's freshness check, an incremental index after one commit) only run ``git``;
+pygit2 is imported on first use for tree walks, full builds and reads at a revision.
+
+One ``git log --raw -z`` process lists every commit of the first-parent chain with its changed
+paths and blob ids; git computes those tree diffs far faster than diffing tree objects one by one
+from Python (0.6 s against 2.5 s for 3,650 daily commits).
+
+Nothing here knows which files are memory: callers pass a ``classify`` function (the
+workspace's), so this module depends on nothing but the domain types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.domain import MemoryFile
+from gitmem.errors import GitmemError
+
+if TYPE_CHECKING:
+    import pygit2
+
+GIT_LINK = 0o120000
+GIT_SUBMODULE = 0o160000
+
+# (class, daily date, problem) for a workspace-relative path, or None when it is not memory.
+Classify = Callable[[str], "tuple[str, date | None, str | None] | None"]
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C cwd ARGS`` and capture its output (never raises for git's exit status)."""
+    try:
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, check=False)
+    except OSError as exc:
+        raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
+
+
+def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
+    return proc.stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def find_repo_root(start: Path) -> tuple[Path, Path]:
+    """(work tree root, git dir) of the repository containing ``start``."""
+    if not start.is_dir():
+        raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
+    # One git call: recall runs this on every query.
+    proc = run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel")
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) < 2:
+        raise GitmemError(
+            f"{start} is not inside a git repository; run 'gitmem init' there, or pass -C PATH"
+        )
+    if proc.returncode != 0 or len(lines) < 3 or lines[0].strip() == "true":
+        raise GitmemError(f"{lines[1]} has no work tree (bare, or run from inside .git); "
+                          "gitmem needs a work tree")
+    return Path(lines[2].strip()).resolve(), Path(lines[1].strip()).resolve()
+
+
+def head_id(repo_root: Path) -> str | None:
+    """HEAD's commit id, or None when the branch has no commits yet."""
+    proc = run(repo_root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+    return (_out(proc) or None) if proc.returncode == 0 else None
+
+
+def hooks_dir(repo_root: Path) -> Path:
+    """The directory git runs hooks from, for this work tree (honours core.hooksPath and
+    linked worktrees)."""
+    proc = run(repo_root, "rev-parse", "--git-path", "hooks")
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot ask git for the hooks directory of {repo_root}: {reason}")
+    path = Path(_out(proc))
+    return path if path.is_absolute() else (repo_root / path).resolve()
+
+
+def common_dir(git_dir: Path) -> Path:
+    """The directory shared by all work trees (where info/exclude lives)."""
+    commondir = git_dir / "commondir"
+    if commondir.is_file():
+        return (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir
+
+
+def init_or_open(target: Path) -> tuple[Path, Path, bool]:
+    """(work tree root, git dir, created) for the repository at or above ``target``, making a
+    new one (branch ``main``) when there is none. Refuses bare repositories."""
+    import pygit2
+
+    found = pygit2.discover_repository(str(target))
+    created = found is None
+    repo = (pygit2.init_repository(str(target), initial_head="main") if found is None
+            else pygit2.Repository(found))
+    if repo.is_bare or repo.workdir is None:
+        raise GitmemError(f"{found} is a bare repository; run 'gitmem init' in a work tree")
+    return Path(repo.workdir).resolve(), Path(repo.path).resolve(), created
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a blob with this content (for uncommitted files)."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+# -- history -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommitChanges:
+    commit_id: str
+    committed_at: str  # UTC, ISO 8601, seconds
+    changes: dict[str, MemoryFile | None] = field(default_factory=dict)  # None: removed
+    links: frozenset[str] = frozenset()  # memory paths that became symbolic links
+
+
+def chain_changes(repo_root: Path, tip: str, base: str | None, prefix: str,
+                  pathspecs: Sequence[str], classify: Classify) -> list[CommitChanges]:
+    """Commits after ``base`` (exclusive) up to ``tip`` along first parents, oldest first.
+
+    A merge's changes are those against its first parent: what the merge brought into the
+    mainline is recorded at the merge commit.
+    """
+    args = ["--literal-pathspecs", "log", "--first-parent", "--sparse",
+            "--diff-merges=first-parent", "--raw", "--no-renames", "--no-abbrev", "-z",
+            "--format=%x01%H%x02%ct", "--root", tip]
+    if base:
+        args.append(f"^{base}")
+    proc = run(repo_root, *args, "--", *pathspecs)
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot read the history of {repo_root}: {reason}")
+    out = [_parse_commit(rec, prefix, classify) for rec in proc.stdout.split(b"\x01") if rec]
+    out.reverse()
+    return out
+
+
+def _parse_commit(record: bytes, prefix: str, classify: Classify) -> CommitChanges:
+    head, _, rest = record.partition(b"\x00")
+    sha, _, stamp = head.decode("ascii").partition("\x02")
+    at = datetime.fromtimestamp(int(stamp.strip()), UTC).isoformat(timespec="seconds")
+    changes: dict[str, MemoryFile | None] = {}
+    links: set[str] = set()
+    fields = rest.lstrip(b"\n").split(b"\x00")
+    for i in range(0, len(fields) - 1, 2):
+        meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
+        if not meta.startswith(b":"):
+            continue
+        _, new_mode, _, new_blob, status = meta[1:].decode("ascii").split(" ")
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if prefix:
+            if not path.startswith(prefix):
+                continue
+            path = path[len(prefix):]
+        found = classify(path)
+        if found is None:
+            continue
+        mode = int(new_mode, 8)
+        if mode == GIT_LINK and not status.startswith("D"):
+            links.add(path)
+        if status.startswith("D") or mode in (GIT_LINK, GIT_SUBMODULE, 0):
+            changes[path] = None
+        else:
+            changes[path] = MemoryFile(path, new_blob, found[0], found[1])
+    return CommitChanges(sha.strip(), at, changes, frozenset(links))
+
+
+class GitRepo:
+    """A repository as the indexer needs it, without paying for pygit2 on the fast path.
+
+    An incremental update after a commit needs HEAD, the fork point and a few blobs: the git CLI
+    answers those in a few milliseconds. Tree walks (full builds, rollbacks, link checks) open
+    pygit2 on first use.
+    """
+
+    def __init__(self, repo_root: Path, git_dir: Path) -> None:
+        self.root, self.git_dir = repo_root, git_dir
+        self._repo: pygit2.Repository | None = None
+
+    @cached_property
+    def head(self) -> str | None:
+        return head_id(self.root)
+
+    @property
+    def pygit(self) -> pygit2.Repository:
+        if self._repo is None:
+            import pygit2
+
+            self._repo = pygit2.Repository(str(self.git_dir))
+        return self._repo
+
+    def blob(self, sha: str) -> bytes:
+        if self._repo is not None:
+            import pygit2
+
+            obj = self._repo[pygit2.Oid(hex=sha)]
+            assert isinstance(obj, pygit2.Blob)
+            return bytes(obj.data)
+        proc = run(self.root, "cat-file", "blob", sha)
+        if proc.returncode != 0:
+            raise GitmemError(f"cannot read blob {sha}: {proc.stderr.decode().strip()}")
+        return proc.stdout
+
+    def fork_point(self, known: Callable[[str], int | None]) -> int | None:
+        """The seq of the newest indexed commit on HEAD's first-parent chain, or None.
+
+        Merges are followed through their first parent only: what a merge brings in is
+        recorded at the merge commit, the moment the mainline memory started holding it.
+        """
+        if self.head is None:
+            return None
+        proc = subprocess.Popen(["git", "-C", str(self.root), "rev-list", "--first-parent",
+                                 self.head], stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                seq = known(line.decode().strip())
+                if seq is not None:
+                    return seq
+            return None
+        finally:
+            proc.kill()
+            proc.wait()
+
+    def files(self, commit_id: str | None, prefix: str,
+              roots: set[str]) -> Iterator[tuple[str, str, int]]:
+        """(path below ``prefix``, blob id, file mode) of every file of a commit's tree; at the
+        top only the ``roots`` folders are entered (a large repository's unrelated trees are
+        never read). Nothing for None (no commits) or a missing prefix folder."""
+        if commit_id is None:
+            return
+        import pygit2
+
+        commit = self.pygit[pygit2.Oid(hex=commit_id)]
+        assert isinstance(commit, pygit2.Commit)
+        tree = commit.tree
+        if prefix:
+            try:
+                sub = tree[prefix.rstrip("/")]
+            except KeyError:
+                return
+            if sub.type_str != "tree":
+                return
+            tree = self._tree(sub.id)
+        yield from self._walk(tree, "", roots)
+
+    def _tree(self, oid: pygit2.Oid) -> pygit2.Tree:
+        import pygit2
+
+        obj = self.pygit[oid]
+        assert isinstance(obj, pygit2.Tree)
+        return obj
+
+    def _walk(self, tree: pygit2.Tree, base: str,
+              wanted: set[str] | None) -> Iterator[tuple[str, str, int]]:
+        for entry in tree:
+            path = f"{base}{entry.name}"
+            mode = int(entry.filemode)
+            if mode == GIT_SUBMODULE:
+                continue
+            if entry.type_str == "tree":
+                if wanted is None or entry.name in wanted:
+                    yield from self._walk(self._tree(entry.id), path + "/", None)
+            else:
+                yield path, str(entry.id), mode
+
+    def blob_at(self, rev: str, path: str) -> bytes:
+        """The content of ``path`` (repository-relative) at revision ``rev``; clear errors for
+        an unknown revision, a missing path, a symbolic link or a folder."""
+        import pygit2
+
+        try:
+            commit = self.pygit.revparse_single(rev).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise GitmemError(f"unknown revision '{rev}'") from None
+        try:
+            entry = commit.tree[path]
+        except KeyError:
+            raise GitmemError(f"{path} does not exist at {rev}") from None
+        if entry.filemode == GIT_LINK:
+            raise GitmemError(f"refusing '{path}': it is a symbolic link at {rev}")
+        blob = self.pygit[entry.id]
+        if not isinstance(blob, pygit2.Blob):
+            raise GitmemError(f"{path} is not a file at {rev}")
+        return bytes(blob.data)
+
+
+def read_blobs(git_dir: str, shas: Sequence[str]) -> list[bytes]:
+    """Many blobs at once through one pygit2 handle (a parsing worker's input)."""
+    import pygit2
+
+    repo = pygit2.Repository(git_dir)
+    out: list[bytes] = []
+    for sha in shas:
+        blob = repo[pygit2.Oid(hex=sha)]
+        assert isinstance(blob, pygit2.Blob)
+        out.append(bytes(blob.data))
+    return out

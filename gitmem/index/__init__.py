@@ -1,0 +1,1 @@
+"""The index: domain objects into SQLite. The only package that runs SQL."""

@@ -1,0 +1,199 @@
+"""The read queries recall asks of the index: full-text candidates, nearest vectors, time and
+entity filters, entity names. Every statement is here; ranking them is recall's business."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from gitmem.domain import TimeWindow
+from gitmem.embed.batch import unpack
+from gitmem.index.items import MAX_PASSAGES
+from gitmem.index.store import Store, batched, marks
+
+VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
+
+Row = dict[str, Any]
+
+_COLUMNS = (
+    "i.id, i.path, i.type, i.kind, i.fact_id, i.confidence, i.start_line, i.end_line, "
+    "i.content, i.event_start, i.event_end, i.recorded_at, i.commit_id, i.valid_to, "
+    "i.class, i.day"
+)
+_NAMES = [c.split(".")[-1] for c in _COLUMNS.split(", ")]
+
+
+@dataclass(frozen=True)
+class ItemFilter:
+    """Which item versions a query may return, and which window it prefers."""
+
+    as_of_seq: int | None = None  # the versions held at this indexed commit (None: current)
+    as_of_day: str | None = None  # and no event time after this day
+    kinds: tuple[str, ...] = ()
+    entity_keys: tuple[tuple[str, ...], ...] = ()  # each: an entity and its aliases
+    window: TimeWindow | None = None  # event time overlaps (record time when unknown)
+    prefer: TimeWindow | None = None  # marks rows inside it (column 'preferred')
+
+    @property
+    def narrows(self) -> bool:
+        return bool(self.kinds or self.entity_keys or self.window or self.as_of_seq is not None)
+
+
+def _day_bounds(window: TimeWindow) -> tuple[str | None, str | None]:
+    first = window.start.date().isoformat() if window.start else None
+    last = (window.end - timedelta(microseconds=1)).date().isoformat() if window.end else None
+    return first, last
+
+
+def window_clause(window: TimeWindow) -> tuple[str, list[Any]]:
+    """Event time overlaps the window; record time stands in when the event time is unknown.
+    The one statement of the rule, used to filter and to prefer."""
+    first, last = _day_bounds(window)
+    event, record = ["i.event_start IS NOT NULL"], ["i.event_start IS NULL"]
+    event_args: list[Any] = []
+    record_args: list[Any] = []
+    if last is not None and window.end is not None:
+        event.append("i.event_start <= ?")
+        event_args.append(last)
+        record.append("i.recorded_at < ?")
+        record_args.append(window.end.isoformat())
+    if first is not None and window.start is not None:
+        event.append("coalesce(i.event_end, i.event_start) >= ?")
+        event_args.append(first)
+        record.append("i.recorded_at >= ?")
+        record_args.append(window.start.isoformat())
+    clause = f"(({' AND '.join(event)}) OR ({' AND '.join(record)}))"
+    return clause, event_args + record_args
+
+
+def _where(flt: ItemFilter) -> tuple[str, list[Any]]:
+    if flt.as_of_seq is None:
+        where = ["i.valid_to IS NULL"]
+        args: list[Any] = []
+    else:
+        where = [
+            "i.valid_from <= ?",
+            "(i.valid_to IS NULL OR i.valid_to > ?)",
+            "(i.event_start IS NULL OR i.event_start <= ?)",
+        ]
+        args = [flt.as_of_seq, flt.as_of_seq, flt.as_of_day]
+    if flt.kinds:
+        where.append(f"i.kind IN ({marks(flt.kinds)})")
+        args.extend(flt.kinds)
+    for keys in flt.entity_keys:
+        where.append("EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id "
+                     f"AND e.entity IN ({marks(keys)}))")
+        args.extend(keys)
+    if flt.window is not None and not flt.window.is_open:
+        clause, window_args = window_clause(flt.window)
+        where.append(clause)
+        args.extend(window_args)
+    return " AND ".join(where), args
+
+
+def _select(flt: ItemFilter) -> tuple[str, list[Any]]:
+    """The item columns plus 'preferred' (1 when inside the preferred window)."""
+    if flt.prefer is None or flt.prefer.is_open:
+        return f"{_COLUMNS}, 0", []
+    clause, args = window_clause(flt.prefer)
+    return f"{_COLUMNS}, {clause}", args
+
+
+def _rows(records: Sequence[Sequence[Any]]) -> list[Row]:
+    out: list[Row] = []
+    for record in records:
+        row = dict(zip(_NAMES, record[: len(_NAMES)], strict=True))
+        row["preferred"] = bool(record[len(_NAMES)])
+        out.append(row)
+    return out
+
+
+def lexical(store: Store, flt: ItemFilter, match: str, limit: int) -> list[tuple[Row, float]]:
+    """Full-text candidates with their BM25 score (higher is better)."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    sql = (
+        f"SELECT {columns}, m.score FROM (SELECT rowid AS rid, "
+        f"bm25(items_fts, 1.0, 0.3) AS score FROM items_fts WHERE items_fts MATCH ?) m "
+        f"JOIN items i ON i.id = m.rid WHERE {where} ORDER BY m.score LIMIT ?"
+    )
+    records = store.conn.execute(sql, [*col_args, match, *args, limit]).fetchall()
+    rows = _rows(records)
+    return [(row, -float(str(rec[-1]))) for row, rec in zip(rows, records, strict=True)]
+
+
+def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
+    """No words, only a time window ("what happened last week"): facts first, newest first."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    sql = (
+        f"SELECT {columns} FROM items i WHERE {where} "
+        "ORDER BY i.type = 'fact' DESC, i.event_start DESC, i.path, i.start_line LIMIT ?"
+    )
+    return _rows(store.conn.execute(sql, [*col_args, *args, limit]).fetchall())
+
+
+def nearest(store: Store, qvec: bytes, k: int) -> dict[int, float]:
+    """Item id -> cosine similarity of its closest passage, for the ``k`` nearest items.
+
+    Candidates come from the sign bits by Hamming distance in vec0 (fast), rescored by exact
+    cosine; when the extension cannot be loaded, an exact scan gives the same answer slower."""
+    if store.vec_error is None and store.has_vec_table():
+        near = sorted({int(r) // MAX_PASSAGES for (r,) in store.conn.execute(
+            "SELECT rowid FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
+            (qvec, min(k * 2, VEC_K_MAX)))})
+        parts: list[tuple[int, float]] = []
+        for part in batched(near):
+            parts.extend((int(i), 1.0 - float(d)) for i, d in store.conn.execute(
+                f"SELECT item_id, vec_distance_cosine(vector, ?) FROM vectors "
+                f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
+    else:
+        query = unpack(qvec)
+        parts = [(int(i), sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False)))
+                 for i, v in store.conn.execute("SELECT item_id, vector FROM vectors")]
+    best: dict[int, float] = {}
+    for item_id, similarity in parts:  # an item is as close as its closest passage
+        if similarity > best.get(item_id, -2.0):
+            best[item_id] = similarity
+    return dict(heapq.nlargest(k, best.items(), key=lambda pair: pair[1]))
+
+
+def rows_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> list[Row]:
+    """The rows of ``ids`` that pass the filter."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    out: list[Row] = []
+    for part in batched(ids):
+        out.extend(_rows(store.conn.execute(
+            f"SELECT {columns} FROM items i WHERE i.id IN ({marks(part)}) AND {where}",
+            [*col_args, *part, *args]).fetchall()))
+    return out
+
+
+def entity_names(store: Store, item_id: int) -> tuple[str, ...]:
+    """An item's entities as written, subjects first."""
+    return tuple(dict.fromkeys(str(r[0]) for r in store.conn.execute(
+        "SELECT name FROM item_entities WHERE item_id = ? ORDER BY role = 'mention', rowid",
+        (item_id,))))
+
+
+def entity_with_aliases(store: Store, key: str) -> tuple[str, ...] | None:
+    """(the entity's key, its aliases' keys) for a key or an alias; None when unknown."""
+    row = store.conn.execute(
+        "SELECT entity FROM aliases WHERE alias = ? UNION SELECT key FROM entities WHERE key = ?",
+        (key, key)).fetchone()
+    if row is None:
+        return None
+    main = str(row[0])
+    aliases = [str(r[0]) for r in store.conn.execute(
+        "SELECT alias FROM aliases WHERE entity = ?", (main,))]
+    return (main, *aliases)
+
+
+def entity_names_like(store: Store, fragment: str, limit: int = 5) -> list[str]:
+    return [str(r[0]) for r in store.conn.execute(
+        "SELECT name FROM entities WHERE key LIKE ? ORDER BY name LIMIT ?",
+        (f"%{fragment}%", limit))]

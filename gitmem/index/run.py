@@ -1,0 +1,146 @@
+"""``gitmem index`` as a library call: the lexical replay lands first, then embeddings are filled
+in. Also the cheap freshness check that recall runs before every query."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gitmem.config import Config
+from gitmem.errors import LockBusy
+from gitmem.git import head_id
+from gitmem.index.changes import ChangePlan, IndexReport
+from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
+from gitmem.workspace import Workspace, scope_fingerprint
+
+if TYPE_CHECKING:
+    from gitmem.index.vectors import EmbedReport
+
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass
+class IndexOutcome:
+    """What 'gitmem index' did: the lexical replay, then the embedding fill-in."""
+
+    report: IndexReport
+    embed: EmbedReport | None = None  # when an embedder is configured
+    embed_note: str | None = None  # why nothing was embedded (lexical only)
+    embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
+    embed_requested: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        report, emb = self.report, self.embed
+        return {
+            "commit": report.commit,
+            "full": report.full,
+            "commits": report.commits,
+            "files": report.files,
+            "added": len(report.plan.added),
+            "modified": len(report.plan.modified),
+            "deleted": len(report.plan.deleted),
+            "renamed": len(report.plan.renamed),
+            "seconds": round(report.seconds, 3),
+            "notes": list(report.notes),
+            "embedding": None if emb is None else emb.to_json(),
+            "embedding_note": self.embed_note,
+            "embedding_error": self.embed_error,
+        }
+
+
+def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None, *,
+                     keep_layer: bool = False) -> bool:
+    """True when the index already holds HEAD with the same settings (no indexer needed).
+
+    ``keep_layer``: an uncommitted layer from 'index --worktree' counts as current (recall
+    reads it as it is; only an index run replaces or drops it)."""
+    if (cfg.worktree if worktree is None else worktree) or not ws.index_path.exists():
+        return False
+    from gitmem.parse.chunking import DEFAULT_CHUNKING
+
+    try:
+        store = open_store(ws.index_path, readonly=True)
+    except (*UNUSABLE, NewerIndexError):
+        return False
+    try:
+        meta = store.meta()
+    finally:
+        store.close()
+    return (meta.get("last_indexed_commit") == (head_id(ws.repo_root) or "")
+            and (keep_layer or meta.get("worktree") != "1")
+            and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
+            and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
+
+
+def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
+    """Build the index when missing, catch up with HEAD when behind (unless a writer is busy).
+
+    The up-to-date check costs one ``git rev-parse`` and one meta read, so recall stays fast;
+    the indexer (and pygit2, markdown-it) is imported only when there is work to do.
+    """
+    if index_is_current(ws, cfg, keep_layer=True):
+        return []
+    from gitmem.index.replay import index_workspace
+
+    try:
+        return list(index_workspace(ws, cfg, wait=not ws.index_path.exists()).notes)
+    except LockBusy:
+        return ["the index is being updated by another process; answering from the last "
+                "complete index"]
+
+
+def index_and_embed(
+    ws: Workspace,
+    cfg: Config,
+    *,
+    force: bool = False,
+    worktree: bool | None = None,
+    embed: bool = True,
+    progress: Progress | None = None,
+    embed_progress: Progress | None = None,
+    check_current: bool = True,
+) -> IndexOutcome:
+    """The lexical index lands first (usable at once); then embeddings are filled in.
+
+    ``check_current``: answer from the cheap freshness check when nothing changed (the
+    command line); hooks skip it, since they run because something did."""
+    if check_current and not force and index_is_current(ws, cfg, worktree):
+        store = open_store(ws.index_path, readonly=True)
+        try:
+            files = len(store.file_blobs())
+        finally:
+            store.close()
+        report = IndexReport(head_id(ws.repo_root), False, ChangePlan((), (), (), ()), files,
+                             0.0, ())
+    else:
+        from gitmem.index.replay import index_workspace
+
+        report = index_workspace(ws, cfg, force=force, progress=progress, worktree=worktree)
+    outcome = IndexOutcome(report, embed_requested=embed)
+    if embed:
+        fill_embeddings(ws, cfg, outcome, progress=embed_progress)
+    return outcome
+
+
+def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
+                    progress: Progress | None = None) -> None:
+    """Embed what the index lacks, recording the result (or why nothing ran) in ``outcome``."""
+    from gitmem.embed.base import EmbeddingError
+    from gitmem.embed.registry import select
+    from gitmem.index.vectors import embed_pending
+
+    try:
+        sel = select(cfg)
+        if sel.embedder is None:
+            outcome.embed_note = sel.reason
+            return
+        try:
+            outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=progress)
+        finally:
+            sel.embedder.close()
+    except EmbeddingError as exc:
+        if cfg.embed_provider in ("auto", "local"):
+            outcome.embed_note = f"embedding failed ({exc}); the lexical index is up to date"
+        else:
+            outcome.embed_error = str(exc)

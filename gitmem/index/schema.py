@@ -1,0 +1,133 @@
+"""The index's schema: one DDL constant and numbered migrations (SPEC §7).
+
+Each migration runs in one transaction together with the row that records it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import apsw
+
+SCHEMA_VERSION = 1
+
+
+DDL_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- The first-parent chain of commits replayed into the index, oldest first. A row with
+-- commit_id 'worktree' is the uncommitted state layered on top (gitmem index --worktree).
+CREATE TABLE commits (
+    seq INTEGER PRIMARY KEY,
+    commit_id TEXT NOT NULL UNIQUE,
+    committed_at TEXT NOT NULL
+);
+CREATE INDEX commits_time ON commits (committed_at);
+-- The memory files of the newest indexed state.
+CREATE TABLE files (
+    path TEXT PRIMARY KEY,
+    blob TEXT NOT NULL,
+    class TEXT NOT NULL,
+    day TEXT,
+    title TEXT NOT NULL DEFAULT '',
+    front_matter TEXT NOT NULL DEFAULT '{}'
+);
+-- Every version of every fact and chunk. A version is valid from the commit (seq) that
+-- introduced it until the commit that changed or removed it (valid_to; NULL while current).
+-- Rows are never changed except to close or reopen them, so history can be rolled back
+-- exactly to any earlier commit of the chain (rewrites converge to a rebuild).
+CREATE TABLE items (
+    id INTEGER PRIMARY KEY,
+    vkey TEXT NOT NULL,
+    path TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    class TEXT NOT NULL,
+    day TEXT,
+    type TEXT NOT NULL CHECK (type IN ('fact', 'chunk')),
+    kind TEXT NOT NULL,
+    fact_id TEXT,
+    confidence REAL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    content TEXT NOT NULL,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    event_start TEXT,
+    event_end TEXT,
+    recorded_at TEXT,
+    commit_id TEXT,
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER,
+    ended_at TEXT,
+    ended_commit TEXT
+);
+CREATE INDEX items_open ON items (path, valid_to);
+CREATE INDEX items_from ON items (valid_from);
+CREATE INDEX items_to ON items (valid_to);
+CREATE INDEX items_fact ON items (fact_id);
+CREATE TABLE item_entities (
+    item_id INTEGER NOT NULL,
+    entity TEXT NOT NULL,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('subject', 'mention', 'page')),
+    PRIMARY KEY (item_id, entity, role)
+);
+CREATE INDEX item_entities_entity ON item_entities (entity);
+CREATE TABLE entities (key TEXT PRIMARY KEY, name TEXT NOT NULL, page TEXT);
+CREATE TABLE aliases (alias TEXT PRIMARY KEY, entity TEXT NOT NULL);
+-- Opinions of bank/opinions.md, versioned like items.
+CREATE TABLE opinions (
+    id INTEGER PRIMARY KEY,
+    vkey TEXT NOT NULL,
+    opinion_id TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    entities TEXT NOT NULL DEFAULT '[]',
+    confidence REAL,
+    updated TEXT,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    recorded_at TEXT,
+    commit_id TEXT,
+    valid_from INTEGER NOT NULL,
+    valid_to INTEGER,
+    ended_at TEXT
+);
+CREATE INDEX opinions_open ON opinions (path, valid_to);
+CREATE INDEX opinions_id ON opinions (opinion_id);
+CREATE TABLE warnings (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX warnings_path ON warnings (path);
+-- Embeddings of current items under the fingerprint in meta 'embed_fingerprint' (float32,
+-- unit length), one per passage: a chunk is embedded as several short passages, because small
+-- embedding models are trained on sentences and a 400-token average blurs them. The plain
+-- table is the source of truth (searchable by an exact scan when the sqlite-vec extension
+-- cannot be loaded); vec_bits, a vec0 table of their sign bits made when the dimension is
+-- known, finds candidates by Hamming distance fast, and the plain vectors rescore them exactly
+-- (rowid = item id * MAX_PASSAGES + passage).
+CREATE TABLE vectors (
+    item_id INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (item_id, part)
+) WITHOUT ROWID;
+CREATE VIRTUAL TABLE items_fts USING fts5 (
+    body, path, content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 0'
+);
+"""
+
+
+def m001_initial(conn: apsw.Connection) -> None:
+    conn.execute(DDL_V1)
+
+
+# Numbered migrations: each runs in one transaction together with the row that records it.
+MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
+    (1, "m001_initial", m001_initial),
+)

@@ -1,0 +1,150 @@
+"""``gitmem status``: counts, the last indexed commit, semantic search state, and every warning
+with its ``path#Lline``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem.config import Config
+from gitmem.domain import Warn
+from gitmem.git import head_id
+from gitmem.index.store import open_store
+from gitmem.workspace import Workspace
+
+
+@dataclass
+class StatusReport:
+    workspace: str
+    index: str
+    head: str | None
+    indexed: bool
+    config_warnings: list[str]
+    semantic: dict[str, Any]
+    files: int = 0
+    facts: int = 0
+    chunks: int = 0
+    entities: int = 0
+    last_indexed_commit: str | None = None
+    up_to_date: bool = False
+    warnings: list[Warn] = field(default_factory=list)
+    indexed_at: str | None = None
+    schema_version: int | None = None
+    sqlite_vec: bool | None = None
+    sqlite_vec_error: str | None = None
+    sqlite_vec_check: str | None = None  # --deep only
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "workspace": self.workspace,
+            "index": self.index,
+            "head": self.head,
+            "indexed": self.indexed,
+            "config_warnings": self.config_warnings,
+            "semantic": self.semantic,
+            "files": self.files,
+            "facts": self.facts,
+            "chunks": self.chunks,
+            "entities": self.entities,
+            "last_indexed_commit": self.last_indexed_commit,
+            "up_to_date": self.up_to_date,
+            "warnings": [
+                {"path": w.path, "line": w.line, "code": w.code, "message": w.message,
+                 "location": w.location}
+                for w in self.warnings
+            ],
+        }
+        if self.indexed:
+            out.update(indexed_at=self.indexed_at, schema_version=self.schema_version,
+                       sqlite_vec=self.sqlite_vec, sqlite_vec_error=self.sqlite_vec_error)
+        if self.sqlite_vec_check is not None:
+            out["sqlite_vec_check"] = self.sqlite_vec_check
+        return out
+
+
+def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
+    """Counts, last indexed commit, semantic search state, every warning with its path#Lline.
+
+    ``deep`` also checks that the sqlite-vec extension answers a query and that the embedding
+    provider can be set up (for a local model: loads it)."""
+    report = StatusReport(
+        workspace=str(ws.root),
+        index=str(ws.index_path),
+        head=head_id(ws.repo_root),
+        indexed=ws.index_path.exists(),
+        # Config problems are shown whether or not an index exists yet.
+        config_warnings=list(cfg.warnings),
+        semantic=_semantic_status(cfg, deep),
+    )
+    if not report.indexed:
+        return report
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        counts = store.counts()
+        report.files, report.facts = counts["files"], counts["facts"]
+        report.chunks, report.entities = counts["chunks"], counts["entities"]
+        report.last_indexed_commit = store.get_meta("last_indexed_commit") or None
+        report.indexed_at = store.get_meta("indexed_at")
+        report.schema_version = store.schema_version()
+        report.up_to_date = report.last_indexed_commit == report.head
+        report.sqlite_vec = store.vec_error is None
+        report.sqlite_vec_error = store.vec_error
+        have, total = store.vector_counts()
+        if report.semantic["active"] or have:
+            report.semantic.update(
+                index_fingerprint=store.get_meta("embed_fingerprint"),
+                embedded=have,
+                total_items=total,
+                pending=total - have,
+                vector_search="sqlite-vec"
+                if store.vec_error is None and store.has_vec_table()
+                else ("exact scan (sqlite-vec could not be loaded)" if have else None),
+            )
+        if deep:
+            report.sqlite_vec_check = store.vec_self_test()
+        report.warnings = store.warnings()
+    finally:
+        store.close()
+    return report
+
+
+def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
+    from gitmem.embed.base import EmbeddingError
+    from gitmem.embed.registry import is_remote, select
+
+    out: dict[str, Any] = {
+        "provider": cfg.embed_provider,
+        "model": cfg.embed_model,
+        "active": False,
+        "hint": None,
+    }
+    try:
+        sel = select(cfg) if deep or not is_remote(cfg.embed_provider) else None
+    except EmbeddingError as exc:
+        out["hint"] = f"the {cfg.embed_provider} provider cannot be set up: {exc}"
+        return out
+    if sel is None:
+        out.update(
+            active=True,
+            hint=f"remote provider {cfg.embed_provider} (named explicitly); "
+            "'gitmem status --deep' checks it",
+        )
+        return out
+    if sel.embedder is None:
+        out["hint"] = (
+            sel.reason
+            if cfg.embed_provider != "none"
+            else ("semantic search is off (embed.provider = none)")
+        )
+        return out
+    out.update(active=True, fingerprint=sel.embedder.fingerprint)
+    if deep:
+        from gitmem.embed.batch import embed_texts
+
+        try:
+            vec = embed_texts(sel.embedder, ["gitmem status check"], input_type="query")[0]
+            out["dimensions"] = len(vec) // 4
+        except EmbeddingError as exc:
+            out.update(active=False, hint=f"embedding check failed: {exc}")
+    sel.embedder.close()
+    return out

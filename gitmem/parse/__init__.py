@@ -1,0 +1,1 @@
+"""Parsing: bytes of one file version in, domain objects out. No I/O, no SQL."""

@@ -1,0 +1,1 @@
+"""Read-only answers: recall, get (entity and opinions next)."""

@@ -1,0 +1,66 @@
+"""``gitmem get``: memory text by line, from the working tree or from a revision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gitmem.config import Config
+from gitmem.errors import GitmemError
+from gitmem.git import GitRepo
+from gitmem.workspace import Workspace, check_memory_path
+
+
+@dataclass(frozen=True)
+class GetResult:
+    path: str
+    start_line: int
+    end_line: int
+    lines: tuple[str, ...]
+    revision: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "revision": self.revision,
+            "text": "\n".join(self.lines),
+        }
+
+
+def get_lines(
+    ws: Workspace,
+    cfg: Config,
+    raw: str,
+    *,
+    start: int | None = None,
+    count: int | None = None,
+    at: str | None = None,
+) -> GetResult:
+    """Memory text by line, from the working tree or from a revision (``at``)."""
+    rel = check_memory_path(ws, cfg, raw)
+    if at is None:
+        path = ws.root / rel
+        for parent in [path, *path.parents]:
+            if parent == ws.root:
+                break
+            if parent.is_symlink():
+                raise GitmemError(f"refusing '{raw}': {parent} is a symbolic link")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise GitmemError(f"no such memory file: {rel}") from None
+    else:
+        data = GitRepo(ws.repo_root, ws.git_dir).blob_at(at, ws.prefix + rel)
+    from gitmem.parse.markdown import decode, split_lines
+
+    text, _ = decode(data, rel)
+    lines = split_lines(text or "")
+    if lines and lines[-1] == "":
+        lines.pop()
+    first = max(1, start or 1)
+    last = len(lines) if count is None else min(len(lines), first + count - 1)
+    if first > max(len(lines), 1):
+        raise GitmemError(f"{rel} has {len(lines)} lines; line {first} does not exist")
+    return GetResult(rel, first, last, tuple(lines[first - 1 : last]), at)
