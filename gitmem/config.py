@@ -15,10 +15,25 @@ from typing import Any
 
 import platformdirs
 
-from gitmem.embed.registry import PROVIDERS, is_remote
 from gitmem.errors import GitmemError
 
 REPO_CONFIG = ".gitmem.toml"
+# The one table of embedding provider names (SPEC §9): name -> kind. The configuration accepts
+# exactly these; remote providers are used only when named, and never from a repository config.
+PROVIDERS: dict[str, str] = {
+    "none": "off",
+    "auto": "auto",
+    "local": "local",
+    "openai": "remote",
+    "gemini": "remote",
+    "voyage": "remote",
+    "ollama": "remote",
+}
+
+
+def is_remote(provider: str) -> bool:
+    return PROVIDERS.get(provider) == "remote"
+
 DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
 
 

@@ -14,29 +14,11 @@ from __future__ import annotations
 import atexit
 import importlib.util
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from gitmem.config import PROVIDERS, Config, is_remote
 from gitmem.embed.base import Embedder, EmbeddingError
 
-if TYPE_CHECKING:  # config imports this module's name table, so Config is for typing only
-    from gitmem.config import Config
-
-# The one table of provider names (SPEC §9): name -> what kind of provider it is. The
-# configuration accepts exactly these names; remote providers are used only when named.
-PROVIDERS: dict[str, str] = {
-    "none": "off",
-    "auto": "auto",
-    "local": "local",
-    "openai": "remote",
-    "gemini": "remote",
-    "voyage": "remote",
-    "ollama": "remote",
-}
 REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
-
-
-def is_remote(provider: str) -> bool:
-    return PROVIDERS.get(provider) == "remote"
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 

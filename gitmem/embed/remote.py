@@ -15,10 +15,9 @@ from typing import Any, ClassVar
 
 import httpx
 
-from gitmem.config import DEFAULT_MODEL, Config
+from gitmem.config import DEFAULT_MODEL, Config, is_remote
 from gitmem.embed.base import Embedder, EmbeddingError, InputType, Vector
 from gitmem.embed.http import Sleep, new_client, post_json, safe_url
-from gitmem.embed.registry import REMOTE, is_remote
 
 
 class RemoteEmbedder(Embedder):
@@ -263,7 +262,7 @@ def remote_embedder(cfg: Config, provider: str, *, sleep: Sleep = time.sleep) ->
     cls = EMBEDDERS.get(provider)
     if cls is None:
         raise EmbeddingError(f"unknown remote provider '{provider}'; "
-                             f"known: {', '.join(REMOTE)}")
+                             f"known: {', '.join(EMBEDDERS)}")
     owns_remote = not is_remote(cfg.embed_provider) or cfg.embed_provider == provider
     owns_model = owns_remote and cfg.embed_model != DEFAULT_MODEL
     return cls(

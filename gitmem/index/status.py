@@ -109,8 +109,9 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
 
 
 def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
+    from gitmem.config import is_remote
     from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.registry import is_remote, select
+    from gitmem.embed.registry import select
 
     out: dict[str, Any] = {
         "provider": cfg.embed_provider,

@@ -1,0 +1,1 @@
+"""Writing memory back: entity pages, opinions, proposals (reflect, review)."""
