@@ -299,7 +299,7 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
     sections = sections_from(tokens, len(lines))
     facts: list[Fact] = []
     for entry in retain_items(tokens, sections, lines):
-        fact, entry_warns, _ = parse_entry(entry, mf.path, mf.day)
+        fact, entry_warns = parse_entry(entry, mf.path, mf.day)
         warns.extend(entry_warns)
         if fact is not None:
             facts.append(_with_event_time(fact, mf.day))

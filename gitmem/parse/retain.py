@@ -64,12 +64,9 @@ def entry_body(entry: EntryLines) -> tuple[str, str]:
 
 def parse_entry(
     entry: EntryLines, path: str, day: date | None
-) -> tuple[Fact | None, list[Warn], tuple[str, str, tuple[str, ...]] | None]:
-    """Parse one Retain list item.
-
-    Returns the fact (or None when the item does not match the grammar), warnings, and the raw
-    (kind, text, subjects) so the caller can attach event times. Never raises.
-    """
+) -> tuple[Fact | None, list[Warn]]:
+    """Parse one Retain list item: the fact (None when the item does not match the grammar)
+    and warnings. Never raises."""
     head, rest = entry_body(entry)
     end_line = entry.start_line + len(entry.lines) - 1
     warns: list[Warn] = []
@@ -84,7 +81,7 @@ def parse_entry(
                 "indexed as plain text",
             )
         )
-        return None, warns, None
+        return None, warns
     letter = m.group("kind")
     subjects = tuple(
         s for s in (find_entities(" " + m.group("subjects")) if m.group("subjects") else [])
@@ -120,7 +117,7 @@ def parse_entry(
         event_start=None,
         event_end=None,
     )
-    return fact, warns, (kind, text, subjects)
+    return fact, warns
 
 
 def _confidence(

@@ -1,0 +1,148 @@
+"""Start-up benchmark: how much of a command's latency is the interpreter, imports and work.
+
+    python bench/bench_startup.py [--rounds 30] [--years 10] [--out bench/results/startup.json]
+
+Measured in one run, as ratios against ``python -c pass`` (the same interpreter and
+environment; these machines are shared and noisy, so only same-run ratios mean anything):
+
+- ``python -c "import gitmem.cli"``: the import floor of every command;
+- a lexical ``gitmem recall`` on the fixture workspace, end to end (target <= 2x);
+- a no-op ``gitmem index`` on the fixture workspace (target <= 1.5x);
+- ``gitmem index`` after a one-file commit on the N-year synthetic workspace (target p50 <= 250
+  ms, absolute).
+
+Also prints the ten slowest imports of the recall path (``python -X importtime``). Standard
+library only; prints a Markdown table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+import bench_history as hist  # noqa: E402
+import bench_lexical as lex  # noqa: E402
+
+QUERY = "gateway host"
+
+
+def timed(argv: list[str], rounds: int, env: dict[str, str]) -> list[float]:
+    """Wall seconds of ``rounds`` runs (after one warm-up run that fills the page cache)."""
+    lex.run_child(argv, env=env)
+    out: list[float] = []
+    for _ in range(rounds):
+        run = lex.run_child(argv, env=env)
+        if run.returncode:
+            raise SystemExit(f"{' '.join(argv)} failed: {lex.tail(run.stderr)}")
+        out.append(run.seconds)
+    return out
+
+
+def slowest_imports(argv: list[str], env: dict[str, str], n: int = 10) -> list[dict[str, Any]]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True,
+                          text=True, env=env, check=False)
+    rows: list[tuple[int, str]] = []
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            self_us, _, name = line.split("|", 2)
+            try:
+                rows.append((int(self_us.split(":")[-1].strip()), name.strip()))
+            except ValueError:
+                continue
+    rows.sort(reverse=True)
+    return [{"module": name, "self_ms": round(us / 1000, 1)} for us, name in rows[:n]]
+
+
+def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
+    env = dict(os.environ)
+    env.pop("GITMEM_EMBED_PROVIDER", None)
+    scratch = Path(tempfile.mkdtemp(prefix="gitmem-startup-"))
+    env["XDG_CONFIG_HOME"] = str(scratch / "config")  # no user config leaks in
+    py = sys.executable
+    gm = [py, "-m", "gitmem"]
+    try:
+        fixture = scratch / "fixture"
+        subprocess.run([py, str(ROOT / "fixtures" / "build_fixture.py"), str(fixture)],
+                       check=True, capture_output=True, env=env)
+        lex.run_child([*gm, "-C", str(fixture), "index"], env=env)
+        samples = {
+            "python -c pass": timed([py, "-c", "pass"], rounds, env),
+            "import gitmem.cli": timed([py, "-c", "import gitmem.cli"], rounds, env),
+            "recall (lexical, fixture)": timed(
+                [*gm, "-C", str(fixture), "recall", QUERY, "--mode", "lexical"], rounds, env),
+            "index, nothing new (fixture)": timed([*gm, "-C", str(fixture), "index"], rounds,
+                                                  env),
+        }
+        src, info = lex.workspace(years, 0, cache)
+        ws = scratch / "ws"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(ws)], check=True)
+        for key, value in (("user.name", "bench"), ("user.email", "bench@example.invalid")):
+            hist.git(ws, "config", key, value)
+        lex.run_child([*gm, "-C", str(ws), "index", "--no-embed"], env=env)
+        incremental: list[float] = []
+        for n in range(rounds):
+            hist.commit_one(ws, n, env)
+            run = lex.run_child([*gm, "-C", str(ws), "index", "--no-embed"], env=env)
+            if run.returncode:
+                raise SystemExit(f"incremental index failed: {lex.tail(run.stderr)}")
+            incremental.append(run.seconds)
+        samples[f"index after a one-file commit ({years} y, {info['days']} commits)"] = \
+            incremental
+        imports = slowest_imports(["-m", "gitmem", "-C", str(fixture), "recall", QUERY,
+                                   "--mode", "lexical"], env)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    base = lex.pct(samples["python -c pass"], 50)
+    rows = [{"what": what, **lex.summary_ms(xs), "ratio": round(lex.pct(xs, 50) / base, 2)}
+            for what, xs in samples.items()]
+    return {"rounds": rounds, "years": years, "python": sys.version.split()[0], "rows": rows,
+            "slowest_imports": imports}
+
+
+TARGETS = {
+    "recall (lexical, fixture)": "<= 2x",
+    "index, nothing new (fixture)": "<= 1.5x",
+}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["| what | p50 ms | p95 ms | × `python -c pass` | target |",
+             "| --- | --- | --- | --- | --- |"]
+    for row in result["rows"]:
+        target = TARGETS.get(row["what"], "p50 <= 250 ms" if "one-file" in row["what"] else "")
+        lines.append(f"| {row['what']} | {row['p50_ms']:.0f} | {row['p95_ms']:.0f} | "
+                     f"{row['ratio']:.2f} | {target} |")
+    lines.append("")
+    lines.append("Slowest imports of `gitmem recall` (self time): " + ", ".join(
+        f"`{i['module']}` {i['self_ms']} ms" for i in result["slowest_imports"]))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--years", type=int, default=10)
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitmem-bench")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "startup.json")
+    args = parser.parse_args(argv)
+    result = bench(args.rounds, args.years, args.cache)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
