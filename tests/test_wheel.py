@@ -75,6 +75,13 @@ def test_wheel_installs_and_runs_in_a_clean_environment(tmp_path: Path) -> None:
     assert not module.is_relative_to(ROOT)
 
     assert "recall" in _run([str(bindir / "gitmem"), "--help"], env, tmp_path)
+    # The converter's dependencies are the `convert` extra: without them it says how to get them.
+    convert = subprocess.run(
+        [str(bindir / "python"), "-m", "gitmem.embed.convert", "--help"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    )
+    assert convert.returncode != 0
+    assert "pip install 'gitmem-cli[convert]'" in convert.stderr, convert.stderr
 
     workspace = tmp_path / "ws"
     _run([sys.executable, str(ROOT / "fixtures" / "build_fixture.py"), str(workspace)], env, tmp_path)
