@@ -446,5 +446,5 @@ def test_missing_llama_cpp_explains_how_to_install(tiny_model: Path,
     from gitmem.embed.local import LocalEmbedder
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
-    with pytest.raises(EmbeddingError, match=r"pip install 'gitmem\[local\]'"):
+    with pytest.raises(EmbeddingError, match=r"pip install 'gitmem-cli\[local\]'"):
         LocalEmbedder(tiny_model).embed_batch(["x"], input_type="query")

@@ -21,8 +21,15 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import gguf
-import numpy as np
+try:
+    import gguf
+    import numpy as np
+except ImportError as exc:  # the converter's dependencies are an extra, not gitmem's
+    raise ImportError(
+        f"gitmem.embed.convert needs gguf, numpy and safetensors ({exc.name} is missing): "
+        "pip install 'gitmem-cli[convert]'",
+        name=exc.name,
+    ) from exc
 
 OutType = Literal["f16", "f32", "q8_0"]
 _FILE_TYPES: dict[str, gguf.LlamaFileType] = {

@@ -24,7 +24,7 @@ _HEAD_BYTES = 1 << 20  # the model's identity: its size and the sha256 of its fi
 # characters per context token so a huge input costs no more than tokenizing a bounded prefix.
 _CHARS_PER_TOKEN = 32
 
-_INSTALL_HINT = "the local provider needs llama-cpp-python: pip install 'gitmem[local]'"
+_INSTALL_HINT = "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
 
 # Asymmetric models trained with task prompts, by the architecture their GGUF declares:
 # (query prefix, document prefix), as their model cards prescribe. Others embed text as is.

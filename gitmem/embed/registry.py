@@ -44,7 +44,7 @@ class Selection:
 def _local(cfg: Config) -> Embedder:
     if importlib.util.find_spec("llama_cpp") is None:
         raise EmbeddingError(
-            "the local provider needs llama-cpp-python: pip install 'gitmem[local]'"
+            "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
         )
     from gitmem.embed.download import resolve_model
     from gitmem.embed.local import LocalEmbedder
