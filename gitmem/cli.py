@@ -286,7 +286,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     show_default=True,
     help="Search mode; without an embedding provider it is lexical.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (a stable contract: fields are added, never renamed).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (a stable contract: fields are added, never renamed).")
 @click.pass_context
 def recall(
     ctx: click.Context,
