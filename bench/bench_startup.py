@@ -68,6 +68,11 @@ def slowest_imports(argv: list[str], env: dict[str, str], n: int = 10) -> list[d
 def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
     env = dict(os.environ)
     env.pop("GITMEM_EMBED_PROVIDER", None)
+    # Measure what an installed copy does: pip writes bytecode at install time, so compile it
+    # here (a shell with PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitmem")], check=True,
+                   env=env)
     scratch = Path(tempfile.mkdtemp(prefix="gitmem-startup-"))
     env["XDG_CONFIG_HOME"] = str(scratch / "config")  # no user config leaks in
     py = sys.executable

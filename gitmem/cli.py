@@ -7,9 +7,7 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -495,6 +493,9 @@ def model_list(as_json: bool) -> None:
 
 
 def _crash_log(exc: BaseException) -> Path:
+    import tempfile
+    import traceback
+
     from gitmem.config import user_cache_dir
 
     base = user_cache_dir()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -101,6 +100,8 @@ class Opinion:
 
     @property
     def vkey(self) -> str:
+        import hashlib  # ~3 ms at start-up that recall does not need
+
         raw = repr(
             (
                 self.opinion_id,

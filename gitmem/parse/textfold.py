@@ -9,6 +9,7 @@ word such as ``滞在`` is a token and a longer one is a phrase of bigrams.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -22,8 +23,14 @@ _CJK_CLASS = (
     "\u1100-\u11ff"  # hangul jamo
     "\uff66-\uff9f"  # half-width katakana
 )
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+
+
+@functools.cache
+def _cjk() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a CJK run, one CJK character). Compiled on first non-ASCII text: these ranges take
+    milliseconds to compile, which an English query never needs to pay."""
+    return re.compile(f"[{_CJK_CLASS}]+"), re.compile(f"[{_CJK_CLASS}]")
+
 _WORD = re.compile(r"\w+")
 # Letters that do not decompose under NFKD but that users type without the accent.
 _SPECIAL = str.maketrans(
@@ -54,6 +61,7 @@ yourself yourselves
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
+@functools.cache
 def _diacritic_table() -> dict[int, str]:
     """Every Latin, Greek and Cyrillic letter with marks mapped to its base letters, plus the
     few letters that do not decompose (ø, æ, ß, ...). Built once; str.translate does the rest."""
@@ -70,7 +78,6 @@ def _diacritic_table() -> dict[int, str]:
     return table
 
 
-_FOLD_TABLE = _diacritic_table()
 
 
 def _bigrams(match: re.Match[str]) -> str:
@@ -84,15 +91,16 @@ def fold(text: str) -> str:
     """Fold text for the full-text index: case, diacritics, CJK bigrams."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_FOLD_TABLE)
-    return _CJK_RUN.sub(_bigrams, text) if _CJK_CHAR.search(text) else text
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_diacritic_table())
+    run, char = _cjk()
+    return run.sub(_bigrams, text) if char.search(text) else text
 
 
 def count_tokens(text: str) -> int:
     """Approximate model tokens: one per CJK character, one per four other characters."""
     if text.isascii():
         return (len(text) + 3) // 4
-    cjk = len(_CJK_CHAR.findall(text))
+    cjk = len(_cjk()[1].findall(text))
     return cjk + (len(text) - cjk + 3) // 4
 
 

@@ -6,6 +6,7 @@ Everything is UTC; a naive date-time is taken as UTC.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
@@ -66,26 +67,31 @@ def _cjk_day(year: str, month: str, day: str) -> str:
     )
 
 
-_ISO_EVENT_RE = re.compile(
-    rf"{_ISO_START}{_year('y1')}-(?P<m1>\d{{1,2}})-(?P<d1>\d{{1,2}})"
-    rf"(?:{_SEP}(?:{_year('y2')}-)?(?P<m2>\d{{1,2}})-(?P<d2>\d{{1,2}}){_ISO_END})?{_ISO_END}",
-    re.IGNORECASE,
-)
-_EN_MDY_RE = re.compile(
-    rf"{_mon('m1')}\s*{_day('d1')}(?:,?\s*{_year('y1')})?"
-    rf"(?:{_SEP}(?:{_mon('m2')}\s*)?{_day('d2')}(?:,?\s*{_year('y2')})?)?",
-    re.IGNORECASE,
-)
-_EN_DMY_RE = re.compile(
-    rf"\b{_day('d1')}(?:\s+{_mon('m1')}(?:,?\s+{_year('y1')})?)?(?:{_SEP}{_day('d2')})?"
-    rf"\s+{_mon('m2')}(?:,?\s+{_year('y2')})?",
-    re.IGNORECASE,
-)
-_CJK_EVENT_RE = re.compile(
-    rf"(?<!\d){_cjk_day('y1', 'm1', 'd1')}"
-    rf"(?:{_CJK_SEP}(?:(?:{_year('y2')}\s*年\s*)?(?P<m2>\d{{1,2}})\s*月\s*)?(?P<d2>\d{{1,2}})\s*[日号號])?"
-)
-_EVENT_PATTERNS = (_ISO_EVENT_RE, _EN_MDY_RE, _EN_DMY_RE, _CJK_EVENT_RE)
+@functools.cache
+def _event_patterns() -> tuple[re.Pattern[str], ...]:
+    """Event periods inside entries: ISO, English month-day and day-month, Chinese/Japanese.
+    Compiled on first use (tens of milliseconds of regex compilation that recall never needs)."""
+    _ISO_EVENT_RE = re.compile(
+        rf"{_ISO_START}{_year('y1')}-(?P<m1>\d{{1,2}})-(?P<d1>\d{{1,2}})"
+        rf"(?:{_SEP}(?:{_year('y2')}-)?(?P<m2>\d{{1,2}})-(?P<d2>\d{{1,2}}){_ISO_END})?{_ISO_END}",
+        re.IGNORECASE,
+    )
+    _EN_MDY_RE = re.compile(
+        rf"{_mon('m1')}\s*{_day('d1')}(?:,?\s*{_year('y1')})?"
+        rf"(?:{_SEP}(?:{_mon('m2')}\s*)?{_day('d2')}(?:,?\s*{_year('y2')})?)?",
+        re.IGNORECASE,
+    )
+    _EN_DMY_RE = re.compile(
+        rf"\b{_day('d1')}(?:\s+{_mon('m1')}(?:,?\s+{_year('y1')})?)?(?:{_SEP}{_day('d2')})?"
+        rf"\s+{_mon('m2')}(?:,?\s+{_year('y2')})?",
+        re.IGNORECASE,
+    )
+    _CJK_EVENT_RE = re.compile(
+        rf"(?<!\d){_cjk_day('y1', 'm1', 'd1')}"
+        rf"(?:{_CJK_SEP}(?:(?:{_year('y2')}\s*年\s*)?(?P<m2>\d{{1,2}})\s*月\s*)?(?P<d2>\d{{1,2}})\s*[日号號])?"
+    )
+    return (_ISO_EVENT_RE, _EN_MDY_RE, _EN_DMY_RE, _CJK_EVENT_RE)
+
 
 # --- date phrases inside a recall query -----------------------------------------------------
 
@@ -98,18 +104,13 @@ def _phrases(prefix: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(rf"\b{prefix}\s+{body}", re.IGNORECASE) for body in (iso, mdy, dmy))
 
 
-_AROUND_RES = _phrases("around")
-_ON_RES = _phrases("on")
-_IN_MONTH_RE = re.compile(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
-_CJK_AROUND_RE = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
-_DAYS_AGO_RE = re.compile(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)")
-_LAST_WEEK_RE = re.compile(r"\blast\s+week\b|先週|上周|上週", re.IGNORECASE)
-_THIS_WEEK_RE = re.compile(r"\bthis\s+week\b|今週|本周|本週|这周|這週", re.IGNORECASE)
-_LAST_MONTH_RE = re.compile(r"\blast\s+month\b|先月|上个月|上個月|上月", re.IGNORECASE)
-_THIS_MONTH_RE = re.compile(r"\bthis\s+month\b|今月|本月|这个月|這個月", re.IGNORECASE)
-_DAY_BEFORE_RE = re.compile(r"一昨日|おととい|前天")
-_YESTERDAY_RE = re.compile(r"\byesterday\b|昨日|昨天", re.IGNORECASE)
-_TODAY_RE = re.compile(r"\btoday\b|今日|今天", re.IGNORECASE)
+# Every query rule needs a digit, a CJK character, or one of these words: queries without
+# any skip the rules (and compiling them) entirely.
+# (Matched against the lower-cased query: IGNORECASE with these ranges costs ms to compile.)
+_MAYBE_DATE = re.compile(
+    r"\d|[\u3040-\u30ff\u4e00-\u9fff]|\b(?:week|month|yesterday|today|ago|jan|feb|mar|apr"
+    r"|may|jun|jul|aug|sep|oct|nov|dec)"
+)
 
 # --- small date helpers ---------------------------------------------------------------------
 
@@ -334,7 +335,7 @@ def find_event_period(text: str, *, default_year: int | None = None) -> tuple[da
     the start's. ``Nov 27-3`` (no second month, day goes back) is just Nov 27. ISO dates
     inside a path or file name (``memory/2025-11-27.md``) are ignored. Never raises.
     """
-    for match in _ordered_matches(_EVENT_PATTERNS, text):
+    for match in _ordered_matches(_event_patterns(), text):
         period = _period_from_groups(match.groupdict(), default_year)
         if period is not None:
             return period
@@ -415,21 +416,37 @@ def _month(offset_months: int) -> _Handler:
     return handler
 
 
-_QUERY_RULES: tuple[tuple[re.Pattern[str], _Handler], ...] = (
-    *((pattern, _around) for pattern in _AROUND_RES),
-    (_CJK_AROUND_RE, _around),
-    *((pattern, _on) for pattern in _ON_RES),
-    (_IN_MONTH_RE, _in_month),
-    (_DAYS_AGO_RE, _days_ago),
-    (_LAST_WEEK_RE, _week(1)),
-    (_THIS_WEEK_RE, _week(0)),
-    (_LAST_MONTH_RE, _month(1)),
-    (_THIS_MONTH_RE, _month(0)),
-    (_DAY_BEFORE_RE, _fixed(2)),
-    (_YESTERDAY_RE, _fixed(1)),
-    (_TODAY_RE, _fixed(0)),
-)
-_HANDLERS = {pattern: handler for pattern, handler in _QUERY_RULES}
+@functools.cache
+def _query_rules() -> dict[re.Pattern[str], _Handler]:
+    """Date phrases in queries and how each becomes a window; compiled on first use."""
+    around_res = _phrases("around")
+    on_res = _phrases("on")
+    in_month_re = re.compile(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
+    cjk_around_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
+    days_ago_re = re.compile(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)")
+    last_week_re = re.compile(r"\blast\s+week\b|先週|上周|上週", re.IGNORECASE)
+    this_week_re = re.compile(r"\bthis\s+week\b|今週|本周|本週|这周|這週", re.IGNORECASE)
+    last_month_re = re.compile(r"\blast\s+month\b|先月|上个月|上個月|上月", re.IGNORECASE)
+    this_month_re = re.compile(r"\bthis\s+month\b|今月|本月|这个月|這個月", re.IGNORECASE)
+    day_before_re = re.compile(r"一昨日|おととい|前天")
+    yesterday_re = re.compile(r"\byesterday\b|昨日|昨天", re.IGNORECASE)
+    today_re = re.compile(r"\btoday\b|今日|今天", re.IGNORECASE)
+    rules: tuple[tuple[re.Pattern[str], _Handler], ...] = (
+        *((pattern, _around) for pattern in around_res),
+        (cjk_around_re, _around),
+        *((pattern, _on) for pattern in on_res),
+        (in_month_re, _in_month),
+        (days_ago_re, _days_ago),
+        (last_week_re, _week(1)),
+        (this_week_re, _week(0)),
+        (last_month_re, _month(1)),
+        (this_month_re, _month(0)),
+        (day_before_re, _fixed(2)),
+        (yesterday_re, _fixed(1)),
+        (today_re, _fixed(0)),
+    )
+    return {pattern: handler for pattern, handler in rules}
+
 
 
 def find_query_window(
@@ -447,10 +464,13 @@ def find_query_window(
     likewise); weeks are ISO weeks (Monday..Sunday) and ``this week``/``this month`` cover the
     whole week/month; the leftmost phrase wins (the longest at the same place). Never raises.
     """
+    if not _MAYBE_DATE.search(query.lower()):
+        return None
     today = _utc(now).date()
-    for match in _ordered_matches(tuple(_HANDLERS), query):
+    handlers = _query_rules()
+    for match in _ordered_matches(tuple(handlers), query):
         try:
-            days = _HANDLERS[match.re](match, today, around_days)
+            days = handlers[match.re](match, today, around_days)
             if days is not None:
                 start, end = _days(*days)
                 return TimeWindow(start, end), match.group(0).strip()
