@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
-if str(BENCH_DIR) not in sys.path:
-    sys.path.insert(0, str(BENCH_DIR))
+if __package__ in (None, ""):  # run as a script: the repository's packages are importable
+    sys.path.insert(0, str(BENCH_DIR.parent))
 
-import bench_lexical as lex  # noqa: E402
-import synth  # noqa: E402
+from bench import bench_lexical as lex  # noqa: E402
+from bench import synth  # noqa: E402
 
 
 def git(ws: Path, *args: str, env: dict[str, str] | None = None) -> float:

@@ -37,10 +37,10 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
-if str(BENCH_DIR) not in sys.path:
-    sys.path.insert(0, str(BENCH_DIR))
+if __package__ in (None, ""):  # run as a script: the repository's packages are importable
+    sys.path.insert(0, str(BENCH_DIR.parent))
 
-import synth  # noqa: E402  (bench/ is not a package; imported from this directory)
+from bench import synth  # noqa: E402
 
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "gitmem-bench-cache"
 MEMORY_PATHS = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory", "bank")

@@ -35,12 +35,11 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
-if str(BENCH_DIR) not in sys.path:
-    sys.path.insert(0, str(BENCH_DIR))
+if __package__ in (None, ""):  # run as a script: the repository's packages are importable
+    sys.path.insert(0, str(BENCH_DIR.parent))
 
-import bench_lexical as lex  # noqa: E402
-import synth  # noqa: E402
-
+from bench import bench_lexical as lex  # noqa: E402
+from bench import synth  # noqa: E402
 from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
 from gitmem.index.store import open_store  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402

@@ -29,11 +29,11 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
-if str(BENCH_DIR) not in sys.path:
-    sys.path.insert(0, str(BENCH_DIR))
+if __package__ in (None, ""):  # run as a script: the repository's packages are importable
+    sys.path.insert(0, str(ROOT))
 
-import bench_history as hist  # noqa: E402
-import bench_lexical as lex  # noqa: E402
+from bench import bench_history as hist  # noqa: E402
+from bench import bench_lexical as lex  # noqa: E402
 
 QUERY = "gateway host"
 

@@ -12,7 +12,7 @@ the same HEAD commit id.
     python bench/synth.py DEST --days 30
 
 ``queries(seed)`` / ``QUERIES`` give 50 varied recall queries over the generated vocabulary.
-Standard library only.
+Evidence in ``bank/opinions.md`` cites facts by the ids gitmem's index gives them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import os
 import random
-import subprocess
 import sys
 import time
 from bisect import bisect
@@ -30,10 +29,18 @@ from datetime import UTC, date, datetime, timedelta
 from itertools import accumulate
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a script: the repository's packages are importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gitmem.domain import KIND_NAMES
+from gitmem.parse.retain import fact_id, find_entities
+from testing.fastimport import FastImportStream, import_history
+from testing.gitenv import Identity
+from testing.repo import GitFailed
+
 END_DATE = date(2026, 11, 29)
 DEFAULT_SEED = 0
-IDENTITY = b"gitmem-bench <bench@example.invalid>"
-BRANCH = "main"
+IDENTITY = Identity("gitmem-bench", "bench@example.invalid")
 
 # --------------------------------------------------------------------------------------------
 # Vocabulary
@@ -507,9 +514,11 @@ class _Slots(dict[str, str]):
         raise KeyError(name)
 
 
-def _fact_id(kind: str, text: str, day: date) -> str:
-    digest = hashlib.sha1(f"{kind}\0{' '.join(text.split())}\0{day}".encode()).hexdigest()
-    return f"f-{digest[:12]}"
+def _opinion_fact_id(subject: str, text: str, day: date) -> str:
+    """The id gitmem's index gives ``- O(c=…) @subject: text`` in the daily note of ``day``."""
+    subjects = tuple(find_entities(f" @{subject}"))
+    mentions = tuple(e for e in find_entities(text) if e not in subjects)
+    return fact_id(KIND_NAMES["O"], text, subjects + mentions, day)
 
 
 def _confidence(rng: random.Random) -> float:
@@ -561,9 +570,8 @@ def render_note(
             entry = f"- O(c={c:.2f}) @{op.subject}: {text}"
             lines.append(entry)
             path = f"memory/{day.isoformat()}.md"
-            evidence.append(
-                OpinionEvidence(op.oid, day, path, len(lines), c, _fact_id("O", text, day))
-            )
+            fid = _opinion_fact_id(op.subject, text, day)
+            evidence.append(OpinionEvidence(op.oid, day, path, len(lines), c, fid))
             continue
         body = w.fill(rng.choice(lang.retain[kind]))
         stated = kind == "O" and rng.random() < 0.85
@@ -693,26 +701,8 @@ class Result:
     bytes_written: int
 
 
-def _data(payload: bytes) -> bytes:
-    return b"data %d\n" % len(payload) + payload + b"\n"
-
-
-def _git(dest: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    env = dict(os.environ)
-    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
-    proc = subprocess.run(
-        ["git", "-C", str(dest), *args], input=stdin, capture_output=True, env=env, check=False
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"git {' '.join(args)} failed ({proc.returncode}): "
-            f"{proc.stderr.decode(errors='replace').strip()}"
-        )
-    return proc.stdout
-
-
-def build_stream(seed: int, days: int, end: date = END_DATE) -> tuple[bytes, int]:
-    """The fast-import stream for ``days`` daily commits ending at ``end``; (stream, bytes)."""
+def build_stream(seed: int, days: int, end: date = END_DATE) -> FastImportStream:
+    """The fast-import stream for ``days`` daily commits ending at ``end``."""
     vocab = make_vocab(seed)
     rng = random.Random(f"gitmem-synth-{seed}")
     start = end - timedelta(days=days - 1)
@@ -721,8 +711,7 @@ def build_stream(seed: int, days: int, end: date = END_DATE) -> tuple[bytes, int
     decisions: list[str] = [
         f"{start.isoformat()}: memory is kept in git; gitmem indexes it.",
     ]
-    chunks: list[bytes] = [b"feature done\n"]
-    total = 0
+    stream = FastImportStream(IDENTITY)
     for i in range(days):
         day = start + timedelta(days=i)
         files: list[tuple[str, str]] = []
@@ -757,19 +746,8 @@ def build_stream(seed: int, days: int, end: date = END_DATE) -> tuple[bytes, int
         when = datetime(day.year, day.month, day.day, 20, tzinfo=UTC) + timedelta(
             minutes=rng.randrange(180)
         )
-        stamp = b"%s %d +0000" % (IDENTITY, int(when.timestamp()))
-        message = f"memory: {day.isoformat()}\n".encode()
-        chunks.append(b"commit refs/heads/" + BRANCH.encode() + b"\n")
-        chunks.append(b"author " + stamp + b"\ncommitter " + stamp + b"\n")
-        chunks.append(_data(message))
-        for path, content in files:
-            payload = content.encode("utf-8")
-            total += len(payload)
-            chunks.append(b"M 100644 inline " + path.encode("utf-8") + b"\n")
-            chunks.append(_data(payload))
-        chunks.append(b"\n")
-    chunks.append(b"done\n")
-    return b"".join(chunks), total
+        stream.commit(when, f"memory: {day.isoformat()}\n", files)
+    return stream
 
 
 def generate(
@@ -790,14 +768,10 @@ def generate(
     if target.exists() and any(target.iterdir()):
         raise FileExistsError(f"{target} exists and is not empty")
     target.mkdir(parents=True, exist_ok=True)
-    stream, total = build_stream(seed, days, end)
-    _git(target, "init", "-q", "-b", BRANCH)
-    _git(target, "config", "core.autocrlf", "false")
-    _git(target, "fast-import", "--quiet", "--date-format=raw", stdin=stream)
-    _git(target, "reset", "-q", "--hard", BRANCH)
-    head = _git(target, "rev-parse", "HEAD").decode().strip()
+    stream = build_stream(seed, days, end)
+    head = import_history(target, stream)
     return Result(target, days, end - timedelta(days=days - 1), end, head,
-                  time.perf_counter() - t0, total)
+                  time.perf_counter() - t0, stream.payload_bytes)
 
 
 # --------------------------------------------------------------------------------------------
@@ -855,7 +829,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         res = generate(args.dest, args.years, days=args.days, seed=args.seed, end=args.end)
-    except (FileExistsError, RuntimeError, ValueError) as exc:
+    except (FileExistsError, GitFailed, ValueError) as exc:
         print(f"synth: {exc}", file=sys.stderr)
         return 1
     print(

@@ -17,18 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import (
-    GOOD_DAILY,
-    GOOD_TEXT,
-    commit_all,
-    git,
-    gitmem,
-    make_repo,
-    recall_json,
-    sources,
-    status_json,
-    write,
-)
+
+from testing.cli import gitmem, recall_json, sources, status_json
+from testing.contract import GOOD_DAILY, GOOD_TEXT
+from testing.repo import commit_all, git, make_repo, write
 
 
 def repo_with(tmp_path: Path, files: dict[str, str | bytes]) -> Path:

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import re
-import subprocess
-import sys
 from datetime import date, timedelta
 from pathlib import Path
-from types import ModuleType
 
-import pytest
+from bench import synth
+from testing.cli import gitmem
+from testing.index import dump, records
+from testing.repo import git
 
 ENTRY = re.compile(r"^- (W|B|S|O(\(c=(0\.\d\d|1\.00)\))?) (@\S+ )*@\S+: \S")
 
 
-@pytest.fixture(scope="module")
-def synth() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "bench" / "synth.py"
-    spec = importlib.util.spec_from_file_location("gitmem_bench_synth", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
-def test_thirty_days(synth: ModuleType, tmp_path: Path) -> None:
+def test_thirty_days(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     res = synth.generate(ws, days=30, seed=7)
     end = date(2026, 11, 29)
@@ -65,7 +48,7 @@ def test_thirty_days(synth: ModuleType, tmp_path: Path) -> None:
     assert len(list((ws / "bank" / "entities").glob("*.md"))) == 30
 
 
-def test_deterministic(synth: ModuleType, tmp_path: Path) -> None:
+def test_deterministic(tmp_path: Path) -> None:
     a = synth.generate(tmp_path / "a", days=30, seed=7)
     b = synth.generate(tmp_path / "b", days=30, seed=7)
     c = synth.generate(tmp_path / "c", days=30, seed=8)
@@ -73,7 +56,7 @@ def test_deterministic(synth: ModuleType, tmp_path: Path) -> None:
     assert a.head != c.head
 
 
-def test_queries(synth: ModuleType) -> None:
+def test_queries() -> None:
     queries = synth.queries()
     assert queries == synth.QUERIES
     assert len(queries) == 50
@@ -84,3 +67,26 @@ def test_queries(synth: ModuleType) -> None:
     assert any(re.search(r"[\u3040-\u30ff]", q) for q in queries)
     assert any(re.search(r"[æøå]", q) for q in queries)
     assert any(len(q.split()) >= 5 for q in queries)
+
+
+EVIDENCE = re.compile(r"^  - (?:for|against) (f-[0-9a-f]{12}) memory/", re.M)
+
+
+def test_opinion_evidence_cites_facts_the_index_has(tmp_path: Path) -> None:
+    """Every fact id cited as evidence in bank/opinions.md (at every commit that changed it)
+    is the id gitmem's index gives that fact."""
+    ws = tmp_path / "ws"
+    synth.generate(ws, days=45, seed=3)
+    code, _, err = gitmem("-C", str(ws), "index")
+    assert code == 0, err
+    rows = dump(ws)
+    facts = {item["fact_id"] for item in records(rows, "item") if item["fact_id"]}
+    cited = {
+        evidence["fact_id"]
+        for opinion in records(rows, "opinion")
+        for evidence in json.loads(opinion["evidence"])
+    }
+    in_file = set(EVIDENCE.findall((ws / "bank" / "opinions.md").read_text(encoding="utf-8")))
+    assert len(in_file) >= 10
+    assert in_file <= cited  # the index read every evidence line of the final page
+    assert cited - facts == set()

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import click
 import pytest
-from helpers import (
+
+from gitmem import __version__
+from gitmem.cli import cli
+from testing.cli import gitmem, gitmem_subprocess, recall_json
+from testing.contract import (
     FILTER_KEYS,
     GOOD_DAILY,
     GOOD_TEXT,
@@ -19,17 +23,8 @@ from helpers import (
     RESULT_KEYS,
     TOP_KEYS,
     TOP_KEYS_ADDED,
-    commit_all,
-    git,
-    gitmem,
-    gitmem_subprocess,
-    make_repo,
-    recall_json,
-    write,
 )
-
-from gitmem import __version__
-from gitmem.cli import cli
+from testing.repo import commit_all, git, make_repo, write
 
 FIRST_DATE = "2025-11-27T21:00:00+00:00"
 SECOND_DATE = "2025-11-28T10:00:00+00:00"

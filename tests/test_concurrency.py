@@ -3,19 +3,17 @@ never see a half-written index."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 
-import pytest
-from helpers import commit_all, dump, write
-
+from bench import synth
 from gitmem.index.replay import index_workspace
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.index import dump
+from testing.repo import commit_all, git, write
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -66,20 +64,7 @@ def test_two_index_processes_at_once(fixture_repo: Path) -> None:
 
 
 def commit_id(repo: Path) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def synth() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "bench" / "synth.py"
-    spec = importlib.util.spec_from_file_location("gitmem_bench_synth_conc", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
+    return git(repo, "rev-parse", "HEAD").strip()
 
 
 WRITER = """
@@ -94,7 +79,7 @@ for _ in range(int(sys.argv[2])):
 """
 
 
-def test_recall_while_a_forced_rebuild_runs(synth: ModuleType, tmp_path: Path) -> None:
+def test_recall_while_a_forced_rebuild_runs(tmp_path: Path) -> None:
     repo = tmp_path / "year"
     synth.generate(repo, years=1, seed=3)
     ws, cfg = open_workspace(repo)
@@ -152,7 +137,7 @@ for n in range(1, 7):
 """
 
 
-def test_recall_while_incremental_updates_commit(synth: ModuleType, tmp_path: Path) -> None:
+def test_recall_while_incremental_updates_commit(tmp_path: Path) -> None:
     """Readers against a writer that commits and updates the live file in place (no swap)."""
     repo = tmp_path / "months"
     synth.generate(repo, days=90, seed=5)

@@ -7,19 +7,11 @@ from pathlib import Path
 
 import apsw
 import pytest
-from helpers import (
-    GOOD_DAILY,
-    GOOD_TEXT,
-    commit_all,
-    gitmem,
-    make_repo,
-    recall_json,
-    sources,
-    status_json,
-    write,
-)
 
 from gitmem.config import load_config, user_config_path
+from testing.cli import gitmem, recall_json, sources, status_json
+from testing.contract import GOOD_DAILY, GOOD_TEXT
+from testing.repo import commit_all, make_repo, write
 
 FALCONS = [
     "Falcon seen over the harbour with a red tag.",

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import re
 import subprocess
 import sys
 from datetime import date
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from fixtures import build_fixture as builder
+from testing.repo import git
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORKSPACE = REPO_ROOT / "fixtures" / "workspace"
@@ -48,26 +49,6 @@ REQUIRED_TOKENS = [
 ]
 
 
-def _load_builder() -> ModuleType:
-    path = REPO_ROOT / "fixtures" / "build_fixture.py"
-    spec = importlib.util.spec_from_file_location("gitmem_fixture_builder", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-builder = _load_builder()
-
-
-def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    )
-    return result.stdout
-
-
 def _daily_notes() -> list[Path]:
     return sorted(p for p in (WORKSPACE / "memory").glob("*.md") if DAILY_RE.match(p.name))
 
@@ -101,7 +82,7 @@ def test_workspace_has_consecutive_daily_notes() -> None:
 
 
 def test_one_commit_per_day_with_fixed_dates_and_identity(built: Path) -> None:
-    log = _git(built, "log", "--reverse", "--format=%aI|%cI|%an <%ae>|%cn <%ce>").splitlines()
+    log = git(built, "log", "--reverse", "--format=%aI|%cI|%an <%ae>|%cn <%ce>").splitlines()
     days = _expected_days()
     assert len(log) == len(days)
     identity = "gitmem fixture <fixture@example.invalid>"
@@ -115,14 +96,14 @@ def test_one_commit_per_day_with_fixed_dates_and_identity(built: Path) -> None:
 def test_daily_note_committed_on_its_day(built: Path) -> None:
     for note in _daily_notes():
         rel = f"memory/{note.name}"
-        dates = _git(built, "log", "--format=%aI", "--", rel).split()
+        dates = git(built, "log", "--format=%aI", "--", rel).split()
         day = DAILY_RE.match(note.name).group(1)  # type: ignore[union-attr]
         assert dates[-1].startswith(day), rel  # added on its own day
 
 
 def test_first_commit_has_core_and_bank_pages(built: Path) -> None:
-    first = _git(built, "rev-list", "--max-parents=0", "HEAD").strip()
-    files = set(_git(built, "ls-tree", "-r", "--name-only", first).split())
+    first = git(built, "rev-list", "--max-parents=0", "HEAD").strip()
+    files = set(git(built, "ls-tree", "-r", "--name-only", first).split())
     assert {
         "MEMORY.md",
         "USER.md",
@@ -135,7 +116,7 @@ def test_first_commit_has_core_and_bank_pages(built: Path) -> None:
 
 
 def test_final_tree_equals_workspace_without_history(built: Path) -> None:
-    tracked = _git(built, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    tracked = git(built, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
     expected = _final_files()
     assert sorted(tracked) == sorted(expected)
     assert not any(p.startswith("_history") for p in tracked)
@@ -144,13 +125,13 @@ def test_final_tree_equals_workspace_without_history(built: Path) -> None:
             ["git", "-C", str(built), "show", f"HEAD:{rel}"], check=True, capture_output=True
         ).stdout
         assert blob == content, rel
-    assert _git(built, "status", "--porcelain") == ""
+    assert git(built, "status", "--porcelain") == ""
 
 
 def test_history_versions_are_committed_on_their_day(built: Path) -> None:
     history = WORKSPACE / "_history"
     for day_dir in sorted(p for p in history.iterdir() if p.is_dir()):
-        commit = _git(
+        commit = git(
             built, "log", "-1", "--format=%H", f"--until={day_dir.name}T23:59:59+00:00"
         ).strip()
         for path in day_dir.rglob("*"):
@@ -163,7 +144,7 @@ def test_history_versions_are_committed_on_their_day(built: Path) -> None:
                 ).stdout
                 assert blob == path.read_bytes(), f"{day_dir.name}/{rel}"
     for rel in ("MEMORY.md", "bank/opinions.md"):
-        assert len(_git(built, "log", "--format=%H", "--", rel).split()) >= 3, rel
+        assert len(git(built, "log", "--format=%H", "--", rel).split()) >= 3, rel
 
 
 def test_every_daily_note_has_a_retain_section() -> None:
@@ -209,7 +190,7 @@ def test_languages_present() -> None:
 
 def test_build_is_deterministic(built: Path, tmp_path: Path) -> None:
     again = builder.build_fixture(tmp_path / "again")
-    assert _git(again, "rev-parse", "HEAD") == _git(built, "rev-parse", "HEAD")
+    assert git(again, "rev-parse", "HEAD") == git(built, "rev-parse", "HEAD")
 
 
 def test_refuses_non_empty_destination(tmp_path: Path) -> None:

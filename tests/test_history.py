@@ -13,13 +13,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from helpers import commit_all, dump, git, make_repo, write
 
 from gitmem.cli import run
 from gitmem.index.replay import IndexReport, index_workspace
 from gitmem.index.store import open_store
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.index import dump
+from testing.repo import commit_all, git, make_repo, write
 
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
 
@@ -110,7 +111,7 @@ def assert_converges(repo: Path, *, full: bool = False) -> IndexReport:
 
 def amend(repo: Path) -> None:
     write(repo, "memory/2025-11-13.md", daily("2025-11-13", "W @Peter: Peter flies to Bergen."))
-    git(repo, "commit", "-q", "-a", "--amend", "--no-edit", env_date="2025-11-13T22:00:00+00:00")
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit", date="2025-11-13T22:00:00+00:00")
 
 
 def rebase_onto_changed_main(repo: Path) -> None:
@@ -120,11 +121,11 @@ def rebase_onto_changed_main(repo: Path) -> None:
     write(repo, "USER.md", "# User\n\nPeter, now in Aarhus.\n")
     commit_all(repo, "f2", "2025-11-15T21:00:00+00:00")
     assert not index(repo).full  # the feature branch is indexed (rolled back to c2)
-    git(repo, "rebase", "-q", "main", env_date="2025-11-16T09:00:00+00:00")
+    git(repo, "rebase", "-q", "main", date="2025-11-16T09:00:00+00:00")
 
 
 def rebase_onto_drops_a_commit(repo: Path) -> None:
-    git(repo, "rebase", "-q", "--onto", "HEAD~2", "HEAD~1", env_date="2025-11-16T09:00:00+00:00")
+    git(repo, "rebase", "-q", "--onto", "HEAD~2", "HEAD~1", date="2025-11-16T09:00:00+00:00")
     assert (repo / "memory" / "2025-11-11.md").exists()  # c4 (which deleted it) is gone
 
 
@@ -160,7 +161,7 @@ def merge_side(repo: Path) -> None:
         "side",
         "-m",
         "merge side",
-        env_date="2025-11-17T10:00:00+00:00",
+        date="2025-11-17T10:00:00+00:00",
     )
     assert len(git(repo, "log", "-1", "--format=%P").split()) == 2
 
@@ -479,7 +480,7 @@ def test_merge_brings_facts_at_the_merge_commit_time(tmp_path: Path) -> None:
     commit_all(repo, "main work", "2025-11-16T21:00:00+00:00")
     index(repo)
     merged_at = "2025-11-18T10:30:00+00:00"
-    git(repo, "merge", "-q", "--no-ff", "side", "-m", "merge side", env_date=merged_at)
+    git(repo, "merge", "-q", "--no-ff", "side", "-m", "merge side", date=merged_at)
     assert not index(repo).full
     [cat] = recall(repo, "Miso", kinds=("W",))
     assert cat["recorded_at"] == merged_at

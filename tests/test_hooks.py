@@ -10,8 +10,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers import dump, git, make_repo, recall_json, sources, write
-
 from gitmem.cli import run
 from gitmem.hooks import CHAINED_SUFFIX, HOOK_NAMES, install
 from gitmem.hooks import status as hook_status
@@ -19,6 +17,9 @@ from gitmem.index.replay import index_workspace
 from gitmem.index.store import open_store
 from gitmem.locks import writer_lock
 from gitmem.workspace import open_workspace
+from testing.cli import recall_json, sources
+from testing.index import dump
+from testing.repo import git, make_repo, write
 
 POLL_SECONDS = 15.0
 
@@ -27,17 +28,11 @@ def daily(day: str, fact: str) -> str:
     return f"# {day}\n\n## Retain\n- {fact}\n"
 
 
-def commit(repo: Path, message: str, date: str) -> subprocess.CompletedProcess[str]:
-    """A real ``git commit`` (hooks run) of the memory files, with fixed dates."""
-    env = {**os.environ, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+def commit(repo: Path, message: str, date: str) -> None:
+    """A real ``git commit`` (hooks run) of the memory files, with fixed dates; raises unless
+    git's status is 0."""
     git(repo, "add", "-A")
-    return subprocess.run(
-        ["git", "-C", str(repo), "commit", "-q", "-m", message],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
+    git(repo, "commit", "-q", "-m", message, date=date)
 
 
 def seeded(repo: Path) -> Path:
@@ -113,7 +108,7 @@ def test_commit_reindexes_in_the_background(tmp_path: Path) -> None:
     assert sources(recall_json(repo, "zeppelin", "--kind", "B")) == ["memory/2025-11-21.md#L4"]
     assert ".memory" not in git(repo, "status", "--porcelain")
     # post-checkout and post-rewrite hooks re-index too
-    git(repo, "commit", "-q", "--amend", "-m", "amended", env_date="2025-11-21T22:00:00+00:00")
+    git(repo, "commit", "-q", "--amend", "-m", "amended", date="2025-11-21T22:00:00+00:00")
     wait_for_log(repo, 1, "post-rewrite: indexed")
     git(repo, "switch", "-q", "-c", "other", "HEAD~1")
     wait_for_log(repo, 1, "post-checkout: indexed")
@@ -184,7 +179,7 @@ def test_gitmem_part_never_fails_git(tmp_path: Path) -> None:
     repo = seeded(make_repo(tmp_path))
     install(repo, python=str(tmp_path / "no such python"))
     write(repo, "memory/2025-11-21.md", daily("2025-11-21", "W @Peter: Broken python."))
-    assert commit(repo, "x", "2025-11-21T21:00:00+00:00").returncode == 0
+    commit(repo, "x", "2025-11-21T21:00:00+00:00")  # git's status is 0
     res = subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "t"], capture_output=True)
     assert res.returncode == 0
     states = {h.name: h for h in hook_status(repo)}
@@ -265,7 +260,7 @@ def test_failing_reindex_is_logged_and_git_succeeds(tmp_path: Path) -> None:
     assert hooks_cli(repo, "install") == 0
     (repo / ".memory" / "index.sqlite").mkdir(parents=True)
     write(repo, "memory/2025-11-21.md", daily("2025-11-21", "W @Peter: Cannot be indexed."))
-    assert commit(repo, "broken index", "2025-11-21T21:00:00+00:00").returncode == 0
+    commit(repo, "broken index", "2025-11-21T21:00:00+00:00")  # git's status is 0
     lines = wait_for_log(repo, 1, "post-commit: re-index failed")
     assert lines
     log = (repo / ".memory" / "hook.log").read_text(encoding="utf-8")
@@ -300,7 +295,7 @@ def test_rebase_with_hooks_converges_to_a_rebuild(tmp_path: Path) -> None:
     write(repo, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Lives in Aarhus now.\n")
     commit(repo, "m1", "2025-11-24T21:00:00+00:00")
     git(repo, "switch", "-q", "topic")
-    git(repo, "rebase", "-q", "main", env_date="2025-11-25T09:00:00+00:00")
+    git(repo, "rebase", "-q", "main", date="2025-11-25T09:00:00+00:00")
     wait_indexed(repo, "Topic work two")
     wait_indexed(repo, "Aarhus")
     wait_quiet(repo)

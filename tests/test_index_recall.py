@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FILTER_KEYS, PROVIDER_KEYS, RESULT_KEYS, TOP_KEYS, TOP_KEYS_ADDED, dump
 
 from gitmem.index.replay import index_workspace
 from gitmem.index.status import status
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.contract import FILTER_KEYS, PROVIDER_KEYS, RESULT_KEYS, TOP_KEYS, TOP_KEYS_ADDED
+from testing.index import dump
+from testing.repo import git
 
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
 
@@ -144,10 +146,6 @@ def test_event_time_window(fixture_repo: Path) -> None:
 def test_exact_file_name_ranks_first(fixture_repo: Path) -> None:
     assert sources(fixture_repo, "USER.md")[0].startswith("USER.md#")
     assert sources(fixture_repo, "2025-11-19")[0].startswith("memory/2025-11-19.md#")
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
 def test_incremental_update_equals_rebuild(fixture_repo: Path) -> None:

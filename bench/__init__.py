@@ -1,0 +1,1 @@
+"""gitmem's benchmarks (see BENCHMARKS.md); importable from the repository's root."""

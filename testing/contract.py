@@ -1,0 +1,35 @@
+"""The keys of ``gitmem recall --json``, and sample memory text the tests share.
+
+SPEC §8: the keys of the example ``recall --json`` output. The contract only adds fields; the
+additions so far are listed here so that a new key is a deliberate, reviewed change.
+"""
+
+from __future__ import annotations
+
+TOP_KEYS = {"query", "mode", "filters", "provider", "results", "warnings"}
+TOP_KEYS_ADDED = {"time_window"}  # SPEC §6: the window applied (from flags or the query)
+FILTER_KEYS = {"since", "until", "as_of", "entity", "kind"}
+PROVIDER_KEYS = {"name", "model", "fallback_used"}
+RESULT_KEYS = {
+    "kind",
+    "content",
+    "snippet",
+    "path",
+    "start_line",
+    "end_line",
+    "commit",
+    "source",
+    "timestamp",
+    "event_start",
+    "event_end",
+    "recorded_at",
+    "entities",
+    "confidence",
+    "fact_id",
+    "score",
+    "uncommitted",  # added (SPEC §8: add fields, never rename): from index --worktree
+}
+
+# A daily note with one well-formed Retain entry.
+GOOD_DAILY = "memory/2025-11-27.md"
+GOOD_TEXT = "## Retain\n- W @Peter: Moved the gateway host to The Castle.\n"

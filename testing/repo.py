@@ -1,0 +1,70 @@
+"""Small repositories built with the git command line, with fixed commit dates.
+
+``env`` defaults to this process's environment: inside the test suite that is the hermetic one
+(``gitenv.hermetic_environ``); builders pass ``gitenv.sealed_env(...)``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+DEFAULT_DATE = "2025-11-27T21:00:00+00:00"
+
+
+class GitFailed(RuntimeError):
+    """A git command exited non-zero; the message carries git's own."""
+
+
+def git(
+    repo: Path,
+    *args: str,
+    date: str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> str:
+    """Run ``git -C repo ARGS`` and return its stdout; ``date`` fixes both commit dates."""
+    run_env = None if env is None else dict(env)
+    if date is not None:
+        dates = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        run_env = {**(os.environ if env is None else env), **dates}
+    result = subprocess.run(
+        ["git", "-C", str(repo), *args], input=stdin, capture_output=True, env=run_env
+    )
+    if result.returncode:
+        message = result.stderr.decode("utf-8", "replace").strip()
+        raise GitFailed(f"git {' '.join(args)} failed ({result.returncode}) in {repo}: {message}")
+    return result.stdout.decode("utf-8", "replace")
+
+
+def make_repo(parent: Path, name: str = "repo", *, env: Mapping[str, str] | None = None) -> Path:
+    """A new, empty git repository (branch ``main``) at ``parent / name``."""
+    repo = parent / name
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main", env=env)
+    return repo
+
+
+def write(repo: Path, rel: str, content: str | bytes) -> Path:
+    """Write a file (text as UTF-8 with no newline translation, or raw bytes)."""
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return path
+
+
+def commit_all(
+    repo: Path,
+    message: str,
+    date: str = DEFAULT_DATE,
+    *,
+    env: Mapping[str, str] | None = None,
+    allow_empty: bool = False,
+) -> str:
+    """Stage everything and commit (hooks skipped) at ``date``; returns the new commit id."""
+    git(repo, "add", "-A", env=env)
+    empty = ("--allow-empty",) if allow_empty else ()
+    git(repo, "commit", "-q", "--no-verify", *empty, "-m", message, date=date, env=env)
+    return git(repo, "rev-parse", "HEAD", env=env).strip()
