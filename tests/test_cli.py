@@ -365,20 +365,43 @@ def test_status_and_index_json(repo: Path) -> None:
     assert "facts: 2" in out
 
 
+# What a lexical recall on a current index may import: a new module on this path is a deliberate,
+# reviewed change (every import is start-up time; see bench/bench_startup.py).
+RECALL_MODULES = {
+    "gitmem", "gitmem.cli", "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
+    "gitmem.workspace", "gitmem.embed", "gitmem.embed.base", "gitmem.embed.batch",
+    "gitmem.embed.registry", "gitmem.embed.download",  # auto: is the local model present?
+    "gitmem.index", "gitmem.index.changes", "gitmem.index.items",
+    "gitmem.index.queries", "gitmem.index.run", "gitmem.index.schema", "gitmem.index.store",
+    "gitmem.parse", "gitmem.parse.chunking", "gitmem.parse.opinions", "gitmem.parse.retain",
+    "gitmem.parse.textfold", "gitmem.parse.timeparse", "gitmem.recall", "gitmem.recall.answer",
+    "gitmem.recall.ranking", "gitmem.recall.search",
+}
+# Third-party and standard modules that only indexing, embedding or downloads need.
+NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",
+                  "multiprocessing", "concurrent", "ssl", "tomli_w")
+
+
+def _imported(repo: Path, *args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "-C", str(repo),
+                           *args], capture_output=True, text=True, check=True)
+    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
 def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
-    """recall on a current index, and index after one new commit, stay off pygit2 (and recall off
-    markdown-it): these start-up costs are what the recall and hook latency budgets are made of."""
+    """recall on a current index imports only what it needs (no pygit2, markdown-it, YAML, HTTP,
+    llama.cpp, process pools, nor gitmem's indexer, embedders or writers), and index after one
+    new commit stays off pygit2: these start-up costs are the recall and hook latency budgets."""
     assert gitmem("-C", str(repo), "index")[0] == 0
-
-    def imported(*args: str) -> str:
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "-C",
-                               str(repo), *args], capture_output=True, text=True, check=True)
-        return proc.stderr
-
-    recall_imports = imported("recall", "gateway")
-    assert " pygit2" not in recall_imports and "markdown_it" not in recall_imports
+    recall_imports = _imported(repo, "recall", "gateway")
+    ours = {m for m in recall_imports if m == "gitmem" or m.startswith("gitmem.")}
+    assert ours <= RECALL_MODULES, f"recall imports more than it needs: {ours - RECALL_MODULES}"
+    assert {"gitmem.recall.search", "gitmem.index.store"} <= ours  # the test sees the path
+    heavy = {m for m in recall_imports if m.split(".")[0] in NOT_FOR_RECALL}
+    assert not heavy, f"recall imports {sorted(heavy)}"
     write(repo, "memory/2025-11-29.md", "## Retain\n- W @Peter: A third day.\n")
     commit_all(repo, "third day", "2025-11-29T21:00:00+00:00")
-    index_imports = imported("index")
-    assert " pygit2" not in index_imports
+    index_imports = _imported(repo, "index")
+    assert "pygit2" not in index_imports
     assert "markdown_it" in index_imports  # it did parse the new note

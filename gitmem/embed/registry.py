@@ -47,9 +47,9 @@ def _local(cfg: Config) -> Embedder:
             "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
         )
     from gitmem.embed.download import resolve_model
-    from gitmem.embed.local import LocalEmbedder
 
     path = resolve_model(cfg.embed_model, download=False, progress=None)
+    from gitmem.embed.local import LocalEmbedder  # only once a model is there to load
     key = (str(path), cfg.embed_model, cfg.embed_threads)
     embedder = _LOADED.get(key)
     if embedder is None:
