@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import shutil
 import sys
 import traceback
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ chained="$(dirname "$0")/{name}{suffix}"
 if [ -x "$chained" ]; then
     "$chained" "$@" || status=$?
 fi
-( {python} -m gitmem -C "$PWD" hooks run {name} </dev/null >/dev/null 2>&1 & ) >/dev/null 2>&1
+( {command} -C "$PWD" hooks run {name} </dev/null >/dev/null 2>&1 & ) >/dev/null 2>&1
 exit $status
 """
 
@@ -53,10 +54,12 @@ class HookState:
                 "chained": self.chained, "python_ok": self.python_ok}
 
 
-def hook_script(name: str, python: str) -> str:
-    return _TEMPLATE.format(
-        marker=MARKER, name=name, suffix=CHAINED_SUFFIX, python=shlex.quote(python)
-    )
+def hook_script(name: str, python: str | None) -> str:
+    """The hook ``name``: it runs gitmem with ``python`` (the interpreter gitmem is installed
+    in, so a hook works whatever PATH git gives it), or the ``gitmem`` command on PATH when
+    ``python`` is None (the copies in the repository's hooks/ folder, for hook managers)."""
+    command = "gitmem" if python is None else f"{shlex.quote(python)} -m gitmem"
+    return _TEMPLATE.format(marker=MARKER, name=name, suffix=CHAINED_SUFFIX, command=command)
 
 
 def is_ours(path: Path) -> bool:
@@ -66,14 +69,16 @@ def is_ours(path: Path) -> bool:
         return False
 
 
-def _python_of(path: Path) -> str | None:
+def _runner_ok(path: Path) -> bool:
+    """Whether the program a gitmem hook runs still exists: its Python, or ``gitmem`` on PATH."""
     try:
         for line in path.read_text(encoding="utf-8").splitlines():
-            if "-m gitmem" in line:
-                return shlex.split(line.strip("( "))[0]
+            if " hooks run " in line:
+                program = shlex.split(line.strip("( "))[0]
+                return Path(program).exists() if "/" in program else bool(shutil.which(program))
     except (OSError, ValueError):
-        return None
-    return None
+        return False
+    return False
 
 
 def install(repo_root: Path, python: str | None = None) -> list[str]:
@@ -127,16 +132,8 @@ def status(repo_root: Path) -> list[HookState]:
             states.append(HookState(name, path, "missing", chained, False))
             continue
         ours = is_ours(path)
-        python = _python_of(path) if ours else None
-        states.append(
-            HookState(
-                name,
-                path,
-                "installed" if ours else "foreign",
-                chained,
-                bool(python and Path(python).exists()),
-            )
-        )
+        states.append(HookState(name, path, "installed" if ours else "foreign", chained,
+                                ours and _runner_ok(path)))
     return states
 
 

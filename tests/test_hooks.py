@@ -308,3 +308,15 @@ def test_rebase_with_hooks_converges_to_a_rebuild(tmp_path: Path) -> None:
     hooked = dump(repo)
     index_workspace(ws, cfg, force=True)
     assert dump(repo) == hooked
+
+
+def test_hook_scripts_in_the_repository_match_what_gitmem_installs(repo_root: Path) -> None:
+    """hooks/ holds the scripts gitmem installs (calling gitmem on PATH), for hook managers and
+    for copying by hand; they cannot drift from the installed ones."""
+    from gitmem.hooks import HOOK_NAMES, hook_script
+
+    for name in HOOK_NAMES:
+        shipped = repo_root / "hooks" / name
+        assert shipped.read_text(encoding="utf-8") == hook_script(name, None)
+        assert os.access(shipped, os.X_OK)
+    assert "-m gitmem -C" in hook_script("post-commit", "/usr/bin/python3")
