@@ -27,6 +27,24 @@ class Warn:
 
 
 @dataclass(frozen=True)
+class Citation:
+    """Where a piece of memory stands: ``path#Lstart[-Lend][@commit]``.
+
+    ``commit`` is set only when the cited text is not the current version (it comes from
+    history); ``gitmem get`` follows it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    commit: str | None = None
+
+    def __str__(self) -> str:
+        lines = (f"#L{self.start_line}" if self.start_line == self.end_line
+                 else f"#L{self.start_line}-L{self.end_line}")
+        return f"{self.path}{lines}" + (f"@{self.commit[:7]}" if self.commit else "")
+
+
+@dataclass(frozen=True)
 class MemoryFile:
     """A memory file in a git tree (SPEC §2)."""
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gitmem.domain import KIND_LETTERS, KIND_NAMES, TimeWindow
+from gitmem.domain import KIND_LETTERS, KIND_NAMES, Citation, TimeWindow
 from gitmem.errors import GitmemError, UsageError
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
@@ -224,10 +224,9 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]]) -> Res
     # The citation stays the whole chunk: narrowing it to the snippet's lines was measured on
     # LoCoMo to drop evidence that lies elsewhere in the chunk (BENCHMARKS.md).
     snippet, _, _ = make_snippet(row["content"], terms)
-    source = f"{row['path']}#L{start}" if start == end else f"{row['path']}#L{start}-L{end}"
     uncommitted = row["commit_id"] == WORKTREE
-    if row["valid_to"] is not None and row["commit_id"] and not uncommitted:
-        source += f"@{str(row['commit_id'])[:7]}"
+    historical = row["valid_to"] is not None and row["commit_id"] and not uncommitted
+    source = str(Citation(row["path"], start, end, str(row["commit_id"]) if historical else None))
     kind = row["kind"]
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
