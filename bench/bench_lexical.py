@@ -55,6 +55,7 @@ class Run:
     returncode: int
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0  # user + system time of the child and the children it waited for
 
 
 def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
@@ -71,7 +72,8 @@ def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | No
         err.seek(0)
         # ru_maxrss is in KiB on Linux (bytes on macOS).
         maxrss = usage.ru_maxrss // 1024 if sys.platform == "darwin" else usage.ru_maxrss
-        return Run(seconds, maxrss, proc.returncode, out.read(), err.read())
+        cpu = usage.ru_utime + usage.ru_stime
+        return Run(seconds, maxrss, proc.returncode, out.read(), err.read(), cpu)
 
 
 def pct(samples: list[float], p: float) -> float:
