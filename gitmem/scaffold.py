@@ -6,6 +6,7 @@ from pathlib import Path
 
 from gitmem.config import REPO_CONFIG
 from gitmem.git import init_or_open
+from gitmem.parse.opinions import OPINIONS_TEMPLATE
 from gitmem.workspace import Workspace, ensure_memory_dir
 
 MEMORY_TEMPLATE = """# Memory
@@ -25,8 +26,6 @@ One file per day: memory/YYYY-MM-DD.md. Facts go in a '## Retain' section:
     - O(c=0.8) @Entity: an opinion, with confidence.
     - S @Entity: an observation or summary.
 """
-
-OPINIONS_TEMPLATE = "# Opinions\n\nMaintained by `gitmem reflect`; edit by hand freely.\n"
 
 
 def _workspace_prefix(root: Path, target: Path, done: list[str]) -> str:

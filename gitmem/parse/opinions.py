@@ -8,25 +8,37 @@
 - evidence:
   - for f-3fa9c2e11aa0 memory/2025-11-27.md#L12 (c=0.95)
 ```
+
+People edit this file by hand, so a section is read leniently (other lines are kept as text) and
+checked strictly: a section whose gitmem fields cannot be read without guessing (no confidence, a
+field twice, an evidence line that does not parse, an id another section already uses) is
+*malformed*: it is still indexed, it gets a located warning, and ``gitmem reflect`` leaves it
+exactly as it is.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass, replace
+from datetime import date
 
 from gitmem.domain import Evidence, Opinion, Warn
 from gitmem.parse.retain import find_entities
 
 OPINIONS_PATH = "bank/opinions.md"
+OPINIONS_TEMPLATE = "# Opinions\n\nMaintained by `gitmem reflect`; edit by hand freely.\n"
 _HEADING = re.compile(r"^##\s+(?P<statement>.+?)\s*#*\s*$")
 _ID = re.compile(r"<!--\s*opinion:\s*(?P<id>o-[0-9a-f]{4,})\s*-->")
+_ID_LIKE = re.compile(r"<!--\s*opinion\s*:", re.I)
 _FIELD = re.compile(r"^-\s*(?P<key>confidence|updated|evidence)\s*:\s*(?P<value>.*)$", re.I)
 _EVIDENCE = re.compile(
-    r"^\s+-\s*(?P<stance>for|against)\s+(?P<fact>f-[0-9a-f]+)\s+(?P<source>\S+)"
+    r"^(?P<indent>\s+)[-*+]\s*(?P<stance>for|against)\s+(?P<fact>f-[0-9a-f]+)\s+(?P<source>\S+)"
     r"(?:\s+\(c=(?P<c>[0-9.]+)\))?\s*$",
     re.I,
 )
+_EVIDENCE_LIKE = re.compile(r"^\s+[-*+]\s*(?:for|against)\b", re.I)
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def opinion_id_for(statement: str) -> str:
@@ -35,82 +47,188 @@ def opinion_id_for(statement: str) -> str:
     return "o-" + hashlib.sha256(norm.encode("utf-8")).hexdigest()[:8]
 
 
-def parse_opinions(lines: list[str], path: str = OPINIONS_PATH) -> tuple[list[Opinion], list[Warn]]:
-    """Every level-2 section of the page is an opinion. Never raises."""
+def evidence_line(ev: Evidence, indent: str = "  ") -> str:
+    """How one evidence entry is written (the grammar the parser reads)."""
+    c = "" if ev.confidence is None else f" (c={ev.confidence:.2f})"
+    return f"{indent}- {ev.stance} {ev.fact_id} {ev.source}{c}"
+
+
+@dataclass(frozen=True)
+class OpinionSection:
+    """Where an opinion's parts sit in the file (0-based line indexes) and what it says.
+
+    ``problems`` non-empty means malformed: the writer must leave the section untouched."""
+
+    opinion: Opinion
+    heading: int
+    stop: int  # exclusive; trailing blank lines belong to the gap, not the section
+    id_line: int | None
+    confidence_line: int | None
+    updated_line: int | None
+    evidence_line: int | None
+    evidence_lines: tuple[int, ...]
+    problems: tuple[Warn, ...]
+
+    @property
+    def malformed(self) -> bool:
+        return bool(self.problems)
+
+
+def scan_opinions(lines: list[str], path: str = OPINIONS_PATH
+                  ) -> tuple[list[OpinionSection], list[Warn]]:
+    """Every level-2 section of the page, with its layout. Never raises. The warnings are the
+    sections' problems plus notes (an opinion without an id marker gets a derived id)."""
     starts = [i for i, ln in enumerate(lines) if _HEADING.match(ln)]
-    opinions: list[Opinion] = []
+    sections: list[OpinionSection] = []
     warns: list[Warn] = []
+    first_use: dict[str, int] = {}
     for n, start in enumerate(starts):
         stop = starts[n + 1] if n + 1 < len(starts) else len(lines)
         while stop > start + 1 and not lines[stop - 1].strip():
             stop -= 1
-        opinions.append(_section(lines, start, stop, path, warns))
-    return opinions, warns
+        section, notes = _section(lines, start, stop, path)
+        oid = section.opinion.opinion_id
+        if oid in first_use:
+            dup = Warn(path, start + 1, "opinion-malformed",
+                       f"opinion id {oid} is also used by the opinion at line "
+                       f"{first_use[oid]}; this section is left untouched")
+            section = _with_problem(section, dup)
+        else:
+            first_use[oid] = start + 1
+        sections.append(section)
+        warns.extend(sorted([*section.problems, *notes], key=lambda w: w.line))
+    return sections, warns
 
 
-def _section(lines: list[str], start: int, stop: int, path: str, warns: list[Warn]) -> Opinion:
+def parse_opinions(lines: list[str], path: str = OPINIONS_PATH) -> tuple[list[Opinion], list[Warn]]:
+    """Every level-2 section of the page is an opinion. Never raises."""
+    sections, warns = scan_opinions(lines, path)
+    return [s.opinion for s in sections], warns
+
+
+def _with_problem(section: OpinionSection, problem: Warn) -> OpinionSection:
+    return replace(section, problems=(*section.problems, problem))
+
+
+class _Fields:
+    """The field lines of one section as they are found (first of each; repeats are problems)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.at: dict[str, int] = {}
+        self.problems: list[Warn] = []
+        self.oid: str | None = None
+        self.confidence: float | None = None
+        self.updated: str | None = None
+        self.evidence: list[Evidence] = []
+        self.evidence_at: list[int] = []
+
+    def problem(self, line: int, code: str, message: str) -> None:
+        self.problems.append(Warn(self.path, line + 1, code, message + "; this opinion is left "
+                                  "untouched until it is fixed"))
+
+    def seen(self, key: str, i: int) -> bool:
+        if key in self.at:
+            self.problem(i, "opinion-malformed", f"'{key}' appears twice in this opinion "
+                         f"(first at line {self.at[key] + 1})")
+            return True
+        self.at[key] = i
+        return False
+
+    def read(self, line: str, i: int) -> None:
+        if (mid := _ID.search(line)) is not None:
+            if not self.seen("id", i):
+                self.oid = mid.group("id")
+        elif _ID_LIKE.search(line):
+            self.problem(i, "opinion-malformed",
+                         "opinion marker is not '<!-- opinion: o-<hex> -->'")
+        elif (mf := _FIELD.match(line)) is not None:
+            self._field(mf.group("key").lower(), mf.group("value").strip(), i)
+        elif (me := _EVIDENCE.match(line)) is not None:
+            self._evidence(me, i)
+        elif _EVIDENCE_LIKE.match(line):
+            self.problem(i, "opinion-malformed", "evidence line does not read "
+                         "'- for|against f-<hex> <path>#L<line> (c=0.00)'")
+
+    def _field(self, key: str, value: str, i: int) -> None:
+        if self.seen(key, i):
+            return
+        if key == "confidence":
+            self.confidence = self._number(value, i)
+        elif key == "updated":
+            if value and not _is_day(value):
+                self.problem(i, "opinion-malformed", f"updated '{value}' is not a date "
+                             "(YYYY-MM-DD)")
+            self.updated = value or None
+
+    def _evidence(self, me: re.Match[str], i: int) -> None:
+        c = me.group("c")
+        self.evidence.append(Evidence(me.group("stance").lower(), me.group("fact"),
+                                      me.group("source"), self._number(c, i) if c else None))
+        self.evidence_at.append(i)
+
+    def _number(self, value: str, i: int) -> float | None:
+        try:
+            c = float(value)
+        except ValueError:
+            c = -1.0
+        if not 0.0 <= c <= 1.0:
+            self.problem(i, "opinion-confidence",
+                         f"confidence '{value}' is not a number in [0, 1]")
+            return None
+        return c
+
+
+def _is_day(value: str) -> bool:
+    if not _DAY.match(value):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _section(lines: list[str], start: int, stop: int, path: str
+             ) -> tuple[OpinionSection, list[Warn]]:
     m = _HEADING.match(lines[start])
     assert m is not None
     statement = m.group("statement")
-    oid: str | None = None
-    confidence: float | None = None
-    updated: str | None = None
-    evidence: list[Evidence] = []
+    found = _Fields(path)
     for i in range(start + 1, stop):
-        line = lines[i]
-        if (mid := _ID.search(line)) is not None:
-            oid = mid.group("id")
-        elif (mf := _FIELD.match(line)) is not None:
-            key, value = mf.group("key").lower(), mf.group("value").strip()
-            if key == "confidence":
-                confidence = _confidence(value, path, i + 1, warns)
-            elif key == "updated":
-                updated = value or None
-        elif (me := _EVIDENCE.match(line)) is not None:
-            c = me.group("c")
-            evidence.append(
-                Evidence(
-                    me.group("stance").lower(),
-                    me.group("fact"),
-                    me.group("source"),
-                    _confidence(c, path, i + 1, warns) if c else None,
-                )
-            )
+        found.read(lines[i], i)
+    if "confidence" not in found.at:
+        found.problem(start, "opinion-malformed", "opinion has no '- confidence: 0.00' line")
+    notes: list[Warn] = []
+    oid = found.oid
     if oid is None:
         oid = opinion_id_for(statement)
-        warns.append(
-            Warn(
-                path,
-                start + 1,
-                "opinion-id",
-                f"opinion has no '<!-- opinion: o-… -->' marker; using {oid}",
-            )
-        )
-    return Opinion(
-        oid,
-        statement,
-        tuple(find_entities(statement)),
-        confidence,
-        updated,
-        tuple(evidence),
-        start + 1,
-        stop,
+        notes.append(Warn(path, start + 1, "opinion-id",
+                          f"opinion has no '<!-- opinion: o-… -->' marker; using {oid}"))
+    opinion = Opinion(oid, statement, tuple(find_entities(statement)), found.confidence,
+                      found.updated, tuple(found.evidence), start + 1, stop)
+    section = OpinionSection(
+        opinion=opinion,
+        heading=start,
+        stop=stop,
+        id_line=found.at.get("id"),
+        confidence_line=found.at.get("confidence"),
+        updated_line=found.at.get("updated"),
+        evidence_line=found.at.get("evidence"),
+        evidence_lines=tuple(found.evidence_at),
+        problems=tuple(found.problems),
     )
+    return section, notes
 
 
-def _confidence(value: str, path: str, line: int, warns: list[Warn]) -> float | None:
-    try:
-        c = float(value)
-    except ValueError:
-        c = -1.0
-    if not 0.0 <= c <= 1.0:
-        warns.append(
-            Warn(
-                path,
-                line,
-                "opinion-confidence",
-                f"confidence '{value}' is not a number in [0, 1]; ignored",
-            )
-        )
-        return None
-    return c
+def evidence_indent(lines: list[str], section: OpinionSection) -> str:
+    """The indentation the section's evidence lines use (two spaces when it has none)."""
+    for i in section.evidence_lines:
+        m = _EVIDENCE.match(lines[i])
+        if m is not None:
+            return m.group("indent")
+    return "  "
+
+
+def heading_line(statement: str) -> str:
+    return f"## {statement}"

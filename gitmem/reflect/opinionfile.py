@@ -1,0 +1,153 @@
+"""Writing bank/opinions.md back (SPEC §5) without disturbing what a person wrote.
+
+gitmem manages a few fields of each opinion section: the id marker, ``confidence``, ``updated``
+and the ``evidence`` list, to which it only appends. Everything else — headings' text, other
+lines, comments, blank lines, order, line endings — is written back byte for byte. A section
+that is malformed (see :mod:`gitmem.parse.opinions`) is never edited. New opinions are appended
+at the end of the file, one section each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gitmem.domain import Evidence, Opinion, Warn
+from gitmem.parse.opinions import (
+    OPINIONS_PATH,
+    OPINIONS_TEMPLATE,
+    OpinionSection,
+    evidence_indent,
+    evidence_line,
+    opinion_id_for,
+    scan_opinions,
+)
+from gitmem.reflect.textfile import Editor, TextFile, split_text
+
+_VALUE = re.compile(r"^(?P<prefix>-\s*\w+\s*:\s*)")
+
+
+@dataclass(frozen=True)
+class OpinionEdit:
+    """What reflect changes in an existing opinion."""
+
+    opinion_id: str
+    confidence: float
+    updated: str
+    add_evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class NewOpinion:
+    opinion_id: str
+    statement: str
+    confidence: float
+    updated: str
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class OpinionsFile:
+    """bank/opinions.md as read: its text (to write back) and its sections."""
+
+    path: str
+    text: TextFile
+    sections: tuple[OpinionSection, ...]
+    warnings: tuple[Warn, ...]
+    exists: bool
+
+    @property
+    def opinions(self) -> list[Opinion]:
+        return [s.opinion for s in self.sections]
+
+    def section(self, opinion_id: str) -> OpinionSection | None:
+        return next((s for s in self.sections if s.opinion.opinion_id == opinion_id), None)
+
+    def new_id(self, statement: str, taken: set[str] | None = None) -> str:
+        """A stable id for a new opinion (``opinion_id_for``), made unique in the file."""
+        used = {s.opinion.opinion_id for s in self.sections} | (taken or set())
+        oid, n = opinion_id_for(statement), 1
+        while oid in used:
+            n += 1
+            oid = opinion_id_for(f"{statement}\x1f{n}")
+        return oid
+
+
+def read_opinions(data: bytes | None, path: str = OPINIONS_PATH) -> OpinionsFile:
+    """Parse the file's bytes (None: it does not exist yet). Never raises."""
+    text = split_text(data if data is not None else b"")
+    sections, warns = scan_opinions(list(text.lines), path)
+    return OpinionsFile(path, text, tuple(sections), tuple(warns), data is not None)
+
+
+def write_opinions(doc: OpinionsFile, edits: Sequence[OpinionEdit] = (),
+                   new: Sequence[NewOpinion] = ()) -> bytes:
+    """The file with ``edits`` applied and ``new`` sections appended. Editing a malformed or
+    unknown section is a programming error (ValueError): callers skip those, with a warning."""
+    text = doc.text if doc.exists or not new else split_text(OPINIONS_TEMPLATE.encode())
+    editor = Editor(text)
+    by_id: Mapping[str, OpinionSection] = {s.opinion.opinion_id: s for s in doc.sections}
+    for edit in edits:
+        section = by_id.get(edit.opinion_id)
+        if section is None or section.malformed:
+            raise ValueError(f"cannot edit opinion {edit.opinion_id}: unknown or malformed")
+        _edit(editor, section, edit)
+    if new:
+        editor.append(_new_sections(editor.original, new))
+    return editor.result().encode()
+
+
+def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit) -> None:
+    lines = editor.original.lines
+    if section.id_line is None:
+        editor.insert_after(section.heading, [f"<!-- opinion: {edit.opinion_id} -->"])
+    assert section.confidence_line is not None  # a section without one is malformed
+    old = section.opinion
+    if old.confidence is None or f"{old.confidence:.2f}" != f"{edit.confidence:.2f}":
+        editor.replace(section.confidence_line,
+                       _set_value(lines[section.confidence_line], f"{edit.confidence:.2f}"))
+    last_field = section.confidence_line
+    if section.updated_line is None:
+        editor.insert_after(last_field, [f"- updated: {edit.updated}"])
+    else:
+        if old.updated != edit.updated:
+            editor.replace(section.updated_line, _set_value(lines[section.updated_line],
+                                                            edit.updated))
+        last_field = max(last_field, section.updated_line)
+    if not edit.add_evidence:
+        return
+    indent = evidence_indent(list(lines), section)
+    items = [evidence_line(ev, indent) for ev in edit.add_evidence]
+    if section.evidence_line is None:
+        editor.insert_after(last_field, ["- evidence:", *items])
+    else:
+        after = max((section.evidence_line, *section.evidence_lines))
+        editor.insert_after(after, items)
+
+
+def _set_value(line: str, value: str) -> str:
+    m = _VALUE.match(line)
+    assert m is not None  # only called on lines the parser read as fields
+    return m.group("prefix") + value
+
+
+def _new_sections(text: TextFile, new: Sequence[NewOpinion]) -> list[str]:
+    out: list[str] = []
+    if text.lines and text.lines[-1].strip():
+        out.append("")
+    for n, op in enumerate(new):
+        if n:
+            out.append("")
+        out += [f"## {one_line(op.statement)}",
+                f"<!-- opinion: {op.opinion_id} -->",
+                f"- confidence: {op.confidence:.2f}",
+                f"- updated: {op.updated}",
+                "- evidence:",
+                *(evidence_line(ev) for ev in op.evidence)]
+    return out
+
+
+def one_line(text: str) -> str:
+    """Text that must fit on one Markdown line (a heading): line breaks become spaces."""
+    return re.sub(r"\s*[\r\n]+\s*", " ", text).strip()
