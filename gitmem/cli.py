@@ -376,6 +376,44 @@ def get(
         click.echo(line)
 
 
+@cli.command("reflect", context_settings=CONTEXT)
+@click.option("--since", default="7d", show_default=True,
+              help="Read the facts recorded in this window: 12h, 7d, 2w, 2025-11, 2025-11-27...")
+@click.option("--dry-run", "dry_run", is_flag=True,
+              help="Report what would change; write nothing.")
+@click.option("--commit", "do_commit", is_flag=True,
+              help="Commit exactly the files reflect wrote, with a message summarising the "
+              "change.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report (always printed).")
+@click.pass_context
+def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bool,
+                    as_json: bool) -> None:
+    """Update bank/opinions.md (SPEC §5 rule), the generated blocks of entity pages and a
+    proposed MEMORY.md patch (bank/proposals/MEMORY.md.patch) from the facts recorded in the
+    window. No network, no language model; a second run with nothing new changes nothing.
+
+    Made for cron: prints nothing unless something changed (or a warning); exit status 0 when
+    the run completed (changes or none), 1 when it could not (another reflect holds the lock,
+    git refused the commit), 2 for a bad option."""
+    from gitmem.reflect.run import reflect
+
+    ws, cfg = _workspace(ctx)
+    report = reflect(ws, cfg, since=since, dry_run=dry_run, commit=do_commit)
+    for w in report.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if as_json:
+        _print_json(report.to_json())
+        return
+    if not report.changed:
+        return
+    if dry_run:
+        click.echo("dry run: nothing was written; a real run would write:")
+    for line in report.lines():
+        click.echo(line)
+    if report.commit:
+        click.echo(f"committed {report.commit[:7]}: {report.title()}")
+
+
 @cli.command(context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context

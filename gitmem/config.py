@@ -59,6 +59,17 @@ class Config:
     embed_query_input_type: str | None = None
     embed_document_input_type: str | None = None
     embed_threads: int | None = None
+    # gitmem reflect (SPEC §5, §11): the confidence rule, MEMORY.md proposals, entity pages.
+    reflect_step: float = 0.3
+    reflect_max_move: float = 0.15
+    reflect_max_evidence: int = 3
+    reflect_agreement: float = 0.1
+    reflect_default_confidence: float = 0.5
+    reflect_propose_at: float = 0.8
+    reflect_propose_evidence: int = 3
+    reflect_drop_below: float = 0.3
+    reflect_digest_items: int = 5
+    reflect_lock_timeout: float = 300.0
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -82,6 +93,18 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("embed", "document_input_type"): ("embed_document_input_type", str,
                                        "a provider input type"),
     ("embed", "threads"): ("embed_threads", int, "a whole number of CPU threads"),
+    ("reflect", "step"): ("reflect_step", float, "a number from 0 to 1"),
+    ("reflect", "max_move"): ("reflect_max_move", float, "a number from 0 to 1"),
+    ("reflect", "max_evidence"): ("reflect_max_evidence", int, "a whole number from 1 to 100"),
+    ("reflect", "agreement"): ("reflect_agreement", float, "a number from 0 to 1"),
+    ("reflect", "default_confidence"): ("reflect_default_confidence", float,
+                                        "a number from 0 to 1"),
+    ("reflect", "propose_at"): ("reflect_propose_at", float, "a number from 0 to 1"),
+    ("reflect", "propose_evidence"): ("reflect_propose_evidence", int,
+                                      "a whole number from 0 to 1000"),
+    ("reflect", "drop_below"): ("reflect_drop_below", float, "a number from 0 to 1"),
+    ("reflect", "digest_items"): ("reflect_digest_items", int, "a whole number from 1 to 100"),
+    ("reflect", "lock_timeout"): ("reflect_lock_timeout", float, "seconds, 0 to 86400"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
@@ -97,6 +120,16 @@ _RANGES: dict[str, tuple[float, float]] = {
     "embed_timeout": (0.1, 3600),
     "embed_retries": (0, 10),
     "embed_threads": (1, 256),
+    "reflect_step": (0.0, 1.0),
+    "reflect_max_move": (0.0, 1.0),
+    "reflect_max_evidence": (1, 100),
+    "reflect_agreement": (0.0, 1.0),
+    "reflect_default_confidence": (0.0, 1.0),
+    "reflect_propose_at": (0.0, 1.0),
+    "reflect_propose_evidence": (0, 1000),
+    "reflect_drop_below": (0.0, 1.0),
+    "reflect_digest_items": (1, 100),
+    "reflect_lock_timeout": (0.0, 86400.0),
 }
 _UNTRUSTED_IN_REPO = {"embed.remote"}
 _ENV = {

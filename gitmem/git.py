@@ -109,6 +109,27 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
+def commit_paths(repo_root: Path, paths: Sequence[str], message: str) -> str:
+    """Commit exactly ``paths`` (repository-relative; written, created or deleted) with
+    ``message``, whatever else is staged or changed (``git commit --only``); returns the new
+    commit id. The repository's own commit hooks run as for any commit."""
+    tracked = run(repo_root, "--literal-pathspecs", "ls-files", "-z", "--cached", "--", *paths)
+    known = {p for p in tracked.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    wanted = [p for p in paths if p in known or (repo_root / p).exists()]
+    if not wanted:
+        raise GitmemError("nothing to commit: the files reflect wrote are gone")
+    for args in (("add", "-A", "--", *wanted),
+                 ("commit", "-q", "--only", "-m", message, "--", *wanted)):
+        proc = run(repo_root, "--literal-pathspecs", *args)
+        if proc.returncode != 0:
+            reason = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+            raise GitmemError(f"git {args[0]} failed in {repo_root}: {reason}")
+    commit = head_id(repo_root)
+    if commit is None:
+        raise GitmemError(f"git commit in {repo_root} made no commit")
+    return commit
+
+
 # -- history -----------------------------------------------------------------------------------
 
 

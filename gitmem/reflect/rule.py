@@ -26,6 +26,9 @@ class RuleParams:
     default_confidence: float = 0.5  # a new opinion from an entry without c
 
 
+SPEC_RULE = RuleParams()
+
+
 @dataclass(frozen=True)
 class Observation:
     """One new ``O`` entry as evidence: its stated confidence (None: none stated) and where it
@@ -95,7 +98,7 @@ def distinct_new(observations: Sequence[Observation],
 
 
 def apply_evidence(confidence: float, observations: Sequence[Observation],
-                   params: RuleParams = RuleParams(), *,
+                   params: RuleParams = SPEC_RULE, *,
                    known: frozenset[str] = frozenset()) -> Move:
     """Move ``confidence`` by the new, distinct ``observations`` (facts in ``known`` are already
     evidence and count for nothing)."""
@@ -115,6 +118,6 @@ def apply_evidence(confidence: float, observations: Sequence[Observation],
     return Move(confidence, end, c, cap, capped, tuple(steps))
 
 
-def initial_confidence(stated: float | None, params: RuleParams = RuleParams()) -> float:
+def initial_confidence(stated: float | None, params: RuleParams = SPEC_RULE) -> float:
     """The confidence of a new opinion: the entry's stated c, else the default."""
     return round2(_clamp01(params.default_confidence if stated is None else stated))

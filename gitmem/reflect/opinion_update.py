@@ -1,0 +1,208 @@
+"""New ``O`` entries matched to the opinions of bank/opinions.md, and what the rule makes of them.
+
+An entry is evidence about an opinion when they share an entity (aliases resolved) and say the
+same thing (:func:`gitmem.parse.similarity.same_claim`); among several matches the most similar
+statement wins. An entry that matches nothing starts a new opinion. An entry already cited as
+evidence anywhere in the file has been applied before and counts for nothing: that is what makes
+reflect idempotent. Pure: the caller reads the file and the index, and writes the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gitmem.domain import Citation, Evidence, Warn
+from gitmem.index.reflect_queries import FactRow
+from gitmem.parse.retain import ENTITY_RE, entity_key
+from gitmem.parse.similarity import same_claim, statement_similarity
+from gitmem.reflect.opinionfile import NewOpinion, OpinionEdit, OpinionsFile, one_line
+from gitmem.reflect.rule import (
+    SPEC_RULE,
+    Move,
+    Observation,
+    RuleParams,
+    apply_evidence,
+    initial_confidence,
+)
+
+Canonical = Callable[[str], str]  # an entity key (or alias key) -> the entity's key
+
+
+@dataclass(frozen=True)
+class OpinionChange:
+    """One opinion reflect changes, with the reason and the evidence (for the report)."""
+
+    opinion_id: str
+    statement: str
+    created: bool
+    before: float | None
+    after: float
+    capped: bool
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def reason(self) -> str:
+        n = len(self.evidence)
+        sides = [f"{sum(e.stance == s for e in self.evidence)} {s}" for s in ("for", "against")]
+        what = f"{n} new O entr{'y' if n == 1 else 'ies'} ({', '.join(sides)})"
+        if self.created:
+            return f"no existing opinion says this; started at {self.after:.2f} from {what}"
+        cap = f"; capped at {abs(self.after - (self.before or 0)):.2f} this run" \
+            if self.capped else ""
+        return f"{what} moved it {self.before:.2f} -> {self.after:.2f}{cap}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "opinion_id": self.opinion_id,
+            "statement": self.statement,
+            "created": self.created,
+            "before": self.before,
+            "after": self.after,
+            "capped": self.capped,
+            "reason": self.reason,
+            "evidence": [{"stance": e.stance, "fact_id": e.fact_id, "source": e.source,
+                          "confidence": e.confidence} for e in self.evidence],
+        }
+
+
+@dataclass
+class OpinionPlan:
+    edits: list[OpinionEdit] = field(default_factory=list)
+    new: list[NewOpinion] = field(default_factory=list)
+    changes: list[OpinionChange] = field(default_factory=list)
+    warnings: list[Warn] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits or self.new)
+
+
+@dataclass
+class _Target:
+    """An opinion entries can be matched to: an existing section or one started this run."""
+
+    opinion_id: str
+    statement: str
+    keys: frozenset[str]
+    confidence: float | None
+    malformed_at: int | None  # the section's line when it must not be touched
+    order: int
+    problems: tuple[Warn, ...] = ()
+    first: FactRow | None = None  # the entry that started a new opinion
+    entries: list[FactRow] = field(default_factory=list)
+
+
+def statement_of(fact: FactRow) -> str:
+    """The heading of a new opinion: its subjects, then the text read as a predicate
+    ("@Peter prefers concise replies"), on one line, without a final full stop."""
+    subjects = [name for _, name, role in fact.entities if role == "subject"]
+    text = one_line(fact.text).rstrip(" .。")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]
+    head = " ".join(f"@{s}" for s in subjects if f"@{s}" not in text)
+    return f"{head} {text}".strip()
+
+
+def _bare(text: str) -> str:
+    """The statement without its @entity tokens (entities are compared as keys)."""
+    return ENTITY_RE.sub(" ", text)
+
+
+def _fact_keys(fact: FactRow, canonical: Canonical) -> frozenset[str]:
+    return frozenset(canonical(key) for key, _, _ in fact.entities if key)
+
+
+def _matches(target: _Target, fact: FactRow, keys: frozenset[str]) -> bool:
+    if not target.keys & keys:
+        return False
+    return same_claim(_bare(target.statement), sorted(target.keys), _bare(fact.text), sorted(keys))
+
+
+def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canonical,
+                  params: RuleParams = SPEC_RULE) -> OpinionPlan:
+    """Match the new ``O`` entries among ``facts`` to opinions and apply the rule."""
+    cited = {e.fact_id for op in doc.opinions for e in op.evidence}
+    targets = [
+        _Target(s.opinion.opinion_id, s.opinion.statement,
+                frozenset(canonical(entity_key(e)) for e in s.opinion.entities),
+                s.opinion.confidence, s.heading + 1 if s.malformed else None, n, s.problems)
+        for n, s in enumerate(doc.sections)
+    ]
+    plan = OpinionPlan()
+    taken: set[str] = set()
+    for fact in sorted((f for f in facts if f.kind == "opinion"), key=lambda f: f.order):
+        if fact.fact_id in cited or not fact.text.strip():
+            continue
+        cited.add(fact.fact_id)
+        keys = _fact_keys(fact, canonical)
+        found = [t for t in targets if _matches(t, fact, keys)]
+        if not found:
+            statement = statement_of(fact)
+            oid = doc.new_id(statement, taken)
+            taken.add(oid)
+            targets.append(_Target(oid, statement, keys, None, None, len(targets), first=fact))
+            continue
+        best = max(found, key=lambda t: (statement_similarity(_bare(t.statement),
+                                                              _bare(fact.text)), -t.order))
+        if best.malformed_at is not None:
+            plan.warnings.extend(w for w in best.problems if w not in plan.warnings)
+            plan.warnings.append(Warn(doc.path, best.malformed_at, "reflect-skipped",
+                                      f"{Citation(fact.path, fact.start_line, fact.end_line)} "
+                                      f"is evidence about this opinion, which is malformed; "
+                                      "not applied until the section is fixed"))
+            continue
+        best.entries.append(fact)
+    for target in targets:
+        if target.first is not None:
+            _new(plan, target, params)
+        elif target.entries:
+            _update(plan, target, params)
+    return plan
+
+
+def _observations(entries: Sequence[FactRow]) -> list[Observation]:
+    return [Observation(f.fact_id, f.confidence, f.recorded_at, f.path, f.start_line)
+            for f in entries]
+
+
+def _evidence(move: Move, facts: dict[str, FactRow]) -> list[Evidence]:
+    out = []
+    for step in move.steps:
+        f = facts[step.observation.fact_id]
+        out.append(Evidence(step.stance, f.fact_id, str(Citation(f.path, f.start_line,
+                                                                  f.end_line)), f.confidence))
+    return out
+
+
+def _day(recorded_at: str) -> str:
+    return datetime.fromisoformat(recorded_at).date().isoformat()
+
+
+def _update(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:
+    assert target.confidence is not None  # a section without one is malformed
+    move = apply_evidence(target.confidence, _observations(target.entries), params)
+    evidence = _evidence(move, {f.fact_id: f for f in target.entries})
+    updated = _day(move.steps[-1].observation.recorded_at)
+    plan.edits.append(OpinionEdit(target.opinion_id, move.end, updated, tuple(evidence)))
+    plan.changes.append(OpinionChange(target.opinion_id, target.statement, False, move.start,
+                                      move.end, move.capped, tuple(evidence)))
+
+
+def _new(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:
+    first = target.first
+    assert first is not None
+    start = initial_confidence(first.confidence, params)
+    opening = Evidence("for" if first.confidence is None or first.confidence >= 0.5
+                       else "against", first.fact_id,
+                       str(Citation(first.path, first.start_line, first.end_line)),
+                       first.confidence)
+    move = apply_evidence(start, _observations(target.entries), params)
+    evidence = (opening, *_evidence(move, {f.fact_id: f for f in target.entries}))
+    last = target.entries[-1] if target.entries else first
+    plan.new.append(NewOpinion(target.opinion_id, target.statement, move.end,
+                               _day(last.recorded_at), evidence))
+    plan.changes.append(OpinionChange(target.opinion_id, target.statement, True, None, move.end,
+                                      move.capped, evidence))
+

@@ -1,0 +1,360 @@
+"""``gitmem reflect`` (SPEC §11): turn the facts recorded in a window into opinion updates,
+entity pages and proposed MEMORY.md edits, written back as Markdown.
+
+One run, under ``.memory/reflect.lock``: bring the index up to HEAD, read the facts recorded in
+the window from it, read ``bank/opinions.md``, the entity pages and MEMORY.md from the work tree,
+compute every file's new bytes, write the ones that differ (each atomically), and with
+``--commit`` commit exactly those files. No network, no language model.
+
+Idempotent by construction: an ``O`` entry already cited as evidence is never applied again, and
+entity blocks and proposals are functions of the memory as it stands, not of the clock. Nothing
+reflect writes is read back as a fact (entity blocks hold no Retain entries; the proposal is not
+a ``.md`` file), so its own commit, once indexed, gives the next run nothing to do.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gitmem.config import Config
+from gitmem.domain import Citation, Warn
+from gitmem.git import commit_paths
+from gitmem.index.reflect_queries import (
+    EntityNames,
+    FactRow,
+    entity_names,
+    facts_of_entities,
+    facts_recorded,
+)
+from gitmem.index.run import index_is_current
+from gitmem.index.store import open_store
+from gitmem.locks import file_lock
+from gitmem.parse.opinions import OPINIONS_PATH
+from gitmem.parse.retain import entity_key
+from gitmem.parse.timeparse import build_window
+from gitmem.reflect.opinion_update import OpinionChange, plan_opinions
+from gitmem.reflect.opinionfile import OpinionsFile, read_opinions, write_opinions
+from gitmem.reflect.pages import (
+    ENTITIES_DIR,
+    EntityDigest,
+    PageOpinion,
+    page_path,
+    related,
+    render_block,
+    splice,
+)
+from gitmem.reflect.proposals import (
+    PROPOSAL_PATH,
+    Proposal,
+    ProposalParams,
+    propose,
+    render_patch,
+)
+from gitmem.reflect.rule import RuleParams
+from gitmem.reflect.textfile import split_text
+from gitmem.workspace import Workspace, ensure_memory_dir
+
+LOCK_NAME = "reflect.lock"
+SUBJECT = "gitmem reflect"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # workspace-relative
+    action: str  # create | update | delete
+    kind: str  # opinions | entity-page | proposal
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "action": self.action, "kind": self.kind,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class PageChange:
+    entity: str
+    path: str
+    created: bool
+    new_facts: tuple[str, ...]  # citations of the window's facts about the entity
+
+    @property
+    def reason(self) -> str:
+        n = len(self.new_facts)
+        return f"{n} new fact{'s' if n != 1 else ''} about {self.entity}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entity": self.entity, "path": self.path, "created": self.created,
+                "reason": self.reason, "evidence": list(self.new_facts)}
+
+
+@dataclass
+class ReflectReport:
+    """What a run found and changed (or, with ``dry_run``, would change)."""
+
+    since: str | None
+    window_start: str | None
+    dry_run: bool
+    facts_read: int = 0
+    opinions: list[OpinionChange] = field(default_factory=list)
+    pages: list[PageChange] = field(default_factory=list)
+    proposals: list[Proposal] = field(default_factory=list)
+    files: list[FileChange] = field(default_factory=list)
+    warnings: list[Warn] = field(default_factory=list)
+    commit: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "since": self.since,
+            "window_start": self.window_start,
+            "dry_run": self.dry_run,
+            "changed": self.changed,
+            "facts_read": self.facts_read,
+            "files": [f.to_json() for f in self.files],
+            "opinions": [o.to_json() for o in self.opinions],
+            "entity_pages": [p.to_json() for p in self.pages],
+            "proposals": [p.to_json() for p in self.proposals],
+            "commit": self.commit,
+            "warnings": [{"location": w.location, "code": w.code, "message": w.message}
+                         for w in self.warnings],
+            "seconds": round(self.seconds, 3),
+        }
+
+    def title(self) -> str:
+        """One line: what changed (the commit's subject)."""
+        updated = sum(not o.created for o in self.opinions)
+        created = sum(o.created for o in self.opinions)
+        parts = []
+        if updated:
+            parts.append(f"{updated} opinion{'s' if updated != 1 else ''} updated")
+        if created:
+            parts.append(f"{created} new opinion{'s' if created != 1 else ''}")
+        if self.pages:
+            parts.append(f"{len(self.pages)} entity page{'s' if len(self.pages) != 1 else ''}")
+        if any(f.kind == "proposal" for f in self.files):
+            n = len(self.proposals)
+            parts.append(f"{n} proposed MEMORY.md edit{'s' if n != 1 else ''}"
+                         if n else "MEMORY.md proposal withdrawn")
+        return f"{SUBJECT}: " + (", ".join(parts) if parts else "nothing changed")
+
+    def lines(self) -> list[str]:
+        """The report as text, one change per line, evidence indented below it."""
+        out: list[str] = []
+        for o in self.opinions:
+            verb = "new" if o.created else f"{o.before:.2f} -> {o.after:.2f}"
+            out.append(f"{OPINIONS_PATH}: {o.opinion_id} {verb}: {_short(o.statement)}")
+            out.append(f"  {o.reason}")
+            out += [f"    {e.stance} {e.fact_id} {e.source}"
+                    + ("" if e.confidence is None else f" (c={e.confidence:.2f})")
+                    for e in o.evidence]
+        for p in self.pages:
+            out.append(f"{p.path}: {'created' if p.created else 'updated'} the generated block: "
+                       f"{p.reason}")
+            out += [f"    {cite}" for cite in p.new_facts[:5]]
+            if len(p.new_facts) > 5:
+                out.append(f"    … {len(p.new_facts) - 5} more")
+        for f in self.files:
+            if f.kind == "proposal":
+                out.append(f"{f.path}: {f.reason}")
+                out += [f"  {'+' if p.action == 'add' else '-'} {p.opinion_id}: {p.reason}"
+                        for p in self.proposals]
+        return out
+
+    def message(self) -> str:
+        """The commit message: the title, then the report."""
+        body = [ln if len(ln) <= 100 else ln[:99] + "…" for ln in self.lines()]
+        return "\n".join([self.title(), "", *body]) + "\n"
+
+
+def _short(text: str, width: int = 72) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass(frozen=True)
+class _Write:
+    path: str  # workspace-relative
+    data: bytes | None  # None: delete
+    change: FileChange
+
+
+def rule_params(cfg: Config) -> RuleParams:
+    return RuleParams(step=cfg.reflect_step, max_move=cfg.reflect_max_move,
+                      max_evidence=cfg.reflect_max_evidence, agreement=cfg.reflect_agreement,
+                      default_confidence=cfg.reflect_default_confidence)
+
+
+def reflect(ws: Workspace, cfg: Config, *, since: str | None = "7d", dry_run: bool = False,
+            commit: bool = False, now: datetime | None = None) -> ReflectReport:
+    """One reflect run. Raises LockBusy when another run holds the lock past
+    ``reflect.lock_timeout``, UsageError for a bad ``since``, GitmemError when the commit fails."""
+    started = time.monotonic()
+    window = build_window(since=since, until=None, around=None, now=now or datetime.now(UTC))
+    start = window.start.isoformat() if window is not None and window.start else None
+    ensure_memory_dir(ws)
+    with file_lock(ws.memory_dir / LOCK_NAME, wait=True, timeout=cfg.reflect_lock_timeout,
+                   busy="another 'gitmem reflect' is running in this workspace (it holds "
+                        f".memory/{LOCK_NAME}); try again when it finishes"):
+        if not index_is_current(ws, cfg):
+            from gitmem.index.replay import index_workspace
+
+            index_workspace(ws, cfg)
+        report = ReflectReport(since, start, dry_run)
+        writes = _plan(ws, cfg, start, report)
+        if not dry_run:
+            for w in writes:
+                _write(ws.root / w.path, w.data)
+            if commit and writes:
+                report.commit = commit_paths(ws.repo_root, [ws.prefix + w.path for w in writes],
+                                             report.message())
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, data: bytes | None) -> None:
+    """Replace the file atomically (a reader sees the old bytes or the new), or remove it."""
+    if data is None:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.reflect-{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport) -> list[_Write]:
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        names = entity_names(store)
+        facts = facts_recorded(store, start)
+        report.facts_read = len(facts)
+        writes, doc = _opinions(ws, cfg, facts, names, report)
+        touched = sorted({names.canonical(k) for f in facts for k, _, _ in f.entities if k})
+        aliases = [a for a, e in names.aliases.items() if e in set(touched)]
+        about = facts_of_entities(store, [*touched, *aliases]) if touched else []
+    finally:
+        store.close()
+    writes += _pages(ws, cfg, touched, facts, about, names, doc, report)
+    writes += _proposal(ws, cfg, doc, names, report)
+    report.files = [w.change for w in writes]
+    return writes
+
+
+def _opinions(ws: Workspace, cfg: Config, facts: list[FactRow], names: EntityNames,
+              report: ReflectReport) -> tuple[list[_Write], OpinionsFile]:
+    old = _read(ws.root / OPINIONS_PATH)
+    doc = read_opinions(old)
+    plan = plan_opinions(doc, facts, names.canonical, rule_params(cfg))
+    report.opinions = plan.changes
+    report.warnings += plan.warnings
+    if not plan.changed:
+        return [], doc
+    data = write_opinions(doc, plan.edits, plan.new)
+    n = len(plan.changes)
+    change = FileChange(OPINIONS_PATH, "update" if old is not None else "create", "opinions",
+                        f"{n} opinion{'s' if n != 1 else ''} changed by new O entries")
+    return [_Write(OPINIONS_PATH, data, change)], read_opinions(data)
+
+
+def _page_paths(ws: Workspace, names: EntityNames) -> dict[str, str]:
+    """Entity key -> the page that exists for it: committed (the index knows it) or only on
+    disk (made by an earlier run that did not commit)."""
+    paths: dict[str, str] = {}
+    folder = ws.root / ENTITIES_DIR
+    if folder.is_dir():
+        for page in sorted(folder.glob("*.md")):
+            if page.is_file() and not page.is_symlink():
+                paths.setdefault(entity_key(page.stem), f"{ENTITIES_DIR}/{page.name}")
+    for key, (_, known) in names.entities.items():
+        if known is not None:
+            paths[key] = known
+    return paths
+
+
+def _pages(ws: Workspace, cfg: Config, touched: list[str], facts: list[FactRow],
+           about: list[FactRow], names: EntityNames, doc: OpinionsFile,
+           report: ReflectReport) -> list[_Write]:
+    by_key: dict[str, list[FactRow]] = defaultdict(list)
+    for f in about:
+        for key in dict.fromkeys(names.canonical(k) for k, _, _ in f.entities if k):
+            by_key[key].append(f)
+    new_by_key: dict[str, list[FactRow]] = defaultdict(list)
+    for f in facts:
+        for key in dict.fromkeys(names.canonical(k) for k, _, _ in f.entities if k):
+            new_by_key[key].append(f)
+    opinions: dict[str, list[PageOpinion]] = defaultdict(list)
+    for op in doc.opinions:
+        for key in dict.fromkeys(names.canonical(entity_key(e)) for e in op.entities):
+            opinions[key].append(PageOpinion(op.opinion_id, op.statement, op.confidence))
+    display = {k: n for k, (n, _) in names.entities.items()}
+    for f in about:  # an entity the table does not know yet: its name as written
+        for k, name, _ in f.entities:
+            display.setdefault(names.canonical(k), name)
+    paths = _page_paths(ws, names)
+    writes: list[_Write] = []
+    for key in touched:
+        name = display.get(key, key)
+        path = paths.get(key, page_path(name))
+        digest = EntityDigest(key, name, tuple(by_key[key]), tuple(opinions[key]),
+                              related(key, by_key[key], names.aliases, display))
+        old = _read(ws.root / path)
+        data, warn = splice(path, old, render_block(digest, cfg.reflect_digest_items), name)
+        if warn is not None:
+            report.warnings.append(warn)
+        if data is None or data == old:
+            continue
+        cites = tuple(str(Citation(f.path, f.start_line, f.end_line)) for f in new_by_key[key])
+        page = PageChange(name, path, old is None, cites)
+        report.pages.append(page)
+        writes.append(_Write(path, data, FileChange(path, "create" if old is None else "update",
+                                                    "entity-page", page.reason)))
+    return writes
+
+
+def _proposal(ws: Workspace, cfg: Config, doc: OpinionsFile, names: EntityNames,
+              report: ReflectReport) -> list[_Write]:
+    memory_path = next((p for p in ("MEMORY.md", "memory.md") if (ws.root / p).is_file()),
+                       "MEMORY.md")
+    memory = _read(ws.root / memory_path)
+    text = split_text(memory) if memory is not None else None
+    params = ProposalParams(cfg.reflect_propose_at, cfg.reflect_propose_evidence,
+                            cfg.reflect_drop_below)
+    proposals = propose(text, [s.opinion for s in doc.sections if not s.malformed],
+                        names.canonical, params, memory_path)
+    old = _read(ws.root / PROPOSAL_PATH)
+    if not proposals:
+        if old is None:
+            return []
+        change = FileChange(PROPOSAL_PATH, "delete", "proposal",
+                            f"no edit to {memory_path} is proposed any more")
+        return [_Write(PROPOSAL_PATH, None, change)]
+    report.proposals = proposals
+    data = render_patch(text, proposals, ws.prefix + memory_path, ws.prefix + PROPOSAL_PATH)
+    if data == old:
+        return []
+    n = len(proposals)
+    change = FileChange(PROPOSAL_PATH, "create" if old is None else "update", "proposal",
+                        f"{n} proposed edit{'s' if n != 1 else ''} to {memory_path} "
+                        "(review, then git apply)")
+    return [_Write(PROPOSAL_PATH, data, change)]
