@@ -1,0 +1,438 @@
+"""gitmem reflect (SPEC §5, §11) on real git repositories with dated commits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from gitmem.domain import Citation
+from gitmem.hooks import install
+from gitmem.index.reflect_queries import facts_recorded
+from gitmem.locks import file_lock
+from gitmem.parse.retain import KIND_NAMES, fact_id, find_entities
+from gitmem.reflect.opinionfile import read_opinions
+from gitmem.reflect.pages import BEGIN, END
+from gitmem.reflect.proposals import PROPOSAL_PATH
+from gitmem.reflect.run import ReflectReport, reflect
+from gitmem.workspace import open_workspace
+from testing.cli import gitmem
+from testing.index import read_index
+from testing.repo import commit_all, git, make_repo, write
+
+OPINIONS = """# Opinions
+
+Hand-written intro: these are the agent's beliefs.
+
+## @Peter prefers concise WhatsApp replies (under 1500 chars)
+<!-- opinion: o-3fa9c2e1 -->
+- confidence: {c}
+- updated: 2025-11-01
+- evidence:
+  - for f-000000000001 memory/2025-11-01.md#L5 (c=0.90)
+"""
+PAGE = """---
+aliases: [Pete]
+---
+# Peter
+
+The user. Lives in Copenhagen.
+
+## How to work with Peter
+- WhatsApp first.
+"""
+MEMORY = "# Memory\n\n## People\n- Peter is the user.\n"
+AGREES = "Prefers concise WhatsApp replies (under 1500 chars)."
+POLL_SECONDS = 20.0
+
+
+def seeded(tmp_path: Path, confidence: str = "0.90") -> Path:
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", MEMORY)
+    write(repo, "bank/opinions.md", OPINIONS.format(c=confidence))
+    write(repo, "bank/entities/Peter.md", PAGE)
+    write(repo, "memory/2025-11-01.md", "# 2025-11-01\n\n## Retain\n- W @Peter: Lives in "
+          "Copenhagen.\n")
+    commit_all(repo, "seed", "2025-11-01T21:00:00+00:00")
+    return repo
+
+
+def add_day(repo: Path, day: str, *entries: str) -> None:
+    body = "".join(f"- {e}\n" for e in entries)
+    write(repo, f"memory/{day}.md", f"# {day}\n\nA quiet day.\n\n## Retain\n{body}")
+    commit_all(repo, f"memory: {day}", f"{day}T21:00:00+00:00")
+
+
+def run(repo: Path, since: str, **kwargs: Any) -> ReflectReport:
+    ws, cfg = open_workspace(repo)
+    return reflect(ws, cfg, since=since, **kwargs)
+
+
+def opinion(repo: Path, opinion_id: str = "o-3fa9c2e1") -> Any:
+    doc = read_opinions((repo / "bank/opinions.md").read_bytes())
+    section = doc.section(opinion_id)
+    assert section is not None
+    return section.opinion
+
+
+def snapshot(repo: Path) -> dict[str, bytes]:
+    """Every file of the work tree (not .git, not the derived index)."""
+    return {p.relative_to(repo).as_posix(): p.read_bytes() for p in sorted(repo.rglob("*"))
+            if p.is_file() and not {".git", ".memory"} & set(p.relative_to(repo).parts)}
+
+
+def fid(day: str, text: str, subject: str = "Peter") -> str:
+    subjects = (subject,)
+    mentions = tuple(e for e in find_entities(text) if e not in subjects)
+    return fact_id(KIND_NAMES["O"], text, subjects + mentions, date.fromisoformat(day))
+
+
+# -- the rule, end to end ----------------------------------------------------------------------
+
+
+def test_spec_worked_example_to_two_decimals(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    add_day(repo, "2025-12-02", f"O(c=0.2) @Peter: {AGREES}")
+    report = run(repo, "2025-12-01")
+    op = opinion(repo)
+    assert (op.confidence, op.updated) == (0.75, "2025-12-02")
+    assert op.evidence[-1].stance == "against"
+    assert op.evidence[-1].fact_id == fid("2025-12-02", AGREES)
+    assert op.evidence[-1].source == "memory/2025-12-02.md#L6"
+    assert op.evidence[-1].confidence == 0.2
+    [change] = report.opinions
+    assert (change.before, change.after, change.capped) == (0.90, 0.75, True)
+    assert "capped" in change.reason and "1 against" in change.reason
+    commit_all(repo, "reflect")
+    for day in ("2025-12-03", "2025-12-04", "2025-12-05"):
+        add_day(repo, day, f"O(c=0.2) @Peter: {AGREES}")
+    report = run(repo, "2025-12-03")
+    assert opinion(repo).confidence == 0.39
+    assert report.opinions[0].after == 0.39 and not report.opinions[0].capped
+    assert [e.source for e in report.opinions[0].evidence] == [
+        f"memory/2025-12-0{d}.md#L6" for d in (3, 4, 5)]
+
+
+def test_reinforced_three_times_moves_by_the_capped_steps(tmp_path: Path) -> None:
+    repo = seeded(tmp_path, "0.30")
+    seen = []
+    for day in ("2025-12-02", "2025-12-03", "2025-12-04"):
+        add_day(repo, day, "O(c=1.0) @Peter: Prefers short WhatsApp replies.")
+        run(repo, day)
+        seen.append(opinion(repo).confidence)
+    assert seen == [0.45, 0.60, 0.72]
+    assert [e.stance for e in opinion(repo).evidence] == ["for"] * 4
+
+
+def test_one_contradiction_nudges_and_repeated_contradiction_flips(tmp_path: Path) -> None:
+    repo = seeded(tmp_path, "0.85")
+    add_day(repo, "2025-12-02", "O(c=0.05) @Peter: Prefers concise WhatsApp replies.")
+    run(repo, "2025-12-02")
+    assert opinion(repo).confidence == 0.70  # nudged, still held
+    for n, day in enumerate(("2025-12-03", "2025-12-04", "2025-12-05")):
+        add_day(repo, day, f"O(c=0.05) @Peter: Prefers concise WhatsApp replies ({n}).")
+    run(repo, "2025-12-03")
+    assert opinion(repo).confidence < 0.5  # three more contradictions flip it
+    assert opinion(repo).confidence == round(0.70 - 0.3 * 0.65 - 0.3 * 0.7 * 0.65
+                                             - 0.3 * 0.49 * 0.65, 2)
+
+
+def test_agreement_without_c_and_an_alias(tmp_path: Path) -> None:
+    repo = seeded(tmp_path, "0.60")
+    add_day(repo, "2025-12-02", "O @Pete: Prefers short WhatsApp replies.")
+    run(repo, "2025-12-02")
+    op = opinion(repo)
+    assert op.confidence == 0.63  # c_observed = 0.70
+    assert op.evidence[-1].confidence is None and op.evidence[-1].stance == "for"
+
+
+def test_unrelated_statement_starts_a_new_opinion_and_leaves_the_old_one(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    before = (repo / "bank/opinions.md").read_bytes()
+    add_day(repo, "2025-12-02", "O(c=0.7) @Peter: Thinks the Castle's Wi-Fi is too slow.",
+            "O @Peter: Enjoys long walks on the beach.")
+    report = run(repo, "2025-12-02")
+    after = (repo / "bank/opinions.md").read_bytes()
+    assert after.startswith(before)  # the old section byte for byte; new ones appended
+    created = [c for c in report.opinions if c.created]
+    assert [c.statement for c in created] == [
+        "@Peter thinks the Castle's Wi-Fi is too slow", "@Peter enjoys long walks on the beach"]
+    assert [c.after for c in created] == [0.7, 0.5]
+    doc = read_opinions(after)
+    assert [s.malformed for s in doc.sections] == [False, False, False]
+    assert doc.sections[1].opinion.evidence[0].source == "memory/2025-12-02.md#L6"
+
+
+# -- idempotence, dry run, hand edits -----------------------------------------------------------
+
+
+def busy_week(tmp_path: Path) -> Path:
+    repo = seeded(tmp_path)
+    add_day(repo, "2025-12-02", f"O(c=1.0) @Peter: {AGREES}",
+            "W @Peter @The-Castle: Moved the gateway host to The Castle.",
+            "B @warelay: Restarted warelay on castle-gw.")
+    add_day(repo, "2025-12-03", "O(c=0.95) @Peter: Prefers concise replies; long content goes "
+            "to a file.", "S @The-Castle: No ECONNRESET since the move.",
+            "O(c=0.9) @The-Castle: Is a more reliable gateway host than the old NUC.")
+    return repo
+
+
+def test_reflect_twice_changes_nothing_byte_for_byte(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    first = run(repo, "2025-12-01")
+    assert first.changed
+    assert {f.path for f in first.files} == {
+        "bank/opinions.md", "bank/entities/Peter.md", "bank/entities/The-Castle.md",
+        "bank/entities/warelay.md", PROPOSAL_PATH}
+    written = snapshot(repo)
+    second = run(repo, "2025-12-01")
+    assert not second.changed and second.files == [] and second.opinions == []
+    assert snapshot(repo) == written
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01")
+    assert (code, out, err) == (0, "", "")  # quiet under cron when nothing changed
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    before = snapshot(repo)
+    report = run(repo, "2025-12-01", dry_run=True)
+    assert report.changed and report.opinions and report.pages
+    assert snapshot(repo) == before
+    assert git(repo, "status", "--porcelain") == ""
+    code, out, _ = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01", "--dry-run")
+    assert code == 0 and out.startswith("dry run: nothing was written")
+    assert snapshot(repo) == before
+    real = run(repo, "2025-12-01")
+    assert [f.to_json() for f in real.files] == [f.to_json() for f in report.files]
+
+
+def test_hand_edits_survive_reflect(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    run(repo, "2025-12-01")
+    # A person edits the opinions file (CRLF, a comment, an extra line, a new confidence) and
+    # both sides of the generated block of Peter's page.
+    ops = repo / "bank/opinions.md"
+    edited = ops.read_bytes().replace(b"Hand-written intro", b"Edited intro <!-- keep -->")
+    edited = edited.replace(b"- confidence: 0.94", b"- confidence: 0.80\n- note: checked by hand")
+    ops.write_bytes(edited.replace(b"\n", b"\r\n"))
+    page = repo / "bank/entities/Peter.md"
+    text = page.read_text(encoding="utf-8")
+    text = text.replace("The user.", "The user (edited by hand).")
+    text = text.replace(BEGIN, "Written just above the block.\n\n" + BEGIN)
+    text = text.replace(END, END + "\n\n## Added below\n- a person's line\n")
+    text = text.replace("## Memory digest", "## Memory digest\nA line typed inside the block.")
+    page.write_text(text, encoding="utf-8")
+    commit_all(repo, "hand edits", "2025-12-03T22:00:00+00:00")
+    add_day(repo, "2025-12-04", f"O(c=0.2) @Peter: {AGREES}", "W @Peter: Bought a new phone.")
+    report = run(repo, "2025-12-04")
+    assert [c.before for c in report.opinions] == [0.80]
+    out = ops.read_bytes()
+    assert b"Edited intro <!-- keep -->: these are the agent's beliefs.\r\n" in out and b"- note: checked by hand\r\n" in out
+    assert b"- confidence: 0.65\r\n" in out and b"\n" not in out.replace(b"\r\n", b"")
+    new_page = page.read_text(encoding="utf-8")
+    head, rest = new_page.split(BEGIN)
+    block, tail = rest.split(END)
+    assert head == text.split(BEGIN)[0]  # byte for byte above the block
+    assert tail == text.split(END)[1]  # and below it
+    assert "Bought a new phone." in block and "typed inside" not in block
+
+
+def test_malformed_opinion_is_warned_about_and_left_untouched(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    broken = OPINIONS.format(c="0.90").replace("- updated: 2025-11-01",
+                                              "- updated: 2025-11-01\n- confidence: 0.5")
+    write(repo, "bank/opinions.md", broken)
+    commit_all(repo, "a typo", "2025-11-02T21:00:00+00:00")
+    add_day(repo, "2025-12-02", f"O(c=0.2) @Peter: {AGREES}")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01")
+    assert code == 0
+    assert (repo / "bank/opinions.md").read_text(encoding="utf-8") == broken
+    assert "warning: bank/opinions.md#L9: 'confidence' appears twice" in err
+    assert "warning: bank/opinions.md#L5: memory/2025-12-02.md#L6 is evidence about" in err
+    assert "bank/opinions.md" not in out  # no opinion changed; no duplicate opinion either
+
+
+def test_unbalanced_markers_leave_the_page_alone(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    page = PAGE + f"\n{BEGIN}\nold generated text\n"
+    write(repo, "bank/entities/Peter.md", page)
+    commit_all(repo, "half a block", "2025-11-02T21:00:00+00:00")
+    add_day(repo, "2025-12-02", "W @Peter: Bought a new phone.")
+    report = run(repo, "2025-12-01")
+    assert (repo / "bank/entities/Peter.md").read_text(encoding="utf-8") == page
+    assert [w.location for w in report.warnings] == ["bank/entities/Peter.md#L11"]
+    assert report.pages == []
+
+
+def test_new_entity_page_and_block_contents(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    run(repo, "2025-12-01")
+    castle = (repo / "bank/entities/The-Castle.md").read_text(encoding="utf-8")
+    assert castle.startswith("---\naliases: []\n---\n# The-Castle\n")
+    assert castle.count(BEGIN) == 1 and castle.endswith(END + "\n")
+    assert "- 2025-12-02: Moved the gateway host to The Castle. (memory/2025-12-02.md#L7)" \
+        in castle
+    assert "**Current opinions**" in castle and "the old NUC" in castle
+    assert "**Related**\nPeter (1)" in castle
+    peter = (repo / "bank/entities/Peter.md").read_text(encoding="utf-8")
+    assert peter.startswith(PAGE)
+    assert "- 0.94: @Peter prefers concise WhatsApp replies (under 1500 chars) (o-3fa9c2e1)" \
+        in peter
+    assert "**Timeline**\n- 2025-12: 3 facts (1 world, 2 opinion)\n- 2025-11: 1 fact" in peter
+    # Nothing in a generated block reads as a Retain fact.
+    commit_all(repo, "reflect", "2025-12-03T23:00:00+00:00")
+    ws, cfg = open_workspace(repo)
+    from gitmem.index.replay import index_workspace
+
+    index_workspace(ws, cfg)
+    with read_index(repo) as store:
+        assert facts_recorded(store, "2025-12-03T22:00:00+00:00") == []
+
+
+# -- MEMORY.md proposals ------------------------------------------------------------------------
+
+
+def test_proposal_is_a_patch_that_applies_and_is_withdrawn_once_applied(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    add_day(repo, "2025-12-02", f"O(c=1.0) @Peter: {AGREES}")
+    add_day(repo, "2025-12-03", f"O(c=1.0) @Peter: {AGREES}")
+    report = run(repo, "2025-12-01")
+    assert opinion(repo).confidence == 0.95
+    [proposal] = report.proposals
+    assert proposal.action == "add" and proposal.opinion_id == "o-3fa9c2e1"
+    patch = (repo / PROPOSAL_PATH).read_text(encoding="utf-8")
+    assert "git apply bank/proposals/MEMORY.md.patch" in patch
+    assert (repo / "MEMORY.md").read_text(encoding="utf-8") == MEMORY  # never applied by itself
+    git(repo, "apply", PROPOSAL_PATH)
+    memory = (repo / "MEMORY.md").read_text(encoding="utf-8")
+    assert memory == MEMORY + ("\n## Opinions\n\n- @Peter prefers concise WhatsApp replies "
+                               "(under 1500 chars) (confidence 0.95; o-3fa9c2e1 in "
+                               "bank/opinions.md)\n")
+    again = run(repo, "2025-12-01")
+    assert not (repo / PROPOSAL_PATH).exists()
+    assert [(f.path, f.action) for f in again.files] == [(PROPOSAL_PATH, "delete")]
+
+
+def test_a_collapsed_opinion_is_proposed_for_removal(tmp_path: Path) -> None:
+    repo = seeded(tmp_path, "0.35")
+    write(repo, "MEMORY.md", MEMORY + "- @Peter prefers concise WhatsApp replies (o-3fa9c2e1).\n")
+    commit_all(repo, "memory", "2025-11-02T21:00:00+00:00")
+    add_day(repo, "2025-12-02", f"O(c=0.0) @Peter: {AGREES}")
+    report = run(repo, "2025-12-01")
+    assert opinion(repo).confidence == 0.25
+    [proposal] = report.proposals
+    assert (proposal.action, proposal.line) == ("remove", 5)
+    git(repo, "apply", "--check", PROPOSAL_PATH)
+
+
+# -- commit, hooks, locks, processes ----------------------------------------------------------
+
+
+def wait_for_index(repo: Path, commit: str) -> None:
+    deadline = time.monotonic() + POLL_SECONDS
+    log = repo / ".memory" / "hook.log"
+    while time.monotonic() < deadline:
+        if log.is_file() and f"indexed {commit}" in log.read_text(encoding="utf-8"):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the hook never indexed {commit}")
+
+
+def test_commit_holds_only_reflects_files_is_indexed_and_does_not_retrigger(
+        tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    install(repo)
+    write(repo, "notes.txt", "staged, not reflect's\n")
+    git(repo, "add", "notes.txt")
+    write(repo, "MEMORY.md", MEMORY + "- An uncommitted edit.\n")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01", "--commit")
+    assert code == 0, err
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert out.splitlines()[-1].startswith(f"committed {head[:7]}: gitmem reflect: ")
+    files = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(files) == sorted(["bank/opinions.md", "bank/entities/Peter.md",
+                                    "bank/entities/The-Castle.md", "bank/entities/warelay.md",
+                                    PROPOSAL_PATH])
+    message = git(repo, "log", "-1", "--format=%B")
+    assert message.startswith("gitmem reflect: 1 opinion updated, 1 new opinion, 3 entity "
+                              "pages, 1 proposed MEMORY.md edit\n\n")
+    assert "o-3fa9c2e1 0.90 -> 0.94" in message and "memory/2025-12-02.md#L6" in message
+    assert git(repo, "status", "--porcelain").splitlines() == [" M MEMORY.md", "A  notes.txt"]
+    wait_for_index(repo, head)  # the post-commit hook indexed reflect's commit
+    with read_index(repo) as store:
+        assert store.get_meta("last_indexed_commit") == head
+        assert facts_recorded(store, "2025-12-04") == []  # it holds no new facts ...
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01", "--commit")
+    assert (code, out, err) == (0, "", "")  # ... so the next run has nothing to do
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+
+
+def test_two_runs_at_once_do_not_corrupt_anything(tmp_path: Path) -> None:
+    reference = busy_week(tmp_path / "a")
+    run(reference, "2025-12-01")
+    repo = busy_week(tmp_path / "b")
+    cmd = [sys.executable, "-m", "gitmem", "-C", str(repo), "reflect", "--since", "2025-12-01",
+           "--commit", "--json"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(2)]
+    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    assert [code for code, _, _ in results] == [0, 0], results
+    reports = [json.loads(out) for _, out, _ in results]
+    assert sorted(r["changed"] for r in reports) == [False, True]  # one did it, one waited
+    assert snapshot(repo) == snapshot(reference)
+    assert git(repo, "log", "--format=%s").splitlines()[0].startswith("gitmem reflect: ")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_held_lock_is_exit_status_1_after_the_timeout(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    write(repo, ".gitmem.toml", "[reflect]\nlock_timeout = 0.2\n")
+    ws, _ = open_workspace(repo)
+    with file_lock(ws.memory_dir / "reflect.lock", wait=False):
+        code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01")
+    assert code == 1 and out == ""
+    assert "another 'gitmem reflect' is running" in err
+    assert git(repo, "status", "--porcelain") == "?? .gitmem.toml\n"
+
+
+def test_bad_since_is_a_usage_error(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    code, _, err = gitmem("-C", str(repo), "reflect", "--since", "lately")
+    assert code == 2 and "lately" in err
+
+
+def test_json_report_cites_every_change(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    code, out, _ = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) >= {"since", "dry_run", "changed", "facts_read", "files", "opinions",
+                         "entity_pages", "proposals", "commit", "warnings"}
+    assert data["facts_read"] == 6
+    for change in data["opinions"]:
+        assert change["reason"] and change["evidence"]
+        for ev in change["evidence"]:
+            assert ev["source"].startswith("memory/2025-12-0") and "#L" in ev["source"]
+    for page in data["entity_pages"]:
+        assert page["reason"] and all("#L" in cite for cite in page["evidence"])
+    assert {f["kind"] for f in data["files"]} == {"opinions", "entity-page", "proposal"}
+    assert str(Citation("memory/2025-12-02.md", 7, 7)) in json.dumps(data)
+
+
+def test_config_rejects_a_bad_reflect_value(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    write(repo, ".gitmem.toml", "[reflect]\nstep = 2\n")
+    code, _, err = gitmem("-C", str(repo), "reflect")
+    assert code == 1 and "reflect.step" in err and "a number from 0 to 1" in err
+
+
+def test_rule_constants_come_from_config(tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    write(repo, ".gitmem.toml", "[reflect]\nstep = 0.1\nmax_move = 0.05\n")
+    add_day(repo, "2025-12-02", f"O(c=0.2) @Peter: {AGREES}")
+    run(repo, "2025-12-01")
+    assert opinion(repo).confidence == 0.85
