@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
 import subprocess
 import sys
 import time
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -436,3 +439,47 @@ def test_rule_constants_come_from_config(tmp_path: Path) -> None:
     add_day(repo, "2025-12-02", f"O(c=0.2) @Peter: {AGREES}")
     run(repo, "2025-12-01")
     assert opinion(repo).confidence == 0.85
+
+
+# -- the README's cron line, the synthetic workspace --------------------------------------------
+
+
+def test_readme_cron_line_runs_reflect(tmp_path: Path, repo_root: Path) -> None:
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```crontab\n(.*?)\n```", readme, flags=re.S)
+    assert found is not None
+    *when, command = found.group(1).split(None, 5)
+    assert len(when) == 5 and "reflect" in command and "--commit" in command
+    repo = seeded(tmp_path)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(microsecond=0)
+    write(repo, f"memory/{yesterday.date()}.md", f"# day\n\n## Retain\n- O(c=0.2) @Peter: {AGREES}\n")
+    commit_all(repo, "memory", yesterday.isoformat())
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "gitmem").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m gitmem "
+                                  '"$@"\n', encoding="utf-8")
+    (shims / "gitmem").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+    line = command.replace("/path/to/memory", shlex.quote(str(repo)))
+    proc = subprocess.run(["sh", "-c", line], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert git(repo, "log", "-1", "--format=%s").startswith("gitmem reflect: 1 opinion updated")
+    assert opinion(repo).confidence == 0.75
+
+
+def test_synthetic_workspace_reflects_with_cited_evidence(tmp_path: Path) -> None:
+    from bench import synth
+
+    made = synth.generate(tmp_path / "ws", days=45)
+    since = made.start.isoformat()
+    report = run(made.dest, since)
+    assert report.changed and report.pages
+    assert any(not c.created for c in report.opinions)
+    with read_index(made.dest) as store:
+        known = {f.fact_id: f for f in facts_recorded(store, None)}
+    for change in report.opinions:
+        for ev in change.evidence:
+            fact = known[ev.fact_id]
+            assert ev.source == str(Citation(fact.path, fact.start_line, fact.end_line))
+            assert fact.recorded_at >= since
+    assert not run(made.dest, since).changed

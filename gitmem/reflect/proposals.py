@@ -64,10 +64,10 @@ def _keys(text: str, canonical: Callable[[str], str]) -> list[str]:
     return sorted({canonical(entity_key(e)) for e in find_entities(text)})
 
 
-def _says(line: str, op: Opinion, canonical: Callable[[str], str]) -> bool:
+def _says(line: str, keys: list[str], op: Opinion, op_keys: list[str]) -> bool:
+    """Does a MEMORY.md line state the opinion (its id, or the same claim about an entity)?"""
     if op.opinion_id in line:
         return True
-    keys, op_keys = _keys(line, canonical), _keys(op.statement, canonical)
     return bool(set(keys) & set(op_keys)) and same_claim(
         ENTITY_RE.sub(" ", op.statement), op_keys, ENTITY_RE.sub(" ", line), keys)
 
@@ -76,18 +76,20 @@ def propose(memory: TextFile | None, opinions: Sequence[Opinion],
             canonical: Callable[[str], str], params: ProposalParams = DEFAULT_PROPOSALS,
             path: str = "MEMORY.md") -> list[Proposal]:
     lines = memory.lines if memory is not None else ()
-    items = [(i, ln) for i, ln in enumerate(lines) if _ITEM.match(ln)]
+    items = [(i, ln, _keys(ln, canonical)) for i, ln in enumerate(lines) if _ITEM.match(ln)]
     out: list[Proposal] = []
     for op in opinions:
-        if op.confidence is None:
+        strong = (op.confidence is not None and op.confidence >= params.propose_at
+                  and len(op.evidence) >= params.propose_evidence)
+        if op.confidence is None or not (strong or op.confidence < params.drop_below):
             continue
-        said = [(i, ln) for i, ln in items if _says(ln, op, canonical)]
-        if (op.confidence >= params.propose_at and len(op.evidence) >= params.propose_evidence
-                and not said):
+        op_keys = _keys(op.statement, canonical)
+        said = [(i, ln) for i, ln, keys in items if _says(ln, keys, op, op_keys)]
+        if strong and not said:
             out.append(Proposal("add", op.opinion_id, memory_line(op), None,
                                 f"held at {op.confidence:.2f} on {len(op.evidence)} evidence "
                                 f"entries, and {path} does not say it"))
-        elif op.confidence < params.drop_below:
+        elif not strong:
             out.extend(Proposal("remove", op.opinion_id, ln, i + 1,
                                 f"{path}#L{i + 1} states {op.opinion_id}, now held at only "
                                 f"{op.confidence:.2f}") for i, ln in said)
