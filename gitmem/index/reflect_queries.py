@@ -79,15 +79,40 @@ def facts_recorded(store: Store, since: str | None, until: str | None = None) ->
     return _facts(store, " AND ".join(where), args)
 
 
-def facts_of_entities(store: Store, keys: Sequence[str]) -> list[FactRow]:
-    """Current facts linked (as subject or mention) to any of the entity ``keys``."""
-    out: dict[int, FactRow] = {}
-    for part in batched(list(keys)):
-        sub = (f"i.id IN (SELECT item_id FROM item_entities WHERE entity IN ({marks(part)}) "
-               "AND role != 'page')")
-        for row in _facts(store, sub, part):
-            out[row.item_id] = row
-    return sorted(out.values(), key=lambda r: r.order)
+# When a fact happened: its event time, else the day it was recorded.
+FACT_DAY = "coalesce(i.event_start, substr(i.recorded_at, 1, 10))"
+
+
+@dataclass(frozen=True)
+class FactLink:
+    """One entity of one current fact, with what ordering and counting facts needs."""
+
+    item_id: int
+    entity: str  # the key as indexed (an alias is not resolved here)
+    kind: str
+    day: str  # event day, else record day
+    path: str
+    start_line: int
+
+
+def fact_links(store: Store) -> list[FactLink]:
+    """Every (current fact, entity) pair, subjects and mentions: one pass over the index, so
+    that summing up any number of entities costs the same (a much-mentioned one has thousands
+    of facts, and a query per entity would visit them all again)."""
+    rows: list[Any] = store.conn.execute(
+        f"SELECT i.id, e.entity, i.kind, {FACT_DAY}, i.path, i.start_line FROM items i "
+        "JOIN item_entities e ON e.item_id = i.id AND e.role != 'page' "
+        "WHERE i.valid_to IS NULL AND i.type = 'fact'").fetchall()
+    return [FactLink(int(r[0]), str(r[1]), str(r[2]), str(r[3] or ""), str(r[4]), int(r[5]))
+            for r in rows]
+
+
+def facts_by_id(store: Store, ids: Sequence[int]) -> list[FactRow]:
+    """The current facts with these item ids, oldest first."""
+    out: list[FactRow] = []
+    for part in batched(sorted(set(ids))):
+        out.extend(_facts(store, f"i.id IN ({marks(part)})", part))
+    return sorted(out, key=lambda r: (*r.order, r.item_id))
 
 
 def entity_names(store: Store) -> EntityNames:

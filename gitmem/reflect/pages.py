@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitmem.domain import Citation, Warn
-from gitmem.index.reflect_queries import FactRow
+from gitmem.index.reflect_queries import FactLink, FactRow
 from gitmem.reflect.opinionfile import one_line
 from gitmem.reflect.textfile import Editor, split_text
 
@@ -43,12 +43,65 @@ class PageOpinion:
 
 
 @dataclass(frozen=True)
+class EntitySummary:
+    """An entity's current facts, summed up: counts by kind, first and last day, the newest
+    facts of each kind (item ids, newest first), the most recent months by kind, and the
+    entities most often named with it (facts shared)."""
+
+    counts: dict[str, int]
+    first_day: str
+    last_day: str
+    newest: dict[str, list[int]]
+    months: list[tuple[str, dict[str, int]]]  # newest first
+    months_total: int
+    related: list[tuple[str, int]]  # (entity key, facts shared), most shared first
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def group_links(links: Sequence[FactLink], canonical: Callable[[str], str]
+                ) -> tuple[dict[str, dict[int, FactLink]], dict[int, set[str]]]:
+    """(entity key -> its facts by item id, item id -> its entity keys), aliases resolved."""
+    by_entity: dict[str, dict[int, FactLink]] = defaultdict(dict)
+    keys_of: dict[int, set[str]] = defaultdict(set)
+    for link in links:
+        key = canonical(link.entity)
+        by_entity[key].setdefault(link.item_id, link)
+        keys_of[link.item_id].add(key)
+    return by_entity, keys_of
+
+
+def summarise(key: str, facts: dict[int, FactLink], keys_of: dict[int, set[str]], *,
+              newest: int, months: int = TIMELINE_MONTHS, related: int = RELATED
+              ) -> EntitySummary:
+    counts: Counter[str] = Counter(f.kind for f in facts.values())
+    ordered = sorted(sorted(facts.values(), key=lambda f: (f.path, f.start_line)),
+                     key=lambda f: f.day, reverse=True)
+    top: dict[str, list[int]] = defaultdict(list)
+    by_month: dict[str, Counter[str]] = defaultdict(Counter)
+    shared: Counter[str] = Counter()
+    for f in ordered:
+        if len(top[f.kind]) < newest:
+            top[f.kind].append(f.item_id)
+        by_month[f.day[:7]][f.kind] += 1
+        shared.update(keys_of[f.item_id] - {key})
+    days = [f.day for f in ordered]
+    recent = sorted(by_month, reverse=True)
+    return EntitySummary(dict(counts), min(days, default=""), max(days, default=""), dict(top),
+                         [(m, dict(by_month[m])) for m in recent[:months]], len(recent),
+                         sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))[:related])
+
+
+@dataclass(frozen=True)
 class EntityDigest:
     """What an entity's block says: its facts, opinions about it and the entities beside it."""
 
     key: str
     name: str
-    facts: tuple[FactRow, ...]
+    summary: EntitySummary
+    newest: dict[str, list[FactRow]]  # the summary's newest facts, read in full
     opinions: tuple[PageOpinion, ...]
     related: tuple[tuple[str, int], ...]  # (name, facts shared), most shared first
 
@@ -57,44 +110,35 @@ def page_path(name: str) -> str:
     return f"{ENTITIES_DIR}/{name}.md"
 
 
-def fact_day(fact: FactRow) -> str:
-    """When a fact happened: its event time, else the day it was recorded."""
-    return fact.event_start or fact.recorded_at[:10]
-
-
 def _text(text: str) -> str:
     flat = one_line(text).replace("<!--", "&lt;!--")  # never open an HTML comment
     return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1].rstrip() + "…"
 
 
-def _newest_first(facts: Sequence[FactRow]) -> list[FactRow]:
-    by_place = sorted(facts, key=lambda f: (f.path, f.start_line))
-    return sorted(by_place, key=fact_day, reverse=True)
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def render_block(digest: EntityDigest, items: int = 5) -> list[str]:
+def render_block(digest: EntityDigest) -> list[str]:
     """The block's lines, markers included."""
-    facts = digest.facts
-    days = sorted(fact_day(f) for f in facts)
-    n = len(facts)
+    facts = digest.summary
     out = [BEGIN, "## Memory digest", ""]
-    if days:
-        out += [f"{n} fact{'s' if n != 1 else ''} about {digest.name}, first mentioned "
-                f"{days[0]}, last {days[-1]}.", ""]
-    by_kind: dict[str, list[FactRow]] = defaultdict(list)
-    for f in facts:
-        by_kind[f.kind].append(f)
+    if facts.total:
+        out += [f"{_plural(facts.total, 'fact')} about {digest.name}, first mentioned "
+                f"{facts.first_day}, last {facts.last_day}.", ""]
     for kind, label in _KINDS:
-        group = _newest_first(by_kind.get(kind, []))
-        if not group:
+        count = facts.counts.get(kind, 0)
+        if not count:
             continue
-        out.append(f"**{label}** ({len(group)})")
-        for f in group[:items]:
+        out.append(f"**{label}** ({count})")
+        shown = digest.newest.get(kind, [])
+        for f in shown:
             c = f" (c={f.confidence:.2f})" if f.confidence is not None else ""
+            day = f.event_start or f.recorded_at[:10]
             cite = Citation(f.path, f.start_line, f.end_line)
-            out.append(f"- {fact_day(f)}{c}: {_text(f.text)} ({cite})")
-        if len(group) > items:
-            out.append(f"- … {len(group) - items} more: `gitmem entity {digest.name}`")
+            out.append(f"- {day}{c}: {_text(f.text)} ({cite})")
+        if count > len(shown):
+            out.append(f"- … {count - len(shown)} more: `gitmem entity {digest.name}`")
         out.append("")
     if digest.opinions:
         out.append("**Current opinions**")
@@ -102,41 +146,19 @@ def render_block(digest: EntityDigest, items: int = 5) -> list[str]:
             c = "?" if op.confidence is None else f"{op.confidence:.2f}"
             out.append(f"- {c}: {_text(op.statement)} ({op.opinion_id})")
         out.append("")
-    out += _timeline(facts)
+    if facts.months:
+        out.append("**Timeline**")
+        for month, counts in facts.months:
+            parts = ", ".join(f"{counts[k]} {k}" for k, _ in _KINDS if counts.get(k))
+            out.append(f"- {month}: {_plural(sum(counts.values()), 'fact')} ({parts})")
+        if facts.months_total > len(facts.months):
+            out.append(f"- … {_plural(facts.months_total - len(facts.months), 'earlier month')}")
+        out.append("")
     if digest.related:
         out += ["**Related**", ", ".join(f"{name} ({count})" for name, count in digest.related),
                 ""]
     out.append(END)
     return out
-
-
-def _timeline(facts: Sequence[FactRow]) -> list[str]:
-    months: dict[str, Counter[str]] = defaultdict(Counter)
-    for f in facts:
-        months[fact_day(f)[:7]][f.kind] += 1
-    if not months:
-        return []
-    out = ["**Timeline**"]
-    for month in sorted(months, reverse=True)[:TIMELINE_MONTHS]:
-        counts = months[month]
-        parts = ", ".join(f"{counts[k]} {k}" for k, _ in _KINDS if counts[k])
-        total = sum(counts.values())
-        out.append(f"- {month}: {total} fact{'s' if total != 1 else ''} ({parts})")
-    if len(months) > TIMELINE_MONTHS:
-        out.append(f"- … {len(months) - TIMELINE_MONTHS} earlier months")
-    out.append("")
-    return out
-
-
-def related(key: str, facts: Sequence[FactRow], canonical: dict[str, str],
-            names: dict[str, str]) -> tuple[tuple[str, int], ...]:
-    """The entities most often mentioned with ``key`` (facts shared), most first."""
-    counts: Counter[str] = Counter()
-    for f in facts:
-        others = {canonical.get(k, k) for k, _, _ in f.entities if k} - {key}
-        counts.update(others)
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], names.get(kv[0], kv[0]).casefold()))
-    return tuple((names.get(k, k), n) for k, n in ranked[:RELATED])
 
 
 def new_page(name: str) -> list[str]:

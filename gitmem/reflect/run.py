@@ -29,11 +29,12 @@ from gitmem.index.reflect_queries import (
     EntityNames,
     FactRow,
     entity_names,
-    facts_of_entities,
+    fact_links,
+    facts_by_id,
     facts_recorded,
 )
 from gitmem.index.run import index_is_current
-from gitmem.index.store import open_store
+from gitmem.index.store import Store, open_store
 from gitmem.locks import file_lock
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
@@ -44,10 +45,11 @@ from gitmem.reflect.pages import (
     ENTITIES_DIR,
     EntityDigest,
     PageOpinion,
+    group_links,
     page_path,
-    related,
     render_block,
     splice,
+    summarise,
 )
 from gitmem.reflect.proposals import (
     PROPOSAL_PATH,
@@ -250,12 +252,9 @@ def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport) 
         facts = facts_recorded(store, start)
         report.facts_read = len(facts)
         writes, doc = _opinions(ws, cfg, facts, names, report)
-        touched = sorted({names.canonical(k) for f in facts for k, _, _ in f.entities if k})
-        aliases = [a for a, e in names.aliases.items() if e in set(touched)]
-        about = facts_of_entities(store, [*touched, *aliases]) if touched else []
+        writes += _pages(ws, cfg, store, facts, names, doc, report)
     finally:
         store.close()
-    writes += _pages(ws, cfg, touched, facts, about, names, doc, report)
     writes += _proposal(ws, cfg, doc, names, report)
     report.files = [w.change for w in writes]
     return writes
@@ -292,39 +291,44 @@ def _page_paths(ws: Workspace, names: EntityNames) -> dict[str, str]:
     return paths
 
 
-def _pages(ws: Workspace, cfg: Config, touched: list[str], facts: list[FactRow],
-           about: list[FactRow], names: EntityNames, doc: OpinionsFile,
-           report: ReflectReport) -> list[_Write]:
-    by_key: dict[str, list[FactRow]] = defaultdict(list)
-    for f in about:
-        for key in dict.fromkeys(names.canonical(k) for k, _, _ in f.entities if k):
-            by_key[key].append(f)
+def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names: EntityNames,
+           doc: OpinionsFile, report: ReflectReport) -> list[_Write]:
+    """The generated block of each entity with new facts."""
     new_by_key: dict[str, list[FactRow]] = defaultdict(list)
+    display: dict[str, str] = {k: n for k, (n, _) in names.entities.items()}
     for f in facts:
-        for key in dict.fromkeys(names.canonical(k) for k, _, _ in f.entities if k):
-            new_by_key[key].append(f)
+        for key, name, _ in f.entities:
+            if key:
+                new_by_key[names.canonical(key)].append(f)
+                display.setdefault(names.canonical(key), name)
+    if not new_by_key:
+        return []
+    by_entity, keys_of = group_links(fact_links(store), names.canonical)
+    summaries = {key: summarise(key, by_entity[key], keys_of, newest=cfg.reflect_digest_items)
+                 for key in sorted(new_by_key)}
+    full = {f.item_id: f for f in facts_by_id(
+        store, [i for s in summaries.values() for ids in s.newest.values() for i in ids])}
     opinions: dict[str, list[PageOpinion]] = defaultdict(list)
     for op in doc.opinions:
         for key in dict.fromkeys(names.canonical(entity_key(e)) for e in op.entities):
             opinions[key].append(PageOpinion(op.opinion_id, op.statement, op.confidence))
-    display = {k: n for k, (n, _) in names.entities.items()}
-    for f in about:  # an entity the table does not know yet: its name as written
-        for k, name, _ in f.entities:
-            display.setdefault(names.canonical(k), name)
     paths = _page_paths(ws, names)
     writes: list[_Write] = []
-    for key in touched:
+    for key, summary in summaries.items():
         name = display.get(key, key)
         path = paths.get(key, page_path(name))
-        digest = EntityDigest(key, name, tuple(by_key[key]), tuple(opinions[key]),
-                              related(key, by_key[key], names.aliases, display))
+        newest = {kind: [full[i] for i in ids if i in full]
+                  for kind, ids in summary.newest.items()}
+        related = tuple((display.get(k, k), n) for k, n in summary.related)
+        digest = EntityDigest(key, name, summary, newest, tuple(opinions[key]), related)
         old = _read(ws.root / path)
-        data, warn = splice(path, old, render_block(digest, cfg.reflect_digest_items), name)
+        data, warn = splice(path, old, render_block(digest), name)
         if warn is not None:
             report.warnings.append(warn)
         if data is None or data == old:
             continue
-        cites = tuple(str(Citation(f.path, f.start_line, f.end_line)) for f in new_by_key[key])
+        cites = tuple(dict.fromkeys(str(Citation(f.path, f.start_line, f.end_line))
+                                    for f in new_by_key[key]))
         page = PageChange(name, path, old is None, cites)
         report.pages.append(page)
         writes.append(_Write(path, data, FileChange(path, "create" if old is None else "update",
