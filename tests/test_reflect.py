@@ -483,3 +483,22 @@ def test_synthetic_workspace_reflects_with_cited_evidence(tmp_path: Path) -> Non
             assert ev.source == str(Citation(fact.path, fact.start_line, fact.end_line))
             assert fact.recorded_at >= since
     assert not run(made.dest, since).changed
+
+
+def test_workspace_in_a_subfolder_commits_and_proposes_repository_paths(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, ".gitmem.toml", '[workspace]\nroot = "mem"\n')
+    write(repo, "mem/MEMORY.md", MEMORY)
+    write(repo, "mem/bank/opinions.md", OPINIONS.format(c="0.90"))
+    write(repo, "mem/memory/2025-12-02.md", f"# d\n\n## Retain\n- O(c=1.0) @Peter: {AGREES}\n"
+          f"- O(c=1.0) @Peter: Prefers short WhatsApp replies.\n")
+    commit_all(repo, "seed", "2025-12-02T21:00:00+00:00")
+    code, out, err = gitmem("-C", str(repo / "mem"), "reflect", "--since", "2025-12-01",
+                            "--commit")
+    assert code == 0, err
+    files = sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
+    assert files == ["mem/bank/entities/Peter.md", "mem/bank/opinions.md",
+                     "mem/bank/proposals/MEMORY.md.patch"]
+    git(repo, "apply", "mem/bank/proposals/MEMORY.md.patch")
+    assert "o-3fa9c2e1 in bank/opinions.md" in (repo / "mem/MEMORY.md").read_text(
+        encoding="utf-8")
