@@ -121,7 +121,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"(≤ {r['target_s']}) | {r['files_touched']} | {r['opinions_updated']} / "
             f"{r['opinions_created']} ({r['opinions_capped']}) | {r['largest_move']:.2f} | "
             f"{r['entity_pages']} ({r['pages_created']}) | {r['proposals']} | "
-            f"{r['reindex_s']} | {r['second_run_s']}, {'yes' if r['second_run_changed'] else 'no'} |")
+            f"{r['reindex_s']} | {r['second_run_s']}, "
+            f"{'yes' if r['second_run_changed'] else 'no'} |")
     return "\n".join(lines)
 
 
