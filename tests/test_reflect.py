@@ -496,6 +496,7 @@ def test_workspace_in_a_subfolder_commits_and_proposes_repository_paths(tmp_path
     code, out, err = gitmem("-C", str(repo / "mem"), "reflect", "--since", "2025-12-01",
                             "--commit")
     assert code == 0, err
+    assert "committed" in out
     files = sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
     assert files == ["mem/bank/entities/Peter.md", "mem/bank/opinions.md",
                      "mem/bank/proposals/MEMORY.md.patch"]
