@@ -58,6 +58,8 @@ def test_agreement_without_c_and_known_evidence() -> None:
     assert move.steps[0].observed == pytest.approx(0.7)
     assert move.end == 0.63
     assert apply_evidence(0.95, [obs(1, None)]).steps[0].observed == 1.0
+    weak = apply_evidence(0.20, [obs(1, None)])  # restating a weak opinion still agrees
+    assert weak.end == 0.23 and weak.steps[0].stance == "for"
     # A fact already cited, or the same fact twice, is not new evidence.
     assert not apply_evidence(0.60, [obs(1, 0.1)], known=frozenset({obs(1, 0.1).fact_id})).steps
     assert len(apply_evidence(0.60, [obs(1, 0.1), obs(1, 0.1)]).steps) == 1

@@ -56,8 +56,10 @@ class Step:
 
     @property
     def stance(self) -> str:
-        """'for' when the entry holds the opinion more likely than not, else 'against'."""
-        return "for" if self.observed >= 0.5 else "against"
+        """'for' when the entry holds the opinion more likely than not (or restates it without
+        a c: agreement), else 'against'."""
+        agrees = self.observation.confidence is None or self.observed >= 0.5
+        return "for" if agrees else "against"
 
 
 @dataclass(frozen=True)
