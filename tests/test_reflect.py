@@ -503,3 +503,23 @@ def test_workspace_in_a_subfolder_commits_and_proposes_repository_paths(tmp_path
     git(repo, "apply", "mem/bank/proposals/MEMORY.md.patch")
     assert "o-3fa9c2e1 in bank/opinions.md" in (repo / "mem/MEMORY.md").read_text(
         encoding="utf-8")
+
+
+def test_symbolic_links_are_neither_read_nor_written(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "Peter.md").write_text("# not memory\n", encoding="utf-8")
+    (outside / "opinions.md").write_text(OPINIONS.format(c="0.90"), encoding="utf-8")
+    repo = seeded(tmp_path / "r")
+    (repo / "bank/entities/Peter.md").unlink()
+    (repo / "bank/entities/Peter.md").symlink_to(outside / "Peter.md")
+    (repo / "bank/opinions.md").unlink()
+    (repo / "bank/opinions.md").symlink_to(outside / "opinions.md")
+    commit_all(repo, "links", "2025-11-02T21:00:00+00:00")
+    add_day(repo, "2025-12-02", f"O(c=0.2) @Peter: {AGREES}")
+    report = run(repo, "2025-12-01")
+    assert {(w.path, w.code) for w in report.warnings} == {
+        ("bank/opinions.md", "symlink"), ("bank/entities/Peter.md", "symlink")}
+    assert (outside / "Peter.md").read_text(encoding="utf-8") == "# not memory\n"
+    assert (outside / "opinions.md").read_text(encoding="utf-8") == OPINIONS.format(c="0.90")
+    assert (repo / "bank/entities/Peter.md").is_symlink() and report.opinions == []

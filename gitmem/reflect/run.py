@@ -229,6 +229,18 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _refused(ws: Workspace, rel: str, report: ReflectReport) -> bool:
+    """Is the path, or a folder on the way to it, a symbolic link? Links are never followed:
+    reflect neither reads nor writes through one, and says so."""
+    path = ws.root / rel
+    if not any(p.is_symlink() for p in (path, *path.parents)
+               if p != ws.root and p.is_relative_to(ws.root)):
+        return False
+    report.warnings.append(Warn(rel, 0, "symlink", "symbolic link: reflect does not follow "
+                                "links, so it left this file alone"))
+    return True
+
+
 def _write(path: Path, data: bytes | None) -> None:
     """Replace the file atomically (a reader sees the old bytes or the new), or remove it."""
     if data is None:
@@ -262,6 +274,8 @@ def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport) 
 
 def _opinions(ws: Workspace, cfg: Config, facts: list[FactRow], names: EntityNames,
               report: ReflectReport) -> tuple[list[_Write], OpinionsFile]:
+    if _refused(ws, OPINIONS_PATH, report):
+        return [], read_opinions(None)
     old = _read(ws.root / OPINIONS_PATH)
     doc = read_opinions(old)
     plan = plan_opinions(doc, facts, names.canonical, rule_params(cfg))
@@ -317,6 +331,8 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
     for key, summary in summaries.items():
         name = display.get(key, key)
         path = paths.get(key, page_path(name))
+        if _refused(ws, path, report):
+            continue
         newest = {kind: [full[i] for i in ids if i in full]
                   for kind, ids in summary.newest.items()}
         related = tuple((display.get(k, k), n) for k, n in summary.related)
@@ -340,6 +356,8 @@ def _proposal(ws: Workspace, cfg: Config, doc: OpinionsFile, names: EntityNames,
               report: ReflectReport) -> list[_Write]:
     memory_path = next((p for p in ("MEMORY.md", "memory.md") if (ws.root / p).is_file()),
                        "MEMORY.md")
+    if _refused(ws, memory_path, report) or _refused(ws, PROPOSAL_PATH, report):
+        return []
     memory = _read(ws.root / memory_path)
     text = split_text(memory) if memory is not None else None
     params = ProposalParams(cfg.reflect_propose_at, cfg.reflect_propose_evidence,
