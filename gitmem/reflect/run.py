@@ -24,6 +24,7 @@ from typing import Any
 
 from gitmem.config import Config
 from gitmem.domain import Citation, Warn
+from gitmem.errors import GitmemError
 from gitmem.git import commit_paths
 from gitmem.index.reflect_queries import (
     EntityNames,
@@ -227,6 +228,8 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise GitmemError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _refused(ws: Workspace, rel: str, report: ReflectReport) -> bool:
@@ -244,15 +247,20 @@ def _refused(ws: Workspace, rel: str, report: ReflectReport) -> bool:
 def _write(path: Path, data: bytes | None) -> None:
     """Replace the file atomically (a reader sees the old bytes or the new), or remove it."""
     if data is None:
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise GitmemError(f"cannot remove {path}: {exc.strerror or exc}") from exc
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.reflect-{os.getpid()}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise GitmemError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:
         tmp.unlink(missing_ok=True)
 
