@@ -197,3 +197,36 @@ def entity_names_like(store: Store, fragment: str, limit: int = 5) -> list[str]:
     return [str(r[0]) for r in store.conn.execute(
         "SELECT name FROM entities WHERE key LIKE ? ORDER BY name LIMIT ?",
         (f"%{fragment}%", limit))]
+
+
+def later_claims(store: Store, row: Row, keys: Sequence[str], match: str, flt: ItemFilter,
+                 limit: int) -> list[Row]:
+    """Facts of the same kind stated after ``row`` that share an entity with it and one of its
+    words (``match``), newest first: the candidates that may replace it."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    stated = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
+    mine = (row["day"] or (row["recorded_at"] or "")[:10], row["recorded_at"] or "")
+    sql = (
+        f"SELECT {columns} FROM (SELECT rowid AS rid FROM items_fts WHERE items_fts MATCH ?) m "
+        f"JOIN items i ON i.id = m.rid WHERE i.type = 'fact' AND i.kind = ? AND {where} "
+        f"AND ({stated} > ? OR ({stated} = ? AND i.recorded_at > ?)) "
+        f"AND EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id "
+        f"AND e.entity IN ({marks(keys)})) "
+        f"ORDER BY {stated} DESC, i.recorded_at DESC, i.path DESC, i.start_line DESC LIMIT ?")
+    records = store.conn.execute(sql, [*col_args, match, row["kind"], *args, mine[0], mine[0],
+                                       mine[1], *keys, limit]).fetchall()
+    return _rows(records)
+
+
+def entity_names_of(store: Store, ids: Sequence[int]) -> dict[int, list[str]]:
+    """Item id -> its entities as written, subjects first."""
+    out: dict[int, list[str]] = {}
+    for part in batched(ids):
+        for item_id, name in store.conn.execute(
+                f"SELECT item_id, name FROM item_entities WHERE item_id IN ({marks(part)}) "
+                "AND role != 'page' ORDER BY item_id, role = 'mention', rowid", part):
+            names = out.setdefault(int(item_id), [])
+            if name not in names:
+                names.append(str(name))
+    return out

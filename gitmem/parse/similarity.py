@@ -27,6 +27,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from gitmem.parse.retain import entity_key
@@ -39,16 +40,40 @@ SAME_CLAIM_THRESHOLD = 0.45
 _LIGHT = 0.3  # generic predicates and update markers
 _VALUE = 0.5  # capitalised words inside a sentence, numbers, single CJK ideographs
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-_CJK_RUN = re.compile(
-    "[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+"
+_CJK = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+    "\uff66-\uff9f"
 )
-_CJK_SCRIPT = re.compile(
-    "(?P<ideographs>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
-    "|(?P<katakana>[\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
-    "|(?P<hangul>[\uac00-\ud7af]+)"
-)
-_CYRILLIC = re.compile("[\u0400-\u04ff]")
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    word: re.Pattern[str]
+    cjk_run: re.Pattern[str]
+    cjk_script: re.Pattern[str]
+    cyrillic: re.Pattern[str]
+    ja_negation: re.Pattern[str]
+    parenthetical: re.Pattern[str]
+    clause_end: re.Pattern[str]
+
+
+@functools.cache
+def _rx() -> _Patterns:
+    """Compiled on first use: the wide Unicode classes take milliseconds to compile, which
+    a recall that shows no fact never needs to pay."""
+    return _Patterns(
+        word=re.compile(r"[^\W_]+(?:'[^\W_]+)?"),
+        cjk_run=re.compile(f"[{_CJK}]+"),
+        cjk_script=re.compile(
+            "(?P<ideographs>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
+            "|(?P<katakana>[\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
+            "|(?P<hangul>[\uac00-\ud7af]+)"
+        ),
+        cyrillic=re.compile("[\u0400-\u04ff]"),
+        ja_negation=re.compile("ない|ません|なかった|ず(?:に|、|。|$)|不"),
+        parenthetical=re.compile(r"\([^)]*\)|（[^）]*）"),
+        clause_end=re.compile(r"[;:—–；。]| - "),
+    )
 
 _DANISH_STOP = frozenset(
     """og i jeg det at en den til er som på de med han af for ikke der var mig sig men et har om
@@ -70,7 +95,6 @@ _RUSSIAN_STOP = frozenset(
 _NEGATIONS = frozenset(
     "not no never nor none nothing cannot ikke aldrig ingen intet не нет никогда ни".split()  # noqa: SIM905 - a word list reads better as text
 )
-_JA_NEGATION = re.compile("ない|ません|なかった|ず(?:に|、|。|$)|不")
 
 # Paraphrases mapped to one term. Keys and values are stems (after folding).
 _SYNONYMS: dict[str, str] = {
@@ -120,8 +144,9 @@ def _latin_language(words: Sequence[str]) -> str:
 def _word_terms(text: str) -> dict[str, float]:
     # CJK letters are word characters too: blank them out (with a comma, so that a Latin word
     # right after them does not count as a sentence start); _cjk_terms handles them.
-    text = _CJK_RUN.sub(lambda m: "\u3001" * len(m.group(0)), unicodedata.normalize("NFKC", text))
-    matches = list(_WORD.finditer(text))
+    rx = _rx()
+    text = rx.cjk_run.sub(lambda m: "\u3001" * len(m.group(0)), unicodedata.normalize("NFKC", text))
+    matches = list(rx.word.finditer(text))
     latin = _latin_language([m.group(0).casefold() for m in matches])
     # Danish stop words only in Danish text: "man", "end", "over" are English content words.
     stop = (_DANISH_STOP if latin == "danish" else STOPWORDS) | _RUSSIAN_STOP
@@ -131,7 +156,7 @@ def _word_terms(text: str) -> dict[str, float]:
         low = word.casefold().removesuffix("'s")
         if low in stop or low in _NEGATIONS:
             continue
-        language = "russian" if _CYRILLIC.search(low) else latin
+        language = "russian" if rx.cyrillic.search(low) else latin
         stem = fold(_stemmer(language).stemWord(low))
         term = _SYNONYMS.get(stem, stem)
         if term in _LIGHT_TERMS:
@@ -159,7 +184,7 @@ def _cjk_terms(text: str) -> dict[str, float]:
     def add(term: str, weight: float) -> None:
         terms[term] = max(terms.get(term, 0.0), weight)
 
-    for match in _CJK_SCRIPT.finditer(unicodedata.normalize("NFKC", text)):
+    for match in _rx().cjk_script.finditer(unicodedata.normalize("NFKC", text)):
         run = match.group(0)
         if match.lastgroup == "katakana":
             add(run, 1.0)
@@ -202,8 +227,9 @@ def _entity_terms(entities: Sequence[str]) -> set[str]:
 
 
 def _negated(text: str) -> bool:
-    words = {w.casefold() for w in _WORD.findall(text)}
-    return bool(words & _NEGATIONS) or "n't" in text.casefold() or bool(_JA_NEGATION.search(text))
+    rx = _rx()
+    words = {w.casefold() for w in rx.word.findall(text)}
+    return bool(words & _NEGATIONS) or "n't" in text.casefold() or bool(rx.ja_negation.search(text))
 
 
 def _opposed(a: dict[str, float], b: dict[str, float]) -> bool:
@@ -221,14 +247,12 @@ def _entities_agree(a: Sequence[str], b: Sequence[str]) -> bool:
     return bool(keys_a and keys_b) and (keys_a <= keys_b or keys_b <= keys_a)
 
 
-_PARENTHETICAL = re.compile(r"\([^)]*\)|（[^）]*）")
-_CLAUSE_END = re.compile(r"[;:—–；。]| - ")
 
 
 def _head(text: str) -> str:
     """The main clause: parentheticals out, up to the first ';', ':', dash or '。'.
     ("Prefers concise WhatsApp replies (under 1500 chars); long content goes to a file.")"""
-    return _CLAUSE_END.split(_PARENTHETICAL.sub(" ", text), maxsplit=1)[0]
+    return _rx().clause_end.split(_rx().parenthetical.sub(" ", text), maxsplit=1)[0]
 
 
 def _variants(text: str) -> list[str]:
@@ -264,3 +288,31 @@ def same_claim(
 
 def _without(terms: dict[str, float], names: set[str]) -> dict[str, float]:
     return {t: w for t, w in terms.items() if t not in names}
+
+
+def _prefix(stem: str) -> str:
+    """A prefix that every word with this stem starts with: Snowball turns a final 'y' into
+    'i' ("reply" -> "repli"), so that letter is left out."""
+    return stem[:-1] if stem.endswith("i") and len(stem) > 3 else stem
+
+
+def claim_match(text: str, entities: Sequence[str]) -> str | None:
+    """A full-text (FTS5) expression that finds every statement that may make the same claim:
+    one of the statement's full-weight terms (a word by its stem's prefix, with its synonyms;
+    a CJK word or bigram), entity names left out. None when the statement has no such term
+    (then nothing can be the same claim: :func:`same_claim` needs one shared)."""
+    names = _entity_terms(entities)
+    groups: dict[str, list[str]] = {}
+    for stem, canonical in _SYNONYMS.items():
+        groups.setdefault(canonical, [canonical]).append(stem)
+    parts: set[str] = set()
+    for variant in _variants(text):
+        for term, weight in statement_terms(variant).items():
+            if weight < 1.0 or term in names:
+                continue
+            if _rx().cjk_run.search(term):
+                tokens = fold(term).split()
+                parts.add('"' + " ".join(tokens) + '"')
+            else:
+                parts.update(f'"{_prefix(s)}"*' for s in groups.get(term, [term]) if _prefix(s))
+    return " OR ".join(sorted(parts)) or None
