@@ -337,6 +337,7 @@ def recall(
 
 
 SPARKS = "▁▂▃▄▅▆▇█"
+HISTORY_SHOWN = 5  # replaced versions of a fact shown as text
 
 
 def _spark(values: list[float], top: float | None = None) -> str:
@@ -355,9 +356,12 @@ def _print_fact(f: FactView) -> None:
             f" – {f.event_end})" if f.event_end and f.event_end != f.event_start else ")")
     click.echo(f"  {f.stated}{conf}  {f.content}{period}")
     click.echo(click.style(f"      {f.source}", fg="cyan"))
-    for old in f.history:
-        click.echo(f"      was: {old.content}  (until {old.until})  "
+    for old in f.history[:HISTORY_SHOWN]:
+        c = f" c={old.confidence:.2f}" if old.confidence is not None else ""
+        click.echo(f"      was{c}: {old.content}  (until {old.until})  "
                    + click.style(old.source, fg="cyan"))
+    if len(f.history) > HISTORY_SHOWN:
+        click.echo(f"      … and {len(f.history) - HISTORY_SHOWN} earlier (--json lists them)")
 
 
 def _print_opinion(o: OpinionView, chart: bool) -> None:

@@ -18,6 +18,7 @@ from gitmem.index.store import Store, batched, marks
 
 Row = dict[str, Any]
 
+ENTITY_DIR = "bank/entities/"
 # The date an item was stated: the daily note's day, else the day the memory recorded it.
 STATED = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
 
@@ -67,12 +68,18 @@ def entity_pages(store: Store, state: State) -> list[str]:
         return [str(p) for (p,) in store.conn.execute(
             "SELECT path FROM files WHERE class = 'entity'")]
     where, args = state.clause()
+    # Entity pages live under bank/entities/ (SPEC §4): a range of the path index, not a scan.
     return [str(p) for (p,) in store.conn.execute(
-        f"SELECT DISTINCT i.path FROM items i WHERE i.class = 'entity' AND {where}", args)]
+        f"SELECT DISTINCT i.path FROM items i WHERE i.path >= ? AND i.path < ? "
+        f"AND i.class = 'entity' AND {where}", [ENTITY_DIR, ENTITY_DIR[:-1] + "0", *args])]
 
 
 def spellings(store: Store, keys: Sequence[str], state: State) -> dict[str, int]:
-    """How an entity is written in a state: spelling -> items (none: not mentioned then)."""
+    """How an entity is written in a state: spelling -> items (none: unknown then). The
+    current state reads the entities table (its most frequent spelling, or its page's)."""
+    if state.seq is None:
+        return {str(n): 1 for (n,) in store.conn.execute(
+            f"SELECT name FROM entities WHERE key IN ({marks(keys)})", list(keys))}
     where, args = state.clause()
     return {str(n): int(c) for n, c in store.conn.execute(
         f"SELECT e.name, count(*) FROM item_entities e JOIN items i ON i.id = e.item_id "
@@ -124,66 +131,40 @@ def _common_names(store: Store, state: State) -> dict[str, str]:
     return {k: name for k, (_, name) in best.items()}
 
 
-def current_names(store: Store) -> list[tuple[str, str]]:
-    """(key, name) of every current entity and alias, for suggestions."""
-    rows = [(str(k), str(n)) for k, n in store.conn.execute("SELECT key, name FROM entities")]
-    rows += [(str(a), str(a)) for (a,) in store.conn.execute("SELECT alias FROM aliases")]
-    return rows
-
-
 # -- one entity -------------------------------------------------------------------------------
 
-_FACT_COLUMNS = (
-    "i.id, i.kind, i.content, i.path, i.start_line, i.end_line, i.commit_id, i.valid_to, "
-    f"i.event_start, i.event_end, i.day, i.recorded_at, i.confidence, i.fact_id, "
-    f"{STATED} AS stated"
+ITEM_FIELDS = (
+    "id", "type", "kind", "content", "path", "start_line", "end_line", "commit_id", "valid_to",
+    "event_start", "event_end", "day", "recorded_at", "confidence", "fact_id", "stated",
 )
+_ITEM_COLUMNS = ", ".join(
+    f"{STATED} AS stated" if f == "stated"
+    else "CASE WHEN i.type = 'fact' THEN i.content END" if f == "content"
+    else f"i.{f}" for f in ITEM_FIELDS)
 _NEWEST_FIRST = "stated DESC, i.recorded_at DESC, i.path DESC, i.start_line DESC"
 
 
-def entity_facts(store: Store, keys: Sequence[str], state: State) -> list[Row]:
-    """The facts about (or mentioning) an entity, newest first."""
+def entity_items(store: Store, keys: Sequence[str], state: State) -> list[tuple[Any, ...]]:
+    """Every item (fact or chunk) linked to an entity, newest first, as tuples of
+    ``ITEM_FIELDS`` (chunks without their text). One pass: the entity view derives its facts,
+    timeline and first and last mention from these; thousands of rows, so no dicts."""
     where, args = state.clause()
     sql = (
-        f"SELECT {_FACT_COLUMNS} FROM items i WHERE i.type = 'fact' AND {where} AND i.id IN "
+        f"SELECT {_ITEM_COLUMNS} FROM items i WHERE {where} AND i.id IN "
         f"(SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)})) "
         f"ORDER BY {_NEWEST_FIRST}")
-    return _dicts(store.conn.execute(sql, [*args, *keys]))
+    return store.conn.execute(sql, [*args, *keys]).fetchall()
 
 
-def mention_stats(store: Store, keys: Sequence[str], state: State) -> dict[str, Any]:
-    """Mentions (facts and notes; not its own page) of an entity: per month, the first and
-    the last."""
-    where, args = state.clause()
-    mentioned = (f"FROM items i WHERE {where} AND i.id IN (SELECT item_id FROM item_entities "
-                 f"WHERE entity IN ({marks(keys)}) AND role != 'page')")
-    months = [
-        {"period": str(p), "mentions": int(n), "facts": int(f)}
-        for p, n, f in store.conn.execute(
-            f"SELECT substr({STATED}, 1, 7) AS period, count(*), sum(i.type = 'fact') "
-            f"{mentioned} GROUP BY period ORDER BY period", [*args, *keys])
-        if p is not None
-    ]
-    ends: dict[str, Row | None] = {}
-    for name, order in (("first", "ASC"), ("last", "DESC")):
-        found = _dicts(store.conn.execute(
-            f"SELECT i.path, i.start_line, i.end_line, i.commit_id, i.valid_to, {STATED} AS stated "
-            f"{mentioned} ORDER BY stated {order}, i.path {order}, i.start_line {order} LIMIT 1",
-            [*args, *keys]))
-        ends[name] = found[0] if found else None
-    return {"months": months, "first": ends["first"], "last": ends["last"]}
-
-
-def co_mentions(store: Store, keys: Sequence[str], state: State, limit: int) -> list[Row]:
-    """The entities most often mentioned in the same items: key, mentions."""
-    where, args = state.clause()
-    sql = (
-        "SELECT o.entity AS key, count(DISTINCT o.item_id) AS mentions "
-        f"FROM item_entities e JOIN items i ON i.id = e.item_id AND {where} "
-        f"JOIN item_entities o ON o.item_id = e.item_id AND o.entity NOT IN ({marks(keys)}) "
-        f"WHERE e.entity IN ({marks(keys)}) GROUP BY o.entity "
-        "ORDER BY mentions DESC, o.entity LIMIT ?")
-    return _dicts(store.conn.execute(sql, [*args, *keys, *keys, limit]))
+def linked_entities(store: Store, ids: Sequence[int]) -> dict[str, int]:
+    """Entity key -> how many of these items link to it."""
+    counts: dict[str, int] = {}
+    for part in batched(ids):
+        for key, n in store.conn.execute(
+                f"SELECT entity, count(DISTINCT item_id) FROM item_entities "
+                f"WHERE item_id IN ({marks(part)}) GROUP BY entity", part):
+            counts[str(key)] = counts.get(str(key), 0) + int(n)
+    return counts
 
 
 # -- opinions ---------------------------------------------------------------------------------

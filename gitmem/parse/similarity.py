@@ -55,6 +55,9 @@ class _Patterns:
     ja_negation: re.Pattern[str]
     parenthetical: re.Pattern[str]
     clause_end: re.Pattern[str]
+    code: re.Pattern[str]
+    dotted: re.Pattern[str]
+    sentence_end: re.Pattern[str]
 
 
 @functools.cache
@@ -73,6 +76,9 @@ def _rx() -> _Patterns:
         ja_negation=re.compile("ない|ません|なかった|ず(?:に|、|。|$)|不"),
         parenthetical=re.compile(r"\([^)]*\)|（[^）]*）"),
         clause_end=re.compile(r"[;:—–；。]| - "),
+        code=re.compile(r"`([^`]+)`"),
+        dotted=re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b"),
+        sentence_end=re.compile("[.!?:;。！？]"),
     )
 
 _DANISH_STOP = frozenset(
@@ -117,7 +123,7 @@ _SYNONYMS: dict[str, str] = {
 _ANTONYMS = frozenset({("short", "long"), ("prefer", "dislik"), ("prefer", "hate")})
 # Terms that say little about what a statement is about.
 _LIGHT_TERMS = frozenset(
-    """prefer use have get make go move now current old new still today anymor longer
+    """prefer use have get make go move now current old new still today anymor longer default
     becom chang updat upgrad replac set keep kept also alway usual realli much mani thing one two
     nu stadig gammel ny nye altid теперь сейчас стар нов всегда""".split()  # noqa: SIM905 - a word list reads better as text
 )
@@ -136,32 +142,57 @@ def _stemmer(language: str) -> _Stemmer:
 
 
 def _latin_language(words: Sequence[str]) -> str:
-    danish = sum(w in _DANISH_STOP for w in words)
-    english = sum(w in STOPWORDS for w in words)
+    danish = sum(map(_DANISH_STOP.__contains__, words))
+    english = sum(map(STOPWORDS.__contains__, words))
     return "danish" if danish > english else "english"
 
 
+_TERMS: dict[tuple[str, str], str] = {}  # (word, language) -> term: stemming is the hot path
+
+
+def _word_term(low: str, language: str) -> str:
+    term = _TERMS.get((low, language))
+    if term is None:
+        stem = fold(_stemmer(language).stemWord(low))
+        term = _TERMS[(low, language)] = _SYNONYMS.get(stem, stem)
+    return term
+
+
+@functools.lru_cache(maxsize=8192)
+def _identifiers(text: str) -> tuple[str, tuple[str, ...]]:
+    """Code spans and dotted keys (``memorySearch.query.hybrid``) are one term each: they name
+    what a statement is about. Returns the text without them, and them (case folded)."""
+    rx = _rx()
+    found = [m.group(1).strip().casefold() for m in rx.code.finditer(text)]
+    text = rx.code.sub(" , ", text)
+    found += [m.group(0).casefold() for m in rx.dotted.finditer(text)]
+    return rx.dotted.sub(" , ", text), tuple(f for f in found if f)
+
+
 def _word_terms(text: str) -> dict[str, float]:
+    rx = _rx()
     # CJK letters are word characters too: blank them out (with a comma, so that a Latin word
     # right after them does not count as a sentence start); _cjk_terms handles them.
-    rx = _rx()
-    text = rx.cjk_run.sub(lambda m: "\u3001" * len(m.group(0)), unicodedata.normalize("NFKC", text))
+    text = rx.cjk_run.sub(lambda m: "\u3001" * len(m.group(0)), text)
     matches = list(rx.word.finditer(text))
     latin = _latin_language([m.group(0).casefold() for m in matches])
     # Danish stop words only in Danish text: "man", "end", "over" are English content words.
     stop = (_DANISH_STOP if latin == "danish" else STOPWORDS) | _RUSSIAN_STOP
     terms: dict[str, float] = {}
+    previous_end = -1
     for match in matches:
         word = match.group(0)
+        # A capital says nothing about a name at the start of a sentence.
+        starts = previous_end < 0 or bool(rx.sentence_end.search(text, previous_end,
+                                                                  match.start()))
+        previous_end = match.end()
         low = word.casefold().removesuffix("'s")
         if low in stop or low in _NEGATIONS:
             continue
-        language = "russian" if rx.cyrillic.search(low) else latin
-        stem = fold(_stemmer(language).stemWord(low))
-        term = _SYNONYMS.get(stem, stem)
+        term = _word_term(low, "russian" if rx.cyrillic.search(low) else latin)
         if term in _LIGHT_TERMS:
             weight = _LIGHT
-        elif any(c.isdigit() for c in low) or (word[:1].isupper() and not _starts(text, match)):
+        elif not low.replace("'", "").isalpha() or (word[:1].isupper() and not starts):
             weight = _VALUE
         else:
             weight = 1.0
@@ -169,40 +200,33 @@ def _word_terms(text: str) -> dict[str, float]:
     return terms
 
 
-def _starts(text: str, match: re.Match[str]) -> bool:
-    """Does the word start a sentence (so its capital says nothing about it being a name)?"""
-    before = text[: match.start()].rstrip()
-    return not before or before[-1] in ".!?:;。！？"
-
-
 def _cjk_terms(text: str) -> dict[str, float]:
     """Japanese splits at script changes: a katakana run is a word (ゲートウェイ), a kanji run
     gives bigrams plus single ideographs, hiragana (particles, inflection) is dropped. Chinese and
     Korean runs give bigrams."""
     terms: dict[str, float] = {}
-
-    def add(term: str, weight: float) -> None:
-        terms[term] = max(terms.get(term, 0.0), weight)
-
-    for match in _rx().cjk_script.finditer(unicodedata.normalize("NFKC", text)):
+    for match in _rx().cjk_script.finditer(text):
         run = match.group(0)
         if match.lastgroup == "katakana":
-            add(run, 1.0)
-        elif match.lastgroup in ("ideographs", "hangul"):
-            if match.lastgroup == "ideographs":
-                for ch in run:
-                    add(ch, _VALUE)
-            for i in range(len(run) - 1):
-                add(run[i : i + 2], 1.0)
+            terms[run] = 1.0
+            continue
+        if match.lastgroup == "ideographs":
+            for ch in run:
+                terms[ch] = max(terms.get(ch, 0.0), _VALUE)
+        for n in range(len(run) - 1):
+            terms[run[n : n + 2]] = 1.0
     return terms
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=8192)
 def statement_terms(text: str) -> dict[str, float]:
     """The weighted terms of a statement (cached: reflect compares each entry many times)."""
+    text, identifiers = _identifiers(unicodedata.normalize("NFKC", text))
     terms = _word_terms(text)
     for term, weight in _cjk_terms(text).items():
         terms[term] = max(terms.get(term, 0.0), weight)
+    for ident in identifiers:
+        terms[ident] = 1.0
     return terms
 
 
@@ -219,11 +243,11 @@ def statement_similarity(a: str, b: str) -> float:
     return _score(statement_terms(a), statement_terms(b))
 
 
-def _entity_terms(entities: Sequence[str]) -> set[str]:
+def _entity_terms(entities: Sequence[str]) -> frozenset[str]:
     terms: set[str] = set()
     for slug in entities:
         terms.update(statement_terms(slug.replace("-", " ").replace("_", " ")))
-    return terms
+    return frozenset(terms)
 
 
 def _negated(text: str) -> bool:
@@ -239,33 +263,70 @@ def _opposed(a: dict[str, float], b: dict[str, float]) -> bool:
     )
 
 
-def _entities_agree(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Both name entities, and one's entities include the other's (a later fact may add one:
-    "@Peter: gateway host is the NUC" -> "@Peter @The-Castle: moved the gateway host ...")."""
-    keys_a = {entity_key(e) for e in a}
-    keys_b = {entity_key(e) for e in b}
-    return bool(keys_a and keys_b) and (keys_a <= keys_b or keys_b <= keys_a)
-
-
-
-
 def _head(text: str) -> str:
     """The main clause: parentheticals out, up to the first ';', ':', dash or '。'.
     ("Prefers concise WhatsApp replies (under 1500 chars); long content goes to a file.")"""
-    return _rx().clause_end.split(_rx().parenthetical.sub(" ", text), maxsplit=1)[0]
+    rx = _rx()
+    return rx.clause_end.split(rx.parenthetical.sub(" ", rx.code.sub(" ` ", text)), maxsplit=1)[0]
 
 
 def _variants(text: str) -> list[str]:
+    if "`" in text:  # a code span may hold ':' or ';': keep statements with code whole
+        return [text]
     head = _head(text)
     return [text, head] if head.strip() and head.strip() != text.strip() else [text]
 
 
-def _terms_match(a: dict[str, float], b: dict[str, float]) -> bool:
-    if _opposed(a, b):
+@dataclass(frozen=True)
+class Claim:
+    """A statement prepared for matching: computed once, compared many times."""
+
+    keys: frozenset[str]  # its entities' keys
+    names: frozenset[str]  # the terms of its entities' names
+    negated: bool
+    identifiers: frozenset[str]  # code spans and dotted keys
+    variants: tuple[dict[str, float], ...]  # the terms of the statement and of its main clause
+    signature: frozenset[str]  # its full-weight terms, names left out: a match shares one
+
+
+@functools.lru_cache(maxsize=8192)
+def claim(text: str, entities: tuple[str, ...]) -> Claim:
+    _, identifiers = _identifiers(unicodedata.normalize("NFKC", text))
+    names = _entity_terms(entities)
+    variants = tuple(statement_terms(v) for v in _variants(text))
+    return Claim(
+        keys=frozenset(entity_key(e) for e in entities) - {""},
+        names=names,
+        negated=_negated(text),
+        identifiers=frozenset(identifiers),
+        variants=variants,
+        signature=frozenset(t for terms in variants for t, w in terms.items() if w == 1.0) - names,
+    )
+
+
+def _terms_match(a: dict[str, float], b: dict[str, float], names: frozenset[str]) -> bool:
+    if not any(a[t] == 1.0 and b[t] == 1.0 and t not in names for t in a.keys() & b.keys()):
+        return False  # cheap, and true of most pairs
+    a = {t: w for t, w in a.items() if t not in names}
+    b = {t: w for t, w in b.items() if t not in names}
+    return not _opposed(a, b) and _score(a, b) >= SAME_CLAIM_THRESHOLD
+
+
+def claims_match(a: Claim, b: Claim) -> bool:
+    """:func:`same_claim` for prepared statements."""
+    # Both name entities, and one's entities include the other's (a later fact may add one:
+    # "@Peter: gateway host is the NUC" -> "@Peter @The-Castle: moved the gateway host ...").
+    if not (a.signature & b.signature):
+        return False  # no full-weight term in common: cheap, and true of most pairs
+    if not (a.keys and b.keys and (a.keys <= b.keys or b.keys <= a.keys)):
         return False
-    if not any(a[t] == 1.0 and b[t] == 1.0 for t in a.keys() & b.keys()):
+    if a.negated != b.negated:
         return False
-    return _score(a, b) >= SAME_CLAIM_THRESHOLD
+    if a.identifiers and b.identifiers and not a.identifiers & b.identifiers:
+        return False  # about different settings, errors or commands
+    names = a.names | b.names
+    # A long statement's main clause may match a short paraphrase its trailing clause would drown.
+    return any(_terms_match(x, y, names) for x in a.variants for y in b.variants)
 
 
 def same_claim(
@@ -273,21 +334,7 @@ def same_claim(
 ) -> bool:
     """True when two statements are about the same entities and say the same kind of thing,
     so the later one updates (or is evidence about) the earlier one."""
-    if not _entities_agree(a_entities, b_entities):
-        return False
-    if _negated(a_text) != _negated(b_text):
-        return False
-    names = _entity_terms([*a_entities, *b_entities])
-    # A long statement's main clause may match a short paraphrase its trailing clause would drown.
-    return any(
-        _terms_match(_without(statement_terms(x), names), _without(statement_terms(y), names))
-        for x in _variants(a_text)
-        for y in _variants(b_text)
-    )
-
-
-def _without(terms: dict[str, float], names: set[str]) -> dict[str, float]:
-    return {t: w for t, w in terms.items() if t not in names}
+    return claims_match(claim(a_text, tuple(a_entities)), claim(b_text, tuple(b_entities)))
 
 
 def _prefix(stem: str) -> str:
@@ -296,23 +343,30 @@ def _prefix(stem: str) -> str:
     return stem[:-1] if stem.endswith("i") and len(stem) > 3 else stem
 
 
-def claim_match(text: str, entities: Sequence[str]) -> str | None:
-    """A full-text (FTS5) expression that finds every statement that may make the same claim:
-    one of the statement's full-weight terms (a word by its stem's prefix, with its synonyms;
-    a CJK word or bigram), entity names left out. None when the statement has no such term
-    (then nothing can be the same claim: :func:`same_claim` needs one shared)."""
-    names = _entity_terms(entities)
+@functools.cache
+def _synonym_groups() -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for stem, canonical in _SYNONYMS.items():
         groups.setdefault(canonical, [canonical]).append(stem)
+    return groups
+
+
+def claim_match(text: str, entities: Sequence[str]) -> str | None:
+    """A full-text (FTS5) expression that finds every statement that may make the same claim:
+    one of the statement's full-weight terms (a word by its stem's prefix, with its synonyms;
+    a CJK word or bigram; a code span or key as a phrase), entity names left out. None when the
+    statement has no such term (then nothing can be the same claim: one must be shared)."""
+    prepared = claim(text, tuple(entities))
     parts: set[str] = set()
-    for variant in _variants(text):
-        for term, weight in statement_terms(variant).items():
-            if weight < 1.0 or term in names:
+    for terms in prepared.variants:
+        for term, weight in terms.items():
+            if weight < 1.0 or term in prepared.names:
                 continue
-            if _rx().cjk_run.search(term):
-                tokens = fold(term).split()
-                parts.add('"' + " ".join(tokens) + '"')
+            if term in prepared.identifiers or _rx().cjk_run.search(term):
+                tokens = _rx().word.findall(fold(term))
+                if tokens:
+                    parts.add('"' + " ".join(tokens) + '"')
             else:
-                parts.update(f'"{_prefix(s)}"*' for s in groups.get(term, [term]) if _prefix(s))
+                parts.update(f'"{_prefix(s)}"*' for s in _synonym_groups().get(term, [term])
+                             if _prefix(s))
     return " OR ".join(sorted(parts)) or None

@@ -24,12 +24,12 @@ from gitmem.parse.pages import human_text
 from gitmem.parse.retain import entity_key
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.opinions import OpinionView, about, opinion_view
-from gitmem.recall.supersede import Thread, citation, stated, threads
+from gitmem.recall.supersede import UPDATABLE, Thread, citation, stated, threads
 from gitmem.workspace import Workspace
 
 KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation
 SHOW = 10  # current facts shown per kind
-SCAN = 200  # facts per kind examined for knowledge updates (older ones are counted only)
+SCAN = 120  # facts per kind examined for knowledge updates (older ones are counted only)
 
 
 @dataclass(frozen=True)
@@ -132,15 +132,18 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
     try:
         state, shown = state_at(store, as_of, now or datetime.now(UTC))
         ref = resolve_entity(store, name, state)
-        facts, counts = _facts(store, ref, state, show)
-        stats = eq.mention_stats(store, ref.keys, state)
-        counts = {"mentions": sum(m["mentions"] for m in stats["months"]), **counts}
+        items = eq.entity_items(store, ref.keys, state)
+        mentions = [r for r in items if r[_PATH] != ref.page]  # not its own page
+        facts, counts = _facts(store, [r for r in items if r[_TYPE] == "fact"], show)
+        first, last = (mentions[-1], mentions[0]) if mentions else (None, None)
         view = EntityView(
             name=ref.name, key=ref.key, aliases=list(ref.keys[1:]), as_of=shown,
-            page=_page(ws, store, ref, state), counts=counts, facts=facts,
+            page=_page(ws, store, ref, state), counts={"mentions": len(mentions), **counts},
+            facts=facts,
             opinions=[opinion_view(r) for r in eq.opinions_at(store, state) if about(r, ref)],
-            first_mention=_mention(stats["first"]), last_mention=_mention(stats["last"]),
-            timeline=stats["months"], related=_related(store, ref, state, related),
+            first_mention=_mention(first), last_mention=_mention(last),
+            timeline=_timeline(mentions),
+            related=_related(store, ref, [int(r[_ID]) for r in items], state, related),
             warnings=warnings)
     finally:
         store.close()
@@ -148,21 +151,41 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
     return view
 
 
-def _facts(store: Store, ref: EntityRef, state: State,
+_ID, _TYPE, _KIND, _PATH, _STATED = (eq.ITEM_FIELDS.index(f)
+                                     for f in ("id", "type", "kind", "path", "stated"))
+
+
+def _row(item: tuple[Any, ...]) -> Row:
+    return dict(zip(eq.ITEM_FIELDS, item, strict=True))
+
+
+def _facts(store: Store, items: list[tuple[Any, ...]],
            show: int) -> tuple[dict[str, list[FactView]], dict[str, int]]:
-    by_kind: dict[str, list[Row]] = {k: [] for k in KINDS}
-    for row in eq.entity_facts(store, ref.keys, state):
-        by_kind.setdefault(str(row["kind"]), []).append(row)
-    scanned = [int(r["id"]) for rows in by_kind.values() for r in rows[:SCAN]]
-    names = queries.entity_names_of(store, scanned)
+    """Current facts per kind, each with the facts it replaced (among the newest SCAN)."""
+    by_kind: dict[str, list[tuple[Any, ...]]] = {k: [] for k in KINDS}
+    for item in items:
+        by_kind.setdefault(str(item[_KIND]), []).append(item)
+    heads = {k: [_row(i) for i in rows[: SCAN if k in UPDATABLE else show]]
+             for k, rows in by_kind.items()}
+    names = queries.entity_names_of(store, [int(r["id"]) for rows in heads.values()
+                                            for r in rows])
     out: dict[str, list[FactView]] = {}
-    for kind, rows in by_kind.items():
+    for kind, rows in heads.items():
         if rows:
             found, _ = threads(rows, names, show=show, scan=SCAN)
             out[kind] = [_fact_view(t, names) for t in found]
-    counts = {"facts": sum(len(r) for r in by_kind.values()),
-              **{k: len(r) for k, r in by_kind.items()}}
+    counts = {"facts": len(items), **{k: len(r) for k, r in by_kind.items()}}
     return out, counts
+
+
+def _timeline(mentions: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Mentions and facts per month, oldest first."""
+    months: dict[str, list[int]] = {}
+    for item in mentions:
+        counts = months.setdefault(str(item[_STATED])[:7], [0, 0])
+        counts[0] += 1
+        counts[1] += item[_TYPE] == "fact"
+    return [{"period": p, "mentions": n, "facts": f} for p, (n, f) in sorted(months.items())]
 
 
 def _fact_view(thread: Thread, names: dict[int, list[str]]) -> FactView:
@@ -180,8 +203,8 @@ def _fact_view(thread: Thread, names: dict[int, list[str]]) -> FactView:
         entities=tuple(names.get(int(row["id"]), [])), history=tuple(past))
 
 
-def _mention(row: Row | None) -> Mention | None:
-    return None if row is None else Mention(str(row["stated"]), citation(row))
+def _mention(item: tuple[Any, ...] | None) -> Mention | None:
+    return None if item is None else Mention(str(item[_STATED]), citation(_row(item)))
 
 
 def _page(ws: Workspace, store: Store, ref: EntityRef, state: State) -> Page | None:
@@ -197,25 +220,25 @@ def _page(ws: Workspace, store: Store, ref: EntityRef, state: State) -> Page | N
     return Page(ref.page, text, source)
 
 
-def _related(store: Store, ref: EntityRef, state: State, limit: int) -> list[dict[str, Any]]:
-    """Co-mentioned entities, aliases folded into their entity, the most frequent first."""
+def _related(store: Store, ref: EntityRef, ids: Sequence[int], state: State,
+             limit: int) -> list[dict[str, Any]]:
+    """Entities linked to the same items (its page's included), aliases folded into their
+    entity, the most frequent first."""
     aliases = eq.alias_map(store)
     totals: dict[str, int] = {}
-    for row in eq.co_mentions(store, ref.keys, state, limit * 2):
-        key = aliases.get(str(row["key"]), str(row["key"]))
+    for key, n in eq.linked_entities(store, ids).items():
+        key = aliases.get(key, key)
         if key not in ref.keys:
-            totals[key] = totals.get(key, 0) + int(row["mentions"])
+            totals[key] = totals.get(key, 0) + n
     top = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    names = _names(store, [k for k, _ in top], state)
-    return [{"entity": names.get(k, k), "key": k, "mentions": n} for k, n in top]
-
-
-def _names(store: Store, keys: Sequence[str], state: State) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key in keys:
-        spelled = eq.spellings(store, (key,), state)
-        if spelled:
-            out[key] = max(spelled, key=lambda n: (spelled[n], n))
+    names = eq.spellings(store, [k for k, _ in top], State())  # current spellings: display
+    by_key = {entity_key(n): n for n in names}
+    out: list[dict[str, Any]] = []
+    for key, n in top:
+        if key not in by_key:  # not mentioned any more: as it was written then
+            spelled = eq.spellings(store, (key,), state)
+            by_key[key] = max(spelled, key=lambda s: (spelled[s], s)) if spelled else key
+        out.append({"entity": by_key[key], "key": key, "mentions": n})
     return out
 
 

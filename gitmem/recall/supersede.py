@@ -19,9 +19,12 @@ from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
-from gitmem.parse.similarity import claim_match, same_claim
+from gitmem.parse.similarity import claim, claim_match, claims_match
 
 CANDIDATES = 50  # later facts checked per shown fact, newest first
+# Kinds whose facts a later one can replace. Experience entries (B) are events: "fixed the crash"
+# stays true after "fixed the crash again".
+UPDATABLE = frozenset({"world", "opinion", "observation"})
 
 
 def citation(row: Row) -> str:
@@ -47,10 +50,12 @@ def _explicit_period(row: Row) -> tuple[str, str] | None:
 
 def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
              older_entities: Sequence[str]) -> bool:
-    """Does ``newer`` replace ``older``? Same kind, stated later, the same claim; two entries
-    that each state their own, separate period are two events ("in Oslo Dec 21-26", "in Boston
-    Nov 24-30"), not an update."""
-    if newer["kind"] != older["kind"] or newer.get("id") == older.get("id"):
+    """Does ``newer`` replace ``older``? An updatable kind, the same kind, stated later, the
+    same claim; two entries that each state their own, separate period are two events ("in Oslo
+    Dec 21-26", "in Boston Nov 24-30"), not an update."""
+    if newer["kind"] != older["kind"] or newer["kind"] not in UPDATABLE:
+        return False
+    if newer.get("id") == older.get("id"):
         return False
     if (stated(newer), newer.get("recorded_at") or "") <= (stated(older),
                                                            older.get("recorded_at") or ""):
@@ -58,7 +63,8 @@ def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
     a, b = _explicit_period(newer), _explicit_period(older)
     if a and b and (a[1] < b[0] or b[1] < a[0]):
         return False
-    return same_claim(newer["content"], newer_entities, older["content"], older_entities)
+    return claims_match(claim(newer["content"], tuple(newer_entities)),
+                        claim(older["content"], tuple(older_entities)))
 
 
 @dataclass
@@ -74,27 +80,29 @@ def threads(facts: Sequence[Row], names: dict[int, list[str]], *, show: int,
     """Facts of one kind, newest first, grouped into threads: each older fact that a shown
     current fact replaces joins its history. At most ``show`` threads; at most ``scan`` facts
     are examined (the rest are counted, not grouped). Returns (threads, facts examined)."""
+    if not facts or facts[0]["kind"] not in UPDATABLE:
+        return [Thread(row) for row in facts[:show]], min(show, len(facts))
     out: list[Thread] = []
-    examined = 0
+    signatures: list[frozenset[str]] = []
     for row in facts[:scan]:
-        examined += 1
         ents = names.get(int(row["id"]), [])
-        for thread in out:
+        sig = claim(row["content"], tuple(ents)).signature
+        for thread, other in zip(out, signatures, strict=True):
             cur = thread.current
-            if replaces(cur, names.get(int(cur["id"]), []), row, ents):
+            if sig & other and replaces(cur, names.get(int(cur["id"]), []), row, ents):
                 thread.history.append(row)
                 break
         else:
-            if len(out) >= show:
-                continue
-            out.append(Thread(row))
-    return out, examined
+            if len(out) < show:
+                out.append(Thread(row))
+                signatures.append(sig)
+    return out, min(scan, len(facts))
 
 
 def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int, Row]:
     """Item id -> the newest fact that replaces it, for the facts among ``rows``. Candidates
     obey the answer's filters (state, time window), except its entity filter."""
-    facts = [r for r in rows if r["type"] == "fact"]
+    facts = [r for r in rows if r["type"] == "fact" and r["kind"] in UPDATABLE]
     if not facts:
         return {}
     names = queries.entity_names_of(store, [int(r["id"]) for r in facts])
