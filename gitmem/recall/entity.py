@@ -12,7 +12,7 @@ from typing import Any
 
 from gitmem.config import Config
 from gitmem.domain import KIND_NAMES
-from gitmem.git import GitRepo
+from gitmem.git import GitRepo, blob_id
 from gitmem.index import entity_queries as eq
 from gitmem.index import queries
 from gitmem.index.entity_queries import State
@@ -213,11 +213,23 @@ def _page(ws: Workspace, store: Store, ref: EntityRef, state: State) -> Page | N
     blob = eq.page_blob(store, ref.page, state)
     if blob is None:
         return Page(ref.page, "", None)
-    text, first, last = human_text(GitRepo(ws.repo_root, ws.git_dir).blob(blob))
+    text, first, last = human_text(_blob_bytes(ws, ref.page, blob))
     source = None
     if first:
         source = f"{ref.page}#L{first}" if first == last else f"{ref.page}#L{first}-L{last}"
     return Page(ref.page, text, source)
+
+
+def _blob_bytes(ws: Workspace, path: str, blob: str) -> bytes:
+    """A page's text at a blob: the work tree's copy when it is that blob (no git process),
+    else git's object."""
+    try:
+        data = (ws.root / path).read_bytes()
+    except OSError:
+        data = None
+    if data is not None and blob_id(data) == blob:
+        return data
+    return GitRepo(ws.repo_root, ws.git_dir).blob(blob)
 
 
 def _related(store: Store, ref: EntityRef, ids: Sequence[int], state: State,
