@@ -7,8 +7,8 @@ Target: ``gitmem entity <most mentioned>`` p50 <= 150 ms. These machines are sha
 so each round runs every command once, interleaved, and every row is also given as a ratio to
 ``python -c pass`` measured in the same rounds, and as CPU time (user + system of the process and
 the git processes it waited for), which a busy machine inflates far less than wall time. Also
-measured: the entity list, ``--json``, ``opinions --history`` and an ``--as-of`` view. Standard library only; prints a
-Markdown table and writes JSON.
+measured: the entity list, ``--json``, ``opinions --history`` and an ``--as-of`` view.
+Standard library only; prints a Markdown table and writes JSON.
 """
 
 from __future__ import annotations
