@@ -269,3 +269,19 @@ def test_unrelated_facts_about_the_same_entity_are_not_superseded(memory: Path) 
     assert hit["superseded_by"] is None
     fixes = recall_json(memory, "Baileys crash")["results"]
     assert all(r["superseded_by"] is None for r in fixes)  # events are not updates
+
+
+def test_templated_observations_merge_by_topic_not_by_frame(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    topics = ["sqlite WAL mode", "event sourcing", "BM25 tuning", "zone 2 training",
+              "sourdough hydration", "Rust async", "sqlite WAL mode"]
+    for n, topic in enumerate(topics):
+        day = f"2025-11-{10 + n:02d}"
+        write(repo, f"memory/{day}.md", daily(day, f"S @Mara: Mentioned {topic} {n} times this month."))
+        commit_all(repo, day, f"{day}T21:00:00+00:00")
+    v = view(repo, "Mara")
+    shown = [(f.content, [h.content for h in f.history]) for f in v.facts["observation"]]
+    assert shown[0] == ("Mentioned sqlite WAL mode 6 times this month.",
+                        ["Mentioned sqlite WAL mode 0 times this month."])
+    assert all(history == [] for _, history in shown[1:])
+    assert len(shown) == 6

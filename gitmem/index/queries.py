@@ -199,24 +199,33 @@ def entity_names_like(store: Store, fragment: str, limit: int = 5) -> list[str]:
         (f"%{fragment}%", limit))]
 
 
-def later_claims(store: Store, row: Row, keys: Sequence[str], match: str, flt: ItemFilter,
-                 limit: int) -> list[Row]:
-    """Facts of the same kind stated after ``row`` that share an entity with it and one of its
-    words (``match``), newest first: the candidates that may replace it."""
+def subject_fact_ids(store: Store, keys: Sequence[str]) -> set[int]:
+    """Ids of every fact version whose subjects include one of these entity keys (index only:
+    only facts have subjects)."""
+    return {int(r) for (r,) in store.conn.execute(
+        f"SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)}) "
+        "AND role = 'subject'", list(keys))}
+
+
+def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,
+                limit: int) -> list[Row]:
+    """Of these item ids, the facts of ``row``'s kind stated after it that pass the filter,
+    newest first: the candidates that may replace it."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
     stated = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
-    mine = (row["day"] or (row["recorded_at"] or "")[:10], row["recorded_at"] or "")
-    sql = (
-        f"SELECT {columns} FROM (SELECT rowid AS rid FROM items_fts WHERE items_fts MATCH ?) m "
-        f"JOIN items i ON i.id = m.rid WHERE i.type = 'fact' AND i.kind = ? AND {where} "
-        f"AND ({stated} > ? OR ({stated} = ? AND i.recorded_at > ?)) "
-        f"AND EXISTS (SELECT 1 FROM item_entities e WHERE e.item_id = i.id "
-        f"AND e.entity IN ({marks(keys)})) "
-        f"ORDER BY {stated} DESC, i.recorded_at DESC, i.path DESC, i.start_line DESC LIMIT ?")
-    records = store.conn.execute(sql, [*col_args, match, row["kind"], *args, mine[0], mine[0],
-                                       mine[1], *keys, limit]).fetchall()
-    return _rows(records)
+    day = row["day"] or (row["recorded_at"] or "")[:10]
+    out: list[Row] = []
+    for part in batched(ids):
+        out.extend(_rows(store.conn.execute(
+            f"SELECT {columns} FROM items i WHERE i.id IN ({marks(part)}) AND i.type = 'fact' "
+            f"AND i.kind = ? AND {where} "
+            f"AND ({stated} > ? OR ({stated} = ? AND i.recorded_at > ?))",
+            [*col_args, *part, row["kind"], *args, day, day, row["recorded_at"] or ""])
+            .fetchall()))
+    out.sort(key=lambda r: (r["day"] or (r["recorded_at"] or "")[:10], r["recorded_at"] or "",
+                            r["path"], r["start_line"]), reverse=True)
+    return out[:limit]
 
 
 def entity_names_of(store: Store, ids: Sequence[int]) -> dict[int, list[str]]:

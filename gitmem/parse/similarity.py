@@ -26,31 +26,27 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from gitmem.parse.retain import entity_key
-from gitmem.parse.textfold import STOPWORDS, fold
+from gitmem.parse.textfold import STOPWORDS, _cjk, fold
 
 # The shared part must weigh at least this fraction of the larger statement. Tested paraphrases
 # and updates score 0.5 or more, unrelated statements about the same entity 0.4 or less.
 SAME_CLAIM_THRESHOLD = 0.45
 
 _LIGHT = 0.3  # generic predicates and update markers
+# A term that at least this share (and this many) of the compared statements hold is frame.
+COMMON_SHARE = 0.2
+COMMON_AT_LEAST = 5
 _VALUE = 0.5  # capitalised words inside a sentence, numbers, single CJK ideographs
-
-_CJK = (
-    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-    "\uff66-\uff9f"
-)
 
 
 @dataclass(frozen=True)
 class _Patterns:
     word: re.Pattern[str]
-    cjk_run: re.Pattern[str]
-    cjk_script: re.Pattern[str]
     cyrillic: re.Pattern[str]
     ja_negation: re.Pattern[str]
     parenthetical: re.Pattern[str]
@@ -61,24 +57,32 @@ class _Patterns:
 
 
 @functools.cache
+def _cjk_script() -> re.Pattern[str]:
+    """Compiled on the first non-ASCII statement: wide Unicode classes take milliseconds."""
+    return re.compile(
+        "(?P<ideographs>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
+        "|(?P<katakana>[\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
+        "|(?P<hangul>[\uac00-\ud7af]+)"
+    )
+
+
+def _cjk_run() -> re.Pattern[str]:
+    """A run of CJK characters: the pattern text folding uses (compiled once for both)."""
+    return _cjk()[0]
+
+
+@functools.cache
 def _rx() -> _Patterns:
-    """Compiled on first use: the wide Unicode classes take milliseconds to compile, which
-    a recall that shows no fact never needs to pay."""
+    """Compiled on first use, not at import: recall imports this module for every query."""
     return _Patterns(
         word=re.compile(r"[^\W_]+(?:'[^\W_]+)?"),
-        cjk_run=re.compile(f"[{_CJK}]+"),
-        cjk_script=re.compile(
-            "(?P<ideographs>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
-            "|(?P<katakana>[\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
-            "|(?P<hangul>[\uac00-\ud7af]+)"
-        ),
         cyrillic=re.compile("[\u0400-\u04ff]"),
         ja_negation=re.compile("ない|ません|なかった|ず(?:に|、|。|$)|不"),
         parenthetical=re.compile(r"\([^)]*\)|（[^）]*）"),
         clause_end=re.compile(r"[;:—–；。]| - "),
         code=re.compile(r"`([^`]+)`"),
         dotted=re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b"),
-        sentence_end=re.compile("[.!?:;。！？]"),
+        sentence_end=re.compile("[.!?:;]|[。！？]"),
     )
 
 _DANISH_STOP = frozenset(
@@ -123,7 +127,7 @@ _SYNONYMS: dict[str, str] = {
 _ANTONYMS = frozenset({("short", "long"), ("prefer", "dislik"), ("prefer", "hate")})
 # Terms that say little about what a statement is about.
 _LIGHT_TERMS = frozenset(
-    """prefer use have get make go move now current old new still today anymor longer default
+    """prefer use have get make go move now current old new still today anymor longer default sinc
     becom chang updat upgrad replac set keep kept also alway usual realli much mani thing one two
     nu stadig gammel ny nye altid теперь сейчас стар нов всегда""".split()  # noqa: SIM905 - a word list reads better as text
 )
@@ -173,7 +177,8 @@ def _word_terms(text: str) -> dict[str, float]:
     rx = _rx()
     # CJK letters are word characters too: blank them out (with a comma, so that a Latin word
     # right after them does not count as a sentence start); _cjk_terms handles them.
-    text = rx.cjk_run.sub(lambda m: "\u3001" * len(m.group(0)), text)
+    if not text.isascii():
+        text = _cjk_run().sub(lambda m: "\u3001" * len(m.group(0)), text)
     matches = list(rx.word.finditer(text))
     latin = _latin_language([m.group(0).casefold() for m in matches])
     # Danish stop words only in Danish text: "man", "end", "over" are English content words.
@@ -205,7 +210,9 @@ def _cjk_terms(text: str) -> dict[str, float]:
     gives bigrams plus single ideographs, hiragana (particles, inflection) is dropped. Chinese and
     Korean runs give bigrams."""
     terms: dict[str, float] = {}
-    for match in _rx().cjk_script.finditer(text):
+    if text.isascii():
+        return terms
+    for match in _cjk_script().finditer(text):
         run = match.group(0)
         if match.lastgroup == "katakana":
             terms[run] = 1.0
@@ -304,20 +311,23 @@ def claim(text: str, entities: tuple[str, ...]) -> Claim:
     )
 
 
-def _terms_match(a: dict[str, float], b: dict[str, float], names: frozenset[str]) -> bool:
-    if not any(a[t] == 1.0 and b[t] == 1.0 and t not in names for t in a.keys() & b.keys()):
+def _terms_match(a: dict[str, float], b: dict[str, float], names: frozenset[str],
+                 common: frozenset[str]) -> bool:
+    skip = names | common
+    if not any(a[t] == 1.0 and b[t] == 1.0 and t not in skip for t in a.keys() & b.keys()):
         return False  # cheap, and true of most pairs
-    a = {t: w for t, w in a.items() if t not in names}
-    b = {t: w for t, w in b.items() if t not in names}
+    a = {t: min(w, _LIGHT) if t in common else w for t, w in a.items() if t not in names}
+    b = {t: min(w, _LIGHT) if t in common else w for t, w in b.items() if t not in names}
     return not _opposed(a, b) and _score(a, b) >= SAME_CLAIM_THRESHOLD
 
 
-def claims_match(a: Claim, b: Claim) -> bool:
-    """:func:`same_claim` for prepared statements."""
+def claims_match(a: Claim, b: Claim, common: frozenset[str] = frozenset()) -> bool:
+    """:func:`same_claim` for prepared statements. ``common``: terms that many statements of
+    the same memory share (see :func:`common_terms`); they weigh as little as "prefers"."""
+    if not (a.signature & b.signature) - common:
+        return False  # no full-weight term in common: cheap, and true of most pairs
     # Both name entities, and one's entities include the other's (a later fact may add one:
     # "@Peter: gateway host is the NUC" -> "@Peter @The-Castle: moved the gateway host ...").
-    if not (a.signature & b.signature):
-        return False  # no full-weight term in common: cheap, and true of most pairs
     if not (a.keys and b.keys and (a.keys <= b.keys or b.keys <= a.keys)):
         return False
     if a.negated != b.negated:
@@ -326,7 +336,24 @@ def claims_match(a: Claim, b: Claim) -> bool:
         return False  # about different settings, errors or commands
     names = a.names | b.names
     # A long statement's main clause may match a short paraphrase its trailing clause would drown.
-    return any(_terms_match(x, y, names) for x in a.variants for y in b.variants)
+    return any(_terms_match(x, y, names, common) for x in a.variants for y in b.variants)
+
+
+def common_terms(claims: Iterable[Claim], *, share: float = COMMON_SHARE,
+                 at_least: int = COMMON_AT_LEAST) -> frozenset[str]:
+    """Terms that a large share of these (distinct) statements hold: the frame of templated
+    notes ("Mentioned X N times this month", "The X cache at Y has N GB free"). Two statements
+    that share only their frame say different things; without this, "Mentioned sqlite WAL mode
+    1 times" and "Mentioned event sourcing 1 times" would be one claim. The caller passes the
+    statements it compares (an entity's facts of one kind), each text once."""
+    counts: dict[str, int] = {}
+    n = 0
+    for c in claims:
+        n += 1
+        for term in c.signature:
+            counts[term] = counts.get(term, 0) + 1
+    floor = max(at_least, share * n)
+    return frozenset(t for t, k in counts.items() if k >= floor)
 
 
 def same_claim(
@@ -335,38 +362,3 @@ def same_claim(
     """True when two statements are about the same entities and say the same kind of thing,
     so the later one updates (or is evidence about) the earlier one."""
     return claims_match(claim(a_text, tuple(a_entities)), claim(b_text, tuple(b_entities)))
-
-
-def _prefix(stem: str) -> str:
-    """A prefix that every word with this stem starts with: Snowball turns a final 'y' into
-    'i' ("reply" -> "repli"), so that letter is left out."""
-    return stem[:-1] if stem.endswith("i") and len(stem) > 3 else stem
-
-
-@functools.cache
-def _synonym_groups() -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for stem, canonical in _SYNONYMS.items():
-        groups.setdefault(canonical, [canonical]).append(stem)
-    return groups
-
-
-def claim_match(text: str, entities: Sequence[str]) -> str | None:
-    """A full-text (FTS5) expression that finds every statement that may make the same claim:
-    one of the statement's full-weight terms (a word by its stem's prefix, with its synonyms;
-    a CJK word or bigram; a code span or key as a phrase), entity names left out. None when the
-    statement has no such term (then nothing can be the same claim: one must be shared)."""
-    prepared = claim(text, tuple(entities))
-    parts: set[str] = set()
-    for terms in prepared.variants:
-        for term, weight in terms.items():
-            if weight < 1.0 or term in prepared.names:
-                continue
-            if term in prepared.identifiers or _rx().cjk_run.search(term):
-                tokens = _rx().word.findall(fold(term))
-                if tokens:
-                    parts.add('"' + " ".join(tokens) + '"')
-            else:
-                parts.update(f'"{_prefix(s)}"*' for s in _synonym_groups().get(term, [term])
-                             if _prefix(s))
-    return " OR ".join(sorted(parts)) or None

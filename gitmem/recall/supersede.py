@@ -19,9 +19,10 @@ from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
-from gitmem.parse.similarity import claim, claim_match, claims_match
+from gitmem.parse.similarity import Claim, claim, claims_match, common_terms
 
-CANDIDATES = 50  # later facts checked per shown fact, newest first
+CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
+SCANNED = 160  # later fact versions with one of its subjects read to find them
 # Kinds whose facts a later one can replace. Experience entries (B) are events: "fixed the crash"
 # stays true after "fixed the crash again".
 UPDATABLE = frozenset({"world", "opinion", "observation"})
@@ -49,10 +50,11 @@ def _explicit_period(row: Row) -> tuple[str, str] | None:
 
 
 def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
-             older_entities: Sequence[str]) -> bool:
-    """Does ``newer`` replace ``older``? An updatable kind, the same kind, stated later, the
-    same claim; two entries that each state their own, separate period are two events ("in Oslo
-    Dec 21-26", "in Boston Nov 24-30"), not an update."""
+             older_entities: Sequence[str], common: frozenset[str] = frozenset()) -> bool:
+    """Does ``newer`` replace ``older``? An updatable kind, the same kind, stated later, all of
+    the older one's entities, the same claim (``common``: frame terms, see ``common_terms``);
+    two entries that each state their own, separate period are two events ("in Oslo Dec
+    21-26", "in Boston Nov 24-30"), not an update."""
     if newer["kind"] != older["kind"] or newer["kind"] not in UPDATABLE:
         return False
     if newer.get("id") == older.get("id"):
@@ -63,8 +65,13 @@ def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
     a, b = _explicit_period(newer), _explicit_period(older)
     if a and b and (a[1] < b[0] or b[1] < a[0]):
         return False
+    # An update may name one more entity ("@Peter @The-Castle: moved the gateway host to The
+    # Castle"), never fewer: "@Helsinki: the gateway host at Helsinki has 98 GB free" does not
+    # replace "@Mara @Helsinki: moved the gateway host to Helsinki".
+    if not {entity_key(e) for e in older_entities} <= {entity_key(e) for e in newer_entities}:
+        return False
     return claims_match(claim(newer["content"], tuple(newer_entities)),
-                        claim(older["content"], tuple(older_entities)))
+                        claim(older["content"], tuple(older_entities)), common)
 
 
 @dataclass
@@ -82,43 +89,63 @@ def threads(facts: Sequence[Row], names: dict[int, list[str]], *, show: int,
     are examined (the rest are counted, not grouped). Returns (threads, facts examined)."""
     if not facts or facts[0]["kind"] not in UPDATABLE:
         return [Thread(row) for row in facts[:show]], min(show, len(facts))
+    scanned = facts[:scan]
+    claims = [claim(r["content"], tuple(names.get(int(r["id"]), []))) for r in scanned]
+    common = _frame(scanned, claims)
     out: list[Thread] = []
     signatures: list[frozenset[str]] = []
-    for row in facts[:scan]:
+    for row, prepared in zip(scanned, claims, strict=True):
         ents = names.get(int(row["id"]), [])
-        sig = claim(row["content"], tuple(ents)).signature
+        sig = prepared.signature - common
         for thread, other in zip(out, signatures, strict=True):
             cur = thread.current
-            if sig & other and replaces(cur, names.get(int(cur["id"]), []), row, ents):
+            if sig & other and replaces(cur, names.get(int(cur["id"]), []), row, ents, common):
                 thread.history.append(row)
                 break
         else:
             if len(out) < show:
                 out.append(Thread(row))
                 signatures.append(sig)
-    return out, min(scan, len(facts))
+    return out, len(scanned)
+
+
+def _frame(rows: Sequence[Row], claims: Sequence[Claim]) -> frozenset[str]:
+    """The terms most of these statements share (each text counted once)."""
+    distinct = {r["content"]: c for r, c in zip(rows, claims, strict=True)}
+    return common_terms(distinct.values())
 
 
 def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int, Row]:
-    """Item id -> the newest fact that replaces it, for the facts among ``rows``. Candidates
-    obey the answer's filters (state, time window), except its entity filter."""
+    """Item id -> the newest fact that replaces it, for the facts among ``rows``.
+
+    Candidates are the newest fact versions recorded after it with one of its subjects (ids
+    from the entity index alone; only the newest SCANNED are read), of its kind, that obey the
+    answer's filters (state, time window) except its entity filter. Bounded work per shown
+    fact: a replacement older than that is missed, never invented."""
     facts = [r for r in rows if r["type"] == "fact" and r["kind"] in UPDATABLE]
     if not facts:
         return {}
     names = queries.entity_names_of(store, [int(r["id"]) for r in facts])
+    by_subject: dict[tuple[str, ...], list[int]] = {}
     out: dict[int, Row] = {}
     for row in facts:
         ents = names.get(int(row["id"]), [])
-        match = claim_match(row["content"], ents)
-        keys = sorted({entity_key(e) for e in ents})
-        if match is None or not keys:
+        keys = tuple(sorted({entity_key(e) for e in ents}))
+        if not keys or not claim(row["content"], tuple(ents)).signature:
             continue
+        if keys not in by_subject:
+            by_subject[keys] = sorted(queries.subject_fact_ids(store, keys), reverse=True)
+        item_id = int(row["id"])
+        ids = [i for i in by_subject[keys] if i > item_id][:SCANNED]  # recorded later
         scope = replace(flt, kinds=(row["kind"],), entity_keys=(), prefer=None)
-        later = queries.later_claims(store, row, keys, match, scope, CANDIDATES)
+        later = queries.later_facts(store, row, ids, scope, CANDIDATES)
         later_names = queries.entity_names_of(store, [int(r["id"]) for r in later])
+        pool = [row, *later]
+        common = _frame(pool, [claim(r["content"], tuple(later_names.get(int(r["id"]), ents)))
+                               for r in pool])
         for cand in later:  # newest first: the first that replaces it is the current one
-            if replaces(cand, later_names.get(int(cand["id"]), []), row, ents):
-                out[int(row["id"])] = cand
+            if replaces(cand, later_names.get(int(cand["id"]), []), row, ents, common):
+                out[item_id] = cand
                 break
     return out
 
