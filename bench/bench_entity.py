@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +48,6 @@ def prepare(years: int, cache: Path, scratch: Path, env: dict[str, str]) -> tupl
     return ws, str(top["entity"])
 
 
-def run_timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run; its output is discarded."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
-    if proc.returncode:
-        assert proc.stderr is not None
-        raise SystemExit(f"{' '.join(argv)} failed: {proc.stderr.read().decode()[-600:]}")
-    assert proc.stderr is not None
-    proc.stderr.close()
-    return wall, usage.ru_utime + usage.ru_stime
-
-
 def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
     env = dict(os.environ)
     env.pop("GITMEM_EMBED_PROVIDER", None)
@@ -88,12 +71,14 @@ def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
         walls: dict[str, list[float]] = {what: [] for what in commands}
         cpus: dict[str, list[float]] = {what: [] for what in commands}
         for argv in commands.values():  # warm-up: page cache, bytecode
-            run_timed(argv, env)
+            lex.run_child(argv, env=env)
         for _ in range(rounds):  # interleaved, so load changes hit every command alike
             for what, argv in commands.items():
-                wall, cpu = run_timed(argv, env)
-                walls[what].append(wall)
-                cpus[what].append(cpu)
+                run = lex.run_child(argv, env=env)
+                if run.returncode:
+                    raise SystemExit(f"{what} failed: {lex.tail(run.stderr)}")
+                walls[what].append(run.seconds)
+                cpus[what].append(run.cpu_seconds)
         view = json.loads(subprocess.run(commands[f"entity {top} --json"], capture_output=True,
                                          env=env, check=True).stdout)
         load = os.getloadavg()[0]
