@@ -137,3 +137,12 @@ def test_frame_terms_of_templated_notes_do_not_make_a_claim() -> None:
     assert claims_match(claims[0], claims[1])  # without the frame known: one claim (why it exists)
     few = common_terms(claims[:3])  # too few statements to call anything frame
     assert few == frozenset()
+
+
+def test_a_negation_in_a_trailing_clause_does_not_block_the_main_claim() -> None:
+    assert same_claim(
+        "The Castle will be a more reliable gateway host than the old NUC.", ["The-Castle"],
+        "The Castle is a more reliable gateway host than the old NUC; no disconnects since the "
+        "move.", ["The-Castle"])
+    assert not same_claim("The Castle is a reliable gateway host.", ["The-Castle"],
+                          "The Castle is not a reliable gateway host.", ["The-Castle"])

@@ -290,9 +290,9 @@ class Claim:
 
     keys: frozenset[str]  # its entities' keys
     names: frozenset[str]  # the terms of its entities' names
-    negated: bool
     identifiers: frozenset[str]  # code spans and dotted keys
     variants: tuple[dict[str, float], ...]  # the terms of the statement and of its main clause
+    negated: tuple[bool, ...]  # whether each variant is negated
     signature: frozenset[str]  # its full-weight terms, names left out: a match shares one
 
 
@@ -300,13 +300,14 @@ class Claim:
 def claim(text: str, entities: tuple[str, ...]) -> Claim:
     _, identifiers = _identifiers(unicodedata.normalize("NFKC", text))
     names = _entity_terms(entities)
-    variants = tuple(statement_terms(v) for v in _variants(text))
+    texts = _variants(text)
+    variants = tuple(statement_terms(v) for v in texts)
     return Claim(
         keys=frozenset(entity_key(e) for e in entities) - {""},
         names=names,
-        negated=_negated(text),
         identifiers=frozenset(identifiers),
         variants=variants,
+        negated=tuple(_negated(v) for v in texts),
         signature=frozenset(t for terms in variants for t, w in terms.items() if w == 1.0) - names,
     )
 
@@ -330,13 +331,14 @@ def claims_match(a: Claim, b: Claim, common: frozenset[str] = frozenset()) -> bo
     # "@Peter: gateway host is the NUC" -> "@Peter @The-Castle: moved the gateway host ...").
     if not (a.keys and b.keys and (a.keys <= b.keys or b.keys <= a.keys)):
         return False
-    if a.negated != b.negated:
-        return False
     if a.identifiers and b.identifiers and not a.identifiers & b.identifiers:
         return False  # about different settings, errors or commands
     names = a.names | b.names
-    # A long statement's main clause may match a short paraphrase its trailing clause would drown.
-    return any(_terms_match(x, y, names, common) for x in a.variants for y in b.variants)
+    # A long statement's main clause may match a short paraphrase its trailing clause would
+    # drown (or a negation in its trailing clause block: "...; no disconnects since the move").
+    return any(_terms_match(x, y, names, common)
+               for x, x_neg in zip(a.variants, a.negated, strict=True)
+               for y, y_neg in zip(b.variants, b.negated, strict=True) if x_neg == y_neg)
 
 
 def common_terms(claims: Iterable[Claim], *, share: float = COMMON_SHARE,
