@@ -149,6 +149,9 @@ def entity_items(store: Store, keys: Sequence[str], state: State) -> list[tuple[
     ``ITEM_FIELDS`` (chunks without their text). One pass: the entity view derives its facts,
     timeline and first and last mention from these; thousands of rows, so no dicts."""
     where, args = state.clause()
+    # Driven by the ids: each row is read by its key, so validity is checked on the row
+    # ('+' keeps SQLite from searching the valid_to index for every id as well).
+    where = where.replace("i.valid", "+i.valid")
     sql = (
         f"SELECT {_ITEM_COLUMNS} FROM items i WHERE {where} AND i.id IN "
         f"(SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)})) "

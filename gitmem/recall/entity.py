@@ -29,7 +29,7 @@ from gitmem.workspace import Workspace
 
 KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation
 SHOW = 10  # current facts shown per kind
-SCAN = 120  # facts per kind examined for knowledge updates (older ones are counted only)
+SCAN = 60  # facts per kind examined for knowledge updates (older ones are counted only)
 
 
 @dataclass(frozen=True)
