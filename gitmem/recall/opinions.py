@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import TimeWindow
+from gitmem.domain import Evidence, TimeWindow
 from gitmem.errors import UsageError
 from gitmem.index import entity_queries as eq
 from gitmem.index.entity_queries import State
@@ -31,16 +31,9 @@ from gitmem.workspace import Workspace
 _WORD = re.compile(r"\w+")
 
 
-@dataclass(frozen=True)
-class EvidenceView:
-    stance: str  # for | against
-    fact_id: str
-    source: str  # the citation the file gives
-    confidence: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"stance": self.stance, "fact_id": self.fact_id, "source": self.source,
-                "confidence": self.confidence}
+def evidence_json(e: Evidence) -> dict[str, Any]:
+    return {"stance": e.stance, "fact_id": e.fact_id, "source": e.source,
+            "confidence": e.confidence}
 
 
 @dataclass(frozen=True)
@@ -63,7 +56,7 @@ class OpinionView:
     confidence: float | None
     updated: str | None
     source: str  # bank/opinions.md#Lx-Ly, @commit when not the current version
-    evidence: tuple[EvidenceView, ...]
+    evidence: tuple[Evidence, ...]  # each with the citation the file gives
     recorded_at: str | None
     history: tuple[ConfidencePoint, ...] | None = None  # with --history
 
@@ -75,7 +68,7 @@ class OpinionView:
             "confidence": self.confidence,
             "updated": self.updated,
             "source": self.source,
-            "evidence": [e.to_json() for e in self.evidence],
+            "evidence": [evidence_json(e) for e in self.evidence],
             "recorded_at": self.recorded_at,
         }
         if self.history is not None:
@@ -108,8 +101,8 @@ def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None) -
         confidence=row["confidence"],
         updated=row["updated"],
         source=citation(row),
-        evidence=tuple(EvidenceView(str(e["stance"]), str(e["fact_id"]), str(e["source"]),
-                                    e.get("confidence")) for e in row["evidence"]),
+        evidence=tuple(Evidence(str(e["stance"]), str(e["fact_id"]), str(e["source"]),
+                                e.get("confidence")) for e in row["evidence"]),
         recorded_at=row["recorded_at"],
         history=history,
     )
@@ -221,4 +214,4 @@ def opinion_json(row: Row) -> dict[str, Any]:
     """What ``recall`` adds to an opinion result: its id, updated date and cited evidence."""
     view = opinion_view(row)
     return {"opinion_id": view.opinion_id, "updated": view.updated,
-            "evidence": [e.to_json() for e in view.evidence]}
+            "evidence": [evidence_json(e) for e in view.evidence]}
