@@ -21,6 +21,8 @@ from gitmem.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
     from gitmem.config import Config
+    from gitmem.recall.entity import EntityList, EntityView, FactView
+    from gitmem.recall.opinions import OpinionView
     from gitmem.recall.search import Result
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -244,6 +246,11 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
             click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
         )
         click.echo(click.style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
+        if r.superseded_by:
+            click.echo(click.style(f"superseded by {r.superseded_by}", fg="yellow"))
+        for e in (r.opinion or {}).get("evidence", []):
+            c = "" if e["confidence"] is None else f" (c={e['confidence']:.2f})"
+            click.echo(f"  {e['stance']:<7} {e['source']}{c}  {e['fact_id']}")
         for line in r.snippet.splitlines():
             click.echo(f"  {line}")
         click.echo("")
@@ -327,6 +334,182 @@ def recall(
         tw = response.time_window
         click.echo(f"window from '{tw['phrase']}': {tw['since']} .. {tw['until']}", err=True)
     _print_results(response.results, response.warnings)
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+HISTORY_SHOWN = 5  # replaced versions of a fact shown as text
+
+
+def _spark(values: list[float], top: float | None = None) -> str:
+    """A Unicode sparkline of values in [0, top] (top: their maximum)."""
+    high = top if top is not None else max(values, default=0.0)
+    if high <= 0:
+        return SPARKS[0] * len(values)
+    return "".join(SPARKS[min(7, round(v / high * 7))] for v in values)
+
+
+def _print_fact(f: FactView) -> None:
+    conf = f" c={f.confidence:.2f}" if f.confidence is not None else ""
+    period = ""
+    if f.event_start and (f.event_start, f.event_end) != (f.stated, f.stated):
+        period = f" (event {f.event_start}" + (
+            f" – {f.event_end})" if f.event_end and f.event_end != f.event_start else ")")
+    click.echo(f"  {f.stated}{conf}  {f.content}{period}")
+    click.echo(click.style(f"      {f.source}", fg="cyan"))
+    for old in f.history[:HISTORY_SHOWN]:
+        c = f" c={old.confidence:.2f}" if old.confidence is not None else ""
+        click.echo(f"      was{c}: {old.content}  (until {old.until})  "
+                   + click.style(old.source, fg="cyan"))
+    if len(f.history) > HISTORY_SHOWN:
+        click.echo(f"      … and {len(f.history) - HISTORY_SHOWN} earlier (--json lists them)")
+
+
+def _print_opinion(o: OpinionView, chart: bool) -> None:
+    conf = "  -  " if o.confidence is None else f"{o.confidence:.2f}"
+    click.echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  "
+               + click.style(o.source, fg="cyan"))
+    for e in o.evidence:
+        c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
+        click.echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
+    if o.history is None:
+        return
+    values = [p.confidence or 0.0 for p in o.history]
+    if chart and values:
+        click.echo(f"        {_spark(values, 1.0)}  {values[0]:.2f} → {values[-1]:.2f}")
+    for p in o.history:
+        shown = "-" if p.confidence is None else f"{p.confidence:.2f}"
+        click.echo(f"        {p.date}  {p.commit[:7]}  {shown}")
+
+
+def _print_entity(v: EntityView) -> None:
+    click.echo(click.style(v.name, bold=True) + (f"  (aliases: {', '.join(v.aliases)})"
+                                                 if v.aliases else ""))
+    if v.as_of:
+        click.echo(f"as of {v.as_of}")
+    counts = v.counts
+    click.echo(f"mentions: {counts['mentions']}  facts: {counts['facts']}" + "".join(
+        f"  {k}: {counts[k]}" for k in ("world", "experience", "opinion", "observation")
+        if counts.get(k)))
+    for label, m in (("first mention", v.first_mention), ("last mention", v.last_mention)):
+        if m is not None:
+            click.echo(f"{label}: {m.date}  " + click.style(m.source, fg="cyan"))
+    if v.page is not None:
+        click.echo("")
+        click.echo(click.style(f"page {v.page.source or v.page.path}", fg="cyan"))
+        for line in v.page.text.splitlines():
+            click.echo(f"  {line}")
+    for kind, facts in v.facts.items():
+        total = counts.get(kind, len(facts))
+        more = f", newest {len(facts)} current" if total > len(facts) else ""
+        click.echo("")
+        click.echo(click.style(f"{kind} ({total}{more})", bold=True))
+        for f in facts:
+            _print_fact(f)
+    if v.opinions:
+        click.echo("")
+        click.echo(click.style("opinions", bold=True))
+        for o in v.opinions:
+            _print_opinion(o, chart=False)
+    if v.timeline:
+        click.echo("")
+        click.echo(click.style("timeline (mentions per month)", bold=True))
+        years: dict[str, list[int]] = {}
+        for month in v.timeline:
+            period = str(month["period"])
+            years.setdefault(period[:4], [0] * 12)[int(period[5:7]) - 1] = int(month["mentions"])
+        top = max(max(ms) for ms in years.values())
+        for year, months in years.items():
+            click.echo(f"  {year}  {_spark([float(n) for n in months], float(top))}  "
+                       f"{sum(months)}")
+    if v.related:
+        click.echo("")
+        click.echo("related: " + ", ".join(f"{r['entity']} ({r['mentions']})"
+                                           for r in v.related))
+    for w in v.warnings:
+        click.echo(f"note: {w}", err=True)
+
+
+def _print_entity_list(listing: EntityList) -> None:
+    if listing.as_of:
+        click.echo(f"as of {listing.as_of}")
+    if not listing.entities:
+        click.echo("no entities yet: mention one as @Name in a Retain entry")
+    for e in listing.entities:
+        extra = f"  aliases: {', '.join(e.aliases)}" if e.aliases else ""
+        page = f"  {e.page}" if e.page else ""
+        click.echo(f"{e.mentions:6d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
+    for w in listing.warnings:
+        click.echo(f"note: {w}", err=True)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("name", required=False)
+@click.option("--as-of", "as_of",
+              help="Answer from the memory as it stood then (record time; 2025-11 means the "
+              "end of November 2025).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Current facts shown per kind.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
+           as_json: bool) -> None:
+    """Tell me about NAME: its page's text, facts by kind (newest first; facts a later one
+    replaced shown as 'was ... until'), opinions, first and last mention, a timeline and the
+    entities mentioned with it, each cited as path#Lline.
+
+    NAME may be written @The-Castle, the_castle or "The Castle", or be an alias from the
+    page's front matter. Without NAME: every entity with its mentions and facts."""
+    from gitmem.recall.entity import entity_view, list_entities
+
+    ws, cfg = _workspace(ctx)
+    if name is None:
+        listing = list_entities(ws, cfg, as_of=as_of)
+        if as_json:
+            _print_json(listing.to_json())
+        else:
+            _print_entity_list(listing)
+        return
+    view = entity_view(ws, cfg, name, as_of=as_of, show=limit)
+    if as_json:
+        _print_json(view.to_json())
+    else:
+        _print_entity(view)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--entity", "entity_name", help="Only opinions about this entity (aliases "
+              "resolve).")
+@click.option("--min-confidence", "min_confidence", type=click.FloatRange(0.0, 1.0),
+              help="Only opinions held at least this strongly (0..1).")
+@click.option("--as-of", "as_of",
+              help="The confidence as it stood then (from bank/opinions.md's history).")
+@click.option("--history", is_flag=True,
+              help="How each opinion's confidence moved, commit by commit (with a chart on a "
+              "terminal).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float | None,
+             as_of: str | None, history: bool, as_json: bool) -> None:
+    """The opinions of bank/opinions.md, strongest first: statement, confidence, updated date
+    and the evidence for and against, each cited."""
+    from gitmem.recall.opinions import list_opinions
+
+    ws, cfg = _workspace(ctx)
+    answer = list_opinions(ws, cfg, entity=entity_name, min_confidence=min_confidence,
+                           as_of=as_of, history=history)
+    if as_json:
+        _print_json(answer.to_json())
+        return
+    if answer.as_of:
+        click.echo(f"as of {answer.as_of}")
+    if not answer.opinions:
+        filtered = entity_name is not None or min_confidence is not None
+        click.echo("no opinions match" if filtered else "no opinions yet (bank/opinions.md)")
+    chart = sys.stdout.isatty()
+    for o in answer.opinions:
+        _print_opinion(o, chart)
+    for w in answer.warnings:
+        click.echo(f"note: {w}", err=True)
 
 
 def _split_anchor(target: str) -> tuple[str, int | None, int | None, str | None]:

@@ -28,6 +28,8 @@ RESULT_KEYS = {
     "fact_id",
     "score",
     "uncommitted",  # added (SPEC §8: add fields, never rename): from index --worktree
+    "superseded_by",  # added: the citation of a later fact that replaced this one (issue 8)
+    "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
 }
 
 # A daily note with one well-formed Retain entry.

@@ -376,6 +376,7 @@ RECALL_MODULES = {
     "gitmem.parse", "gitmem.parse.chunking", "gitmem.parse.opinions", "gitmem.parse.retain",
     "gitmem.parse.textfold", "gitmem.parse.timeparse", "gitmem.recall", "gitmem.recall.answer",
     "gitmem.recall.ranking", "gitmem.recall.search",
+    "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
 NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",

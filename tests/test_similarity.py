@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from gitmem.parse.similarity import same_claim, statement_similarity, statement_terms
+from gitmem.parse.similarity import (
+    claim,
+    claims_match,
+    common_terms,
+    same_claim,
+    statement_similarity,
+    statement_terms,
+)
 
 # (entities a, text a, entities b, text b): the same claim, said again or updated.
 SAME = [
@@ -113,3 +120,29 @@ def test_terms_fold_stem_and_drop_stop_words() -> None:
 def test_danish_stop_words_only_in_danish() -> None:
     assert "man" in statement_terms("The man at the front desk")  # English content word
     assert "man" not in statement_terms("Man kan godt lide korte svar")  # Danish "one"
+
+
+def test_frame_terms_of_templated_notes_do_not_make_a_claim() -> None:
+    """Terms most statements share ("Mentioned X N times this month") are frame: statements
+    that share only them say different things; the same topic still matches."""
+    topics = ["sqlite WAL mode", "event sourcing", "BM25 tuning", "zone 2 training",
+              "sourdough hydration", "Rust async", "trigram indexes"]
+    texts = [f"Mentioned {t} {n} times this month." for n, t in enumerate(topics)]
+    claims = [claim(t, ("Peter",)) for t in texts]
+    common = common_terms(claims)
+    assert {"mention", "time", "month"} <= common
+    assert not claims_match(claims[0], claims[1], common)
+    assert claims_match(claim("Mentioned sqlite WAL mode 4 times this month.", ("Peter",)),
+                        claims[0], common)
+    assert claims_match(claims[0], claims[1])  # without the frame known: one claim (why it exists)
+    few = common_terms(claims[:3])  # too few statements to call anything frame
+    assert few == frozenset()
+
+
+def test_a_negation_in_a_trailing_clause_does_not_block_the_main_claim() -> None:
+    assert same_claim(
+        "The Castle will be a more reliable gateway host than the old NUC.", ["The-Castle"],
+        "The Castle is a more reliable gateway host than the old NUC; no disconnects since the "
+        "move.", ["The-Castle"])
+    assert not same_claim("The Castle is a reliable gateway host.", ["The-Castle"],
+                          "The Castle is not a reliable gateway host.", ["The-Castle"])

@@ -197,3 +197,45 @@ def entity_names_like(store: Store, fragment: str, limit: int = 5) -> list[str]:
     return [str(r[0]) for r in store.conn.execute(
         "SELECT name FROM entities WHERE key LIKE ? ORDER BY name LIMIT ?",
         (f"%{fragment}%", limit))]
+
+
+def subject_fact_ids(store: Store, keys: Sequence[str]) -> set[int]:
+    """Ids of every fact version whose subjects include one of these entity keys (index only:
+    only facts have subjects)."""
+    return {int(r) for (r,) in store.conn.execute(
+        f"SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)}) "
+        "AND role = 'subject'", list(keys))}
+
+
+def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,
+                limit: int) -> list[Row]:
+    """Of these item ids, the facts of ``row``'s kind stated after it that pass the filter,
+    newest first: the candidates that may replace it."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    stated = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
+    day = row["day"] or (row["recorded_at"] or "")[:10]
+    out: list[Row] = []
+    for part in batched(ids):
+        out.extend(_rows(store.conn.execute(
+            f"SELECT {columns} FROM items i WHERE i.id IN ({marks(part)}) AND i.type = 'fact' "
+            f"AND i.kind = ? AND {where} "
+            f"AND ({stated} > ? OR ({stated} = ? AND i.recorded_at > ?))",
+            [*col_args, *part, row["kind"], *args, day, day, row["recorded_at"] or ""])
+            .fetchall()))
+    out.sort(key=lambda r: (r["day"] or (r["recorded_at"] or "")[:10], r["recorded_at"] or "",
+                            r["path"], r["start_line"]), reverse=True)
+    return out[:limit]
+
+
+def entity_names_of(store: Store, ids: Sequence[int]) -> dict[int, list[str]]:
+    """Item id -> its entities as written, subjects first."""
+    out: dict[int, list[str]] = {}
+    for part in batched(ids):
+        for item_id, name in store.conn.execute(
+                f"SELECT item_id, name FROM item_entities WHERE item_id IN ({marks(part)}) "
+                "AND role != 'page' ORDER BY item_id, role = 'mention', rowid", part):
+            names = out.setdefault(int(item_id), [])
+            if name not in names:
+                names.append(str(name))
+    return out

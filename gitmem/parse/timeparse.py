@@ -267,6 +267,14 @@ def as_of_instant(value: str, now: datetime) -> datetime:
     return _parse(value, now, durations_as_instants=True)[1]
 
 
+def as_of_bounds(value: str, now: datetime) -> tuple[datetime, str]:
+    """(the last instant included, the last event day included) for --as-of."""
+    instant = as_of_instant(value, now)
+    if instant.time() == datetime.min.time() and instant != now:
+        instant -= timedelta(microseconds=1)  # a date, month or year: up to its very end
+    return instant, instant.date().isoformat()
+
+
 # --- event periods inside text --------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, Store, open_store
 from gitmem.parse.textfold import query_terms
-from gitmem.parse.timeparse import as_of_instant, build_window, find_query_window
+from gitmem.parse.timeparse import as_of_bounds, build_window, find_query_window
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
 from gitmem.workspace import Workspace
@@ -72,14 +72,6 @@ def _show(t: datetime | None) -> str | None:
     if t is None:
         return None
     return t.date().isoformat() if t.time() == datetime.min.time() else t.isoformat()
-
-
-def _as_of_bounds(value: str, now: datetime) -> tuple[datetime, str]:
-    """(the last instant included, the last event day included) for --as-of."""
-    instant = as_of_instant(value, now)
-    if instant.time() == datetime.min.time() and instant != now:
-        instant -= timedelta(microseconds=1)  # a date, month or year: up to its very end
-    return instant, instant.date().isoformat()
 
 
 def answer(
@@ -188,7 +180,7 @@ def _search(ws: Workspace, q: RecallQuery, req: RecallRequest, now: datetime,
         mode = req.mode if qvec is not None else "lexical"
         if req.as_of is None:
             return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
-        instant, day = _as_of_bounds(req.as_of, now)
+        instant, day = as_of_bounds(req.as_of, now)
         seq = store.seq_at(instant.isoformat())
         if seq is None:
             warnings.append(f"the memory has no commit at or before {_show(instant)}")

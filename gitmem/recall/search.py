@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gitmem.domain import KIND_LETTERS, KIND_NAMES, Citation, TimeWindow
+from gitmem.domain import KIND_LETTERS, KIND_NAMES, TimeWindow
 from gitmem.errors import GitmemError, UsageError
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
@@ -26,6 +26,7 @@ from gitmem.recall.ranking import (
     make_snippet,
     redundant,
 )
+from gitmem.recall.supersede import citation, current_first, superseders
 
 CANDIDATES_MIN = 200
 
@@ -64,6 +65,8 @@ class Result:
     score: float
     file_class: str = field(default="", compare=False)
     uncommitted: bool = False  # from 'gitmem index --worktree': not in any commit yet
+    superseded_by: str | None = None  # the citation of a later fact that replaced this one
+    opinion: dict[str, Any] | None = None  # bank/opinions.md: opinion_id, updated, evidence
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +87,8 @@ class Result:
             "fact_id": self.fact_id,
             "score": round(self.score, 4),
             "uncommitted": self.uncommitted,
+            "superseded_by": self.superseded_by,
+            "opinion": self.opinion,
         }
 
 
@@ -203,31 +208,41 @@ def rank(
         if exact_file_match(q.text, row["path"]):
             score += 1.0
         scored.append((score, row))
+    if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
+        from gitmem.recall.opinions import opinion_candidates  # --kind O only: start-up time
+
+        scored.extend(opinion_candidates(store, query_terms(q.text), q.as_of_seq, entity_keys,
+                                         q.window))
     scored.sort(key=lambda pair: (-pair[0], pair[1]["path"], pair[1]["start_line"]))
     terms = query_terms(q.text)
-    chosen: list[Result] = []
+    chosen: list[tuple[float, Row]] = []
     kept: list[tuple[str, int, int, frozenset[str]]] = []
     for score, row in scored:
         words = frozenset(_WORD.findall(fold(row["content"])))
         if ranking.diversity and redundant(row, words, kept):
             continue
         kept.append((row["path"], row["start_line"], row["end_line"], words))
-        chosen.append(_result(store, row, score, terms))
+        chosen.append((score, row))
         if len(chosen) >= q.k:
             break
-    return chosen
+    # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
+    found = superseders(store, [row for _, row in chosen], flt)
+    return [_result(store, row, score, terms, newer)
+            for score, row, newer in current_first(chosen, found, q.k)]
 
 
-def _result(store: Store, row: Row, score: float, terms: list[list[str]]) -> Result:
+def _result(store: Store, row: Row, score: float, terms: list[list[str]],
+            newer: Row | None = None) -> Result:
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
     # The citation stays the whole chunk: narrowing it to the snippet's lines was measured on
     # LoCoMo to drop evidence that lies elsewhere in the chunk (BENCHMARKS.md).
     snippet, _, _ = make_snippet(row["content"], terms)
     uncommitted = row["commit_id"] == WORKTREE
-    historical = row["valid_to"] is not None and row["commit_id"] and not uncommitted
-    source = str(Citation(row["path"], start, end, str(row["commit_id"]) if historical else None))
+    source = citation(row)
     kind = row["kind"]
+    if row["type"] == "opinion":
+        return _opinion_result(row, score)
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
         kind=kind,
@@ -248,6 +263,32 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]]) -> Res
         score=score,
         file_class=row["class"],
         uncommitted=uncommitted,
+        superseded_by=None if newer is None else citation(newer),
     )
 
 
+
+
+def _opinion_result(row: Row, score: float) -> Result:
+    from gitmem.recall.opinions import opinion_json
+
+    return Result(
+        kind="opinion",
+        content=row["content"],
+        snippet=row["content"],
+        path=row["path"],
+        start_line=int(row["start_line"]),
+        end_line=int(row["end_line"]),
+        commit=row["commit_id"],
+        source=citation(row),
+        timestamp=row["updated"],
+        event_start=None,
+        event_end=None,
+        recorded_at=row["recorded_at"],
+        entities=tuple(row["entities"]),
+        confidence=row["confidence"],
+        fact_id=None,
+        score=score,
+        file_class="bank",
+        opinion=opinion_json(row),
+    )

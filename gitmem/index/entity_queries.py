@@ -1,0 +1,207 @@
+"""The read queries of ``gitmem entity`` and ``gitmem opinions``: an entity's facts, mentions,
+co-mentions and page, the list of entities, and the versions of bank/opinions.md's opinions.
+
+Every query reads one state of the memory: the current one (``seq`` None) or the one held at
+an indexed commit (``seq``: record time, SPEC §6). Nothing is dropped for its event time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from gitmem.index.store import Store, batched, marks
+
+Row = dict[str, Any]
+
+ENTITY_DIR = "bank/entities/"
+# The date an item was stated: the daily note's day, else the day the memory recorded it.
+STATED = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
+
+
+@dataclass(frozen=True)
+class State:
+    """One state of the memory: current (``seq`` None) or as held at indexed commit ``seq``."""
+
+    seq: int | None = None
+
+    def clause(self, alias: str = "i") -> tuple[str, list[Any]]:
+        if self.seq is None:
+            return f"{alias}.valid_to IS NULL", []
+        return (f"{alias}.valid_from <= ? AND ({alias}.valid_to IS NULL OR {alias}.valid_to > ?)",
+                [self.seq, self.seq])
+
+
+def _dicts(cursor: apsw.Cursor) -> list[Row]:
+    try:
+        names = [d[0] for d in cursor.getdescription()]
+    except apsw.ExecutionCompleteError:  # no rows: the statement has already finished
+        return []
+    return [dict(zip(names, record, strict=True)) for record in cursor]
+
+
+# -- names ------------------------------------------------------------------------------------
+
+
+def alias_target(store: Store, key: str) -> str | None:
+    row = store.conn.execute("SELECT entity FROM aliases WHERE alias = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def aliases_of(store: Store, key: str) -> list[str]:
+    return [str(r[0]) for r in store.conn.execute(
+        "SELECT alias FROM aliases WHERE entity = ? ORDER BY alias", (key,))]
+
+
+def alias_map(store: Store) -> dict[str, str]:
+    """alias key -> entity key."""
+    return {str(a): str(e) for a, e in store.conn.execute("SELECT alias, entity FROM aliases")}
+
+
+def entity_pages(store: Store, state: State) -> list[str]:
+    """The entity page paths of a state (current: the files table)."""
+    if state.seq is None:
+        return [str(p) for (p,) in store.conn.execute(
+            "SELECT path FROM files WHERE class = 'entity'")]
+    where, args = state.clause()
+    # Entity pages live under bank/entities/ (SPEC §4): a range of the path index, not a scan.
+    return [str(p) for (p,) in store.conn.execute(
+        f"SELECT DISTINCT i.path FROM items i WHERE i.path >= ? AND i.path < ? "
+        f"AND i.class = 'entity' AND {where}", [ENTITY_DIR, ENTITY_DIR[:-1] + "0", *args])]
+
+
+def spellings(store: Store, keys: Sequence[str], state: State) -> dict[str, int]:
+    """How an entity is written in a state: spelling -> items (none: unknown then). The
+    current state reads the entities table (its most frequent spelling, or its page's)."""
+    if state.seq is None:
+        return {str(n): 1 for (n,) in store.conn.execute(
+            f"SELECT name FROM entities WHERE key IN ({marks(keys)})", list(keys))}
+    where, args = state.clause()
+    return {str(n): int(c) for n, c in store.conn.execute(
+        f"SELECT e.name, count(*) FROM item_entities e JOIN items i ON i.id = e.item_id "
+        f"AND {where} WHERE e.entity IN ({marks(keys)}) AND e.role != 'page' GROUP BY e.name",
+        [*args, *keys])}
+
+
+def page_blob(store: Store, path: str, state: State) -> str | None:
+    """The blob id of a page in a state (None when the page holds no text then)."""
+    if state.seq is None:
+        row = store.conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
+    else:
+        where, args = state.clause()
+        row = store.conn.execute(
+            f"SELECT i.blob FROM items i WHERE i.path = ? AND {where} LIMIT 1",
+            [path, *args]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def entity_counts(store: Store, state: State) -> list[Row]:
+    """Every entity mentioned in a state: key, the name most often written, mentions (items),
+    facts, and the last day it was mentioned."""
+    where, args = state.clause()
+    sql = (
+        "SELECT e.entity AS key, count(DISTINCT e.item_id) AS mentions, "
+        "count(DISTINCT CASE WHEN i.type = 'fact' THEN e.item_id END) AS facts, "
+        f"max({STATED}) AS last "
+        f"FROM item_entities e JOIN items i ON i.id = e.item_id AND {where} "
+        "WHERE e.role != 'page' GROUP BY e.entity")
+    rows = _dicts(store.conn.execute(sql, args))
+    names = _common_names(store, state)
+    for row in rows:
+        row["name"] = names.get(row["key"], row["key"])
+    return rows
+
+
+def _common_names(store: Store, state: State) -> dict[str, str]:
+    """Key -> the spelling written most often (the entities table holds the current state)."""
+    if state.seq is None:
+        return {str(k): str(n) for k, n in store.conn.execute("SELECT key, name FROM entities")}
+    where, args = state.clause()
+    best: dict[str, tuple[int, str]] = {}
+    for key, name, n in store.conn.execute(
+            "SELECT e.entity, e.name, count(*) FROM item_entities e JOIN items i "
+            f"ON i.id = e.item_id AND {where} WHERE e.role != 'page' GROUP BY e.entity, e.name",
+            args):
+        if (int(n), str(name)) > best.get(str(key), (0, "")):
+            best[str(key)] = (int(n), str(name))
+    return {k: name for k, (_, name) in best.items()}
+
+
+# -- one entity -------------------------------------------------------------------------------
+
+ITEM_FIELDS = (
+    "id", "type", "kind", "content", "path", "start_line", "end_line", "commit_id", "valid_to",
+    "event_start", "event_end", "day", "recorded_at", "confidence", "fact_id", "stated",
+)
+_ITEM_COLUMNS = ", ".join(
+    f"{STATED} AS stated" if f == "stated"
+    else "CASE WHEN i.type = 'fact' THEN i.content END" if f == "content"
+    else f"i.{f}" for f in ITEM_FIELDS)
+_NEWEST_FIRST = "stated DESC, i.recorded_at DESC, i.path DESC, i.start_line DESC"
+
+
+def entity_items(store: Store, keys: Sequence[str], state: State) -> list[tuple[Any, ...]]:
+    """Every item (fact or chunk) linked to an entity, newest first, as tuples of
+    ``ITEM_FIELDS`` (chunks without their text). One pass: the entity view derives its facts,
+    timeline and first and last mention from these; thousands of rows, so no dicts."""
+    where, args = state.clause()
+    # Driven by the ids: each row is read by its key, so validity is checked on the row
+    # ('+' keeps SQLite from searching the valid_to index for every id as well).
+    where = where.replace("i.valid", "+i.valid")
+    sql = (
+        f"SELECT {_ITEM_COLUMNS} FROM items i WHERE {where} AND i.id IN "
+        f"(SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)})) "
+        f"ORDER BY {_NEWEST_FIRST}")
+    return store.conn.execute(sql, [*args, *keys]).fetchall()
+
+
+def linked_entities(store: Store, ids: Sequence[int]) -> dict[str, int]:
+    """Entity key -> how many of these items link to it."""
+    counts: dict[str, int] = {}
+    for part in batched(ids):
+        for key, n in store.conn.execute(
+                f"SELECT entity, count(DISTINCT item_id) FROM item_entities "
+                f"WHERE item_id IN ({marks(part)}) GROUP BY entity", part):
+            counts[str(key)] = counts.get(str(key), 0) + int(n)
+    return counts
+
+
+# -- opinions ---------------------------------------------------------------------------------
+
+_OPINION_COLUMNS = (
+    "o.id, o.opinion_id, o.statement, o.entities, o.confidence, o.updated, o.evidence, o.path, "
+    "o.start_line, o.end_line, o.recorded_at, o.commit_id, o.valid_from, o.valid_to"
+)
+
+
+def _opinion_rows(cursor: apsw.Cursor) -> list[Row]:
+    rows = _dicts(cursor)
+    for row in rows:
+        row["entities"] = json.loads(row["entities"])
+        row["evidence"] = json.loads(row["evidence"])
+    return rows
+
+
+def opinions_at(store: Store, state: State) -> list[Row]:
+    """The opinions of bank/opinions.md in a state, in file order."""
+    where, args = state.clause("o")
+    return _opinion_rows(store.conn.execute(
+        f"SELECT {_OPINION_COLUMNS} FROM opinions o WHERE {where} ORDER BY o.path, o.start_line",
+        args))
+
+
+def opinion_versions(store: Store, opinion_ids: Sequence[str], state: State) -> list[Row]:
+    """Every version of these opinions recorded up to a state, oldest first, with the time
+    and commit of the version."""
+    up_to = "" if state.seq is None else "AND o.valid_from <= ?"
+    out: list[Row] = []
+    for part in batched(opinion_ids):
+        out.extend(_opinion_rows(store.conn.execute(
+            f"SELECT {_OPINION_COLUMNS} FROM opinions o WHERE o.opinion_id IN ({marks(part)}) "
+            f"{up_to} ORDER BY o.opinion_id, o.valid_from",
+            [*part, *([] if state.seq is None else [state.seq])])))
+    return out

@@ -1,0 +1,315 @@
+"""``gitmem entity`` (SPEC §4): "tell me about X" — the page people wrote, the entity's facts
+by kind (newest first, current facts apart from the ones they replaced), its opinions, first
+and last mention, a timeline, and the entities most often mentioned with it; and the list of
+entities. Read-only; answers from the memory now or as it stood at a time (record time)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gitmem.config import Config
+from gitmem.domain import KIND_NAMES
+from gitmem.git import GitRepo, blob_id
+from gitmem.index import entity_queries as eq
+from gitmem.index import queries
+from gitmem.index.entity_queries import State
+from gitmem.index.items import page_entity
+from gitmem.index.queries import Row
+from gitmem.index.run import ensure_index
+from gitmem.index.store import Store, open_store
+from gitmem.parse.pages import human_text
+from gitmem.parse.retain import entity_key
+from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
+from gitmem.recall.opinions import OpinionView, about, opinion_view
+from gitmem.recall.supersede import UPDATABLE, Thread, citation, stated, threads
+from gitmem.workspace import Workspace
+
+KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation
+SHOW = 10  # current facts shown per kind
+SCAN = 60  # facts per kind examined for knowledge updates (older ones are counted only)
+
+
+@dataclass(frozen=True)
+class PastFact:
+    """A fact a later one replaced: "was … until <date>"."""
+
+    content: str
+    source: str
+    stated: str
+    until: str
+    fact_id: str | None
+    confidence: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"content": self.content, "source": self.source, "date": self.stated,
+                "until": self.until, "fact_id": self.fact_id, "confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class FactView:
+    kind: str
+    content: str
+    source: str
+    stated: str  # the note's day, else the record date
+    event_start: str | None
+    event_end: str | None
+    recorded_at: str | None
+    confidence: float | None
+    fact_id: str | None
+    entities: tuple[str, ...]
+    history: tuple[PastFact, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "content": self.content, "source": self.source,
+                "date": self.stated, "event_start": self.event_start,
+                "event_end": self.event_end, "recorded_at": self.recorded_at,
+                "confidence": self.confidence, "fact_id": self.fact_id,
+                "entities": list(self.entities), "history": [p.to_json() for p in self.history]}
+
+
+@dataclass(frozen=True)
+class Mention:
+    date: str
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"date": self.date, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    text: str  # the human part: front matter and generated blocks left out
+    source: str | None  # path#Lx-Ly of that text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "text": self.text, "source": self.source}
+
+
+@dataclass
+class EntityView:
+    name: str
+    key: str
+    aliases: list[str]
+    as_of: str | None
+    page: Page | None
+    counts: dict[str, int]  # mentions, facts, and facts per kind
+    facts: dict[str, list[FactView]]  # kind -> current facts, newest first
+    opinions: list[OpinionView]
+    first_mention: Mention | None
+    last_mention: Mention | None
+    timeline: list[dict[str, Any]]  # per month: period, mentions, facts
+    related: list[dict[str, Any]]  # name, key, mentions
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entity": self.name,
+            "key": self.key,
+            "aliases": self.aliases,
+            "as_of": self.as_of,
+            "page": None if self.page is None else self.page.to_json(),
+            "counts": self.counts,
+            "first_mention": None if self.first_mention is None else self.first_mention.to_json(),
+            "last_mention": None if self.last_mention is None else self.last_mention.to_json(),
+            "facts": {k: [f.to_json() for f in v] for k, v in self.facts.items()},
+            "opinions": [o.to_json() for o in self.opinions],
+            "timeline": self.timeline,
+            "related": self.related,
+            "warnings": self.warnings,
+        }
+
+
+def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = None,
+                show: int = SHOW, related: int = 10, now: datetime | None = None) -> EntityView:
+    """Everything the memory holds about one entity (an unknown name is an error that lists
+    the closest ones)."""
+    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        state, shown = state_at(store, as_of, now or datetime.now(UTC))
+        ref = resolve_entity(store, name, state)
+        items = eq.entity_items(store, ref.keys, state)
+        mentions = [r for r in items if r[_PATH] != ref.page]  # not its own page
+        facts, counts = _facts(store, [r for r in items if r[_TYPE] == "fact"], show)
+        first, last = (mentions[-1], mentions[0]) if mentions else (None, None)
+        view = EntityView(
+            name=ref.name, key=ref.key, aliases=list(ref.keys[1:]), as_of=shown,
+            page=_page(ws, store, ref, state), counts={"mentions": len(mentions), **counts},
+            facts=facts,
+            opinions=[opinion_view(r) for r in eq.opinions_at(store, state) if about(r, ref)],
+            first_mention=_mention(first), last_mention=_mention(last),
+            timeline=_timeline(mentions),
+            related=_related(store, ref, [int(r[_ID]) for r in items], state, related),
+            warnings=warnings)
+    finally:
+        store.close()
+    view.opinions.sort(key=lambda o: -(o.confidence or 0.0))
+    return view
+
+
+_ID, _TYPE, _KIND, _PATH, _STATED = (eq.ITEM_FIELDS.index(f)
+                                     for f in ("id", "type", "kind", "path", "stated"))
+
+
+def _row(item: tuple[Any, ...]) -> Row:
+    return dict(zip(eq.ITEM_FIELDS, item, strict=True))
+
+
+def _facts(store: Store, items: list[tuple[Any, ...]],
+           show: int) -> tuple[dict[str, list[FactView]], dict[str, int]]:
+    """Current facts per kind, each with the facts it replaced (among the newest SCAN)."""
+    by_kind: dict[str, list[tuple[Any, ...]]] = {k: [] for k in KINDS}
+    for item in items:
+        by_kind.setdefault(str(item[_KIND]), []).append(item)
+    heads = {k: [_row(i) for i in rows[: SCAN if k in UPDATABLE else show]]
+             for k, rows in by_kind.items()}
+    names = queries.entity_names_of(store, [int(r["id"]) for rows in heads.values()
+                                            for r in rows])
+    out: dict[str, list[FactView]] = {}
+    for kind, rows in heads.items():
+        if rows:
+            found, _ = threads(rows, names, show=show, scan=SCAN)
+            out[kind] = [_fact_view(t, names) for t in found]
+    counts = {"facts": len(items), **{k: len(r) for k, r in by_kind.items()}}
+    return out, counts
+
+
+def _timeline(mentions: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Mentions and facts per month, oldest first."""
+    months: dict[str, list[int]] = {}
+    for item in mentions:
+        counts = months.setdefault(str(item[_STATED])[:7], [0, 0])
+        counts[0] += 1
+        counts[1] += item[_TYPE] == "fact"
+    return [{"period": p, "mentions": n, "facts": f} for p, (n, f) in sorted(months.items())]
+
+
+def _fact_view(thread: Thread, names: dict[int, list[str]]) -> FactView:
+    row = thread.current
+    past: list[PastFact] = []
+    newer = row
+    for old in thread.history:
+        past.append(PastFact(old["content"], citation(old), stated(old), stated(newer),
+                             old["fact_id"], old["confidence"]))
+        newer = old
+    return FactView(
+        kind=row["kind"], content=row["content"], source=citation(row), stated=stated(row),
+        event_start=row["event_start"], event_end=row["event_end"],
+        recorded_at=row["recorded_at"], confidence=row["confidence"], fact_id=row["fact_id"],
+        entities=tuple(names.get(int(row["id"]), [])), history=tuple(past))
+
+
+def _mention(item: tuple[Any, ...] | None) -> Mention | None:
+    return None if item is None else Mention(str(item[_STATED]), citation(_row(item)))
+
+
+def _page(ws: Workspace, store: Store, ref: EntityRef, state: State) -> Page | None:
+    if ref.page is None:
+        return None
+    blob = eq.page_blob(store, ref.page, state)
+    if blob is None:
+        return Page(ref.page, "", None)
+    text, first, last = human_text(_blob_bytes(ws, ref.page, blob))
+    source = None
+    if first:
+        source = f"{ref.page}#L{first}" if first == last else f"{ref.page}#L{first}-L{last}"
+    return Page(ref.page, text, source)
+
+
+def _blob_bytes(ws: Workspace, path: str, blob: str) -> bytes:
+    """A page's text at a blob: the work tree's copy when it is that blob (no git process),
+    else git's object."""
+    try:
+        data = (ws.root / path).read_bytes()
+    except OSError:
+        data = None
+    if data is not None and blob_id(data) == blob:
+        return data
+    return GitRepo(ws.repo_root, ws.git_dir).blob(blob)
+
+
+def _related(store: Store, ref: EntityRef, ids: Sequence[int], state: State,
+             limit: int) -> list[dict[str, Any]]:
+    """Entities linked to the same items (its page's included), aliases folded into their
+    entity, the most frequent first."""
+    aliases = eq.alias_map(store)
+    totals: dict[str, int] = {}
+    for key, n in eq.linked_entities(store, ids).items():
+        key = aliases.get(key, key)
+        if key not in ref.keys:
+            totals[key] = totals.get(key, 0) + n
+    top = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    names = eq.spellings(store, [k for k, _ in top], State())  # current spellings: display
+    by_key = {entity_key(n): n for n in names}
+    out: list[dict[str, Any]] = []
+    for key, n in top:
+        if key not in by_key:  # not mentioned any more: as it was written then
+            spelled = eq.spellings(store, (key,), state)
+            by_key[key] = max(spelled, key=lambda s: (spelled[s], s)) if spelled else key
+        out.append({"entity": by_key[key], "key": key, "mentions": n})
+    return out
+
+
+@dataclass(frozen=True)
+class EntitySummary:
+    name: str
+    key: str
+    mentions: int
+    facts: int
+    last: str | None
+    page: str | None
+    aliases: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entity": self.name, "key": self.key, "mentions": self.mentions,
+                "facts": self.facts, "last_mention": self.last, "page": self.page,
+                "aliases": list(self.aliases)}
+
+
+@dataclass
+class EntityList:
+    as_of: str | None
+    entities: list[EntitySummary]
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"as_of": self.as_of, "entities": [e.to_json() for e in self.entities],
+                "warnings": self.warnings}
+
+
+def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
+                  now: datetime | None = None) -> EntityList:
+    """Every entity (mentioned, or with a page), the most mentioned first; aliases folded in."""
+    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        state, shown = state_at(store, as_of, now or datetime.now(UTC))
+        aliases = eq.alias_map(store)
+        pages = {entity_key(page_entity(p)): p for p in eq.entity_pages(store, state)}
+        rows: dict[str, dict[str, Any]] = {}
+        for row in eq.entity_counts(store, state):
+            key = aliases.get(str(row["key"]), str(row["key"]))
+            into = rows.setdefault(key, {"name": row["name"], "mentions": 0, "facts": 0,
+                                         "last": None})
+            if key == row["key"]:
+                into["name"] = row["name"]
+            into["mentions"] += int(row["mentions"])
+            into["facts"] += int(row["facts"])
+            into["last"] = max(filter(None, (into["last"], row["last"])), default=None)
+        for key, path in pages.items():
+            rows.setdefault(key, {"name": page_entity(path), "mentions": 0, "facts": 0,
+                                  "last": None})["name"] = page_entity(path)
+        by_target: dict[str, list[str]] = {}
+        for alias, target in sorted(aliases.items()):
+            by_target.setdefault(target, []).append(alias)
+    finally:
+        store.close()
+    found = [EntitySummary(str(r["name"]), key, r["mentions"], r["facts"], r["last"],
+                           pages.get(key), tuple(by_target.get(key, ())))
+             for key, r in rows.items()]
+    found.sort(key=lambda e: (-e.mentions, e.key))
+    return EntityList(shown, found, warnings)

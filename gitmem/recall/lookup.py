@@ -1,0 +1,78 @@
+"""What ``entity`` and ``opinions`` share: the state of the memory a question is asked of
+(``--as-of``), and an entity name resolved through slugs and aliases (SPEC §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from gitmem.errors import GitmemError
+from gitmem.index import entity_queries as eq
+from gitmem.index.entity_queries import State
+from gitmem.index.items import page_entity
+from gitmem.index.store import Store
+from gitmem.parse.retain import entity_key
+from gitmem.parse.timeparse import as_of_bounds
+
+
+def state_at(store: Store, as_of: str | None, now: datetime) -> tuple[State, str | None]:
+    """The state ``--as-of`` names (record time: the last indexed commit at or before it),
+    with the instant it ends, as shown to users. An instant before the first commit is an
+    error: nothing was recorded yet."""
+    if as_of is None:
+        return State(), None
+    instant, _ = as_of_bounds(as_of, now)
+    seq = store.seq_at(instant.isoformat())
+    shown = instant.isoformat(timespec="seconds")
+    if seq is None:
+        raise GitmemError(f"the memory has no commit at or before {shown}")
+    return State(seq), shown
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    """An entity as a question names it: its key, every key that means it (aliases), the
+    spelling to show, and its page (path) when it has one in the state asked of."""
+
+    key: str
+    keys: tuple[str, ...]
+    name: str
+    page: str | None
+
+
+def _page_of(store: Store, keys: tuple[str, ...], state: State) -> str | None:
+    for path in sorted(eq.entity_pages(store, state)):
+        if entity_key(page_entity(path)) in keys:
+            return path
+    return None
+
+
+def resolve_entity(store: Store, name: str, state: State) -> EntityRef:
+    """``@The-Castle``, ``the_castle``, ``The Castle`` and an alias of its page are one entity.
+    An entity the state does not know is an error that lists the closest names."""
+    key = entity_key(name.strip().lstrip("@"))
+    main = eq.alias_target(store, key) or key
+    keys = (main, *[a for a in eq.aliases_of(store, main) if a != main])
+    page = _page_of(store, keys, state) if key else None
+    spelled = eq.spellings(store, keys, state) if key else {}
+    if page is None and not spelled:
+        raise GitmemError(_unknown(store, name, key, state))
+    shown = page_entity(page) if page else max(spelled, key=lambda n: (spelled[n], n))
+    return EntityRef(main, keys, shown, page)
+
+
+def _unknown(store: Store, name: str, key: str, state: State) -> str:
+    import difflib  # the error path only
+
+    names = {row["key"]: str(row["name"]) for row in eq.entity_counts(store, state)}
+    for path in eq.entity_pages(store, state):
+        names.setdefault(entity_key(page_entity(path)), page_entity(path))
+    aliases = eq.alias_map(store)
+    for alias, target in aliases.items():
+        if target in names:
+            names.setdefault(alias, alias)
+    close = difflib.get_close_matches(key, list(names), n=5, cutoff=0.6)
+    close += sorted(k for k in names if key and len(key) >= 3 and key in k and k not in close)
+    shown = list(dict.fromkeys(names[k] for k in close))[:5]
+    hint = f"; closest: {', '.join(shown)}" if shown else ""
+    return f"no entity '{name}' in the memory{hint} ('gitmem entity' lists them)"
