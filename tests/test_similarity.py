@@ -108,3 +108,8 @@ def test_terms_fold_stem_and_drop_stop_words() -> None:
     assert any(t.startswith("norrebro") for t in terms)  # folded diacritics
     assert "滞在" in statement_terms("マラケシュに滞在")  # CJK bigram
     assert "repli" in statement_terms("Короткие ответы")  # Russian stem -> synonym
+
+
+def test_danish_stop_words_only_in_danish() -> None:
+    assert "man" in statement_terms("The man at the front desk")  # English content word
+    assert "man" not in statement_terms("Man kan godt lide korte svar")  # Danish "one"

@@ -123,11 +123,13 @@ def _word_terms(text: str) -> dict[str, float]:
     text = _CJK_RUN.sub(lambda m: "\u3001" * len(m.group(0)), unicodedata.normalize("NFKC", text))
     matches = list(_WORD.finditer(text))
     latin = _latin_language([m.group(0).casefold() for m in matches])
+    # Danish stop words only in Danish text: "man", "end", "over" are English content words.
+    stop = (_DANISH_STOP if latin == "danish" else STOPWORDS) | _RUSSIAN_STOP
     terms: dict[str, float] = {}
     for match in matches:
         word = match.group(0)
         low = word.casefold().removesuffix("'s")
-        if low in STOPWORDS or low in _DANISH_STOP or low in _RUSSIAN_STOP or low in _NEGATIONS:
+        if low in stop or low in _NEGATIONS:
             continue
         language = "russian" if _CYRILLIC.search(low) else latin
         stem = fold(_stemmer(language).stemWord(low))
