@@ -1,0 +1,261 @@
+"""A review as a pull request comment: headings, tables, citations, and a Mermaid chart of the
+confidence changes that GitHub renders.
+
+Memory text is untrusted Markdown: table cells have their pipes and line breaks escaped, HTML is
+neutralised, and every ``@entity`` is written as code, so that a comment about ``@Peter`` does not
+notify a GitHub user called Peter. The first line is a hidden marker an Action uses to find and
+update its own comment.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitmem.parse.retain import ENTITY_RE
+from gitmem.reflect.review_model import (
+    EvidenceChange,
+    OpinionChange,
+    Review,
+    ReviewFact,
+    plural,
+)
+
+MARKER = "<!-- gitmem-review -->"
+CHART_MAX = 10  # opinions in the chart (two bars each): the largest moves
+FACT_ROWS_MAX = 200  # fact rows in the comment; the JSON output has them all
+FOLD_ROWS = 15  # longer fact or file lists are folded into <details>
+TEXT_MAX = 240
+
+
+def render(review: Review) -> str:
+    r = review.range
+    if not review.memory_changed:  # one line (after the hidden marker)
+        return f"{MARKER}\n{review.summary()}\n"
+    out = [MARKER, f"### Memory review: `{r.spec}`", ""]
+    out += [_headline(review), ""]
+    out += _opinions(review)
+    out += _facts(review)
+    out += _superseded(review)
+    out += _pages(review)
+    out += _files(review)
+    out += _warnings(review)
+    out.append(f"<sub>gitmem review · {plural(r.commits, 'commit')} · `{r.base[:7]}..{r.head[:7]}`"
+               f" · `gitmem review {r.spec} --format json` gives all of it as data</sub>")
+    return "\n".join(out) + "\n"
+
+
+def _headline(review: Review) -> str:
+    parts = [f"**{plural(len(review.opinions_with(s)), 'opinion')} {s}**"
+             for s in ("changed", "added", "removed") if review.opinions_with(s)]
+    if review.facts_added or review.facts_removed:
+        parts.append(f"**facts +{len(review.facts_added)} −{len(review.facts_removed)}** about "
+                     f"{plural(len(review.entities), 'entity', 'entities')}")
+    if review.superseded:
+        parts.append(f"{len(review.superseded)} superseded")
+    if review.pages:
+        parts.append(plural(len(review.pages), "entity page"))
+    parts.append(plural(len(review.files), "memory file"))
+    return "> " + " · ".join(parts)
+
+
+# -- opinions ----------------------------------------------------------------------------------
+
+
+def _opinions(review: Review) -> list[str]:
+    if not review.opinions:
+        return []
+    out = ["#### Opinions", "", "| # | opinion | confidence | change | evidence |",
+           "| --: | --- | --- | --- | --- |"]
+    for n, op in enumerate(review.opinions, start=1):
+        out.append(f"| {n} | {cell(op.statement)} | {_conf(op.confidence_before)} → "
+                   f"{_conf(op.confidence_after)} | {_move(op)} | {_evidence_count(op)} |")
+    out.append("")
+    out += chart(review.opinions)
+    for n, op in enumerate(review.opinions, start=1):
+        out += _opinion_detail(n, op)
+    return out
+
+
+def _conf(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _move(op: OpinionChange) -> str:
+    if op.status != "changed":
+        return op.status
+    delta = op.delta
+    if delta is None:
+        return "confidence set" if op.confidence_after is not None else "confidence cleared"
+    if delta == 0:
+        return "edited" if op.statement_before else "evidence only"
+    return f"{'▲ +' if delta > 0 else '▼ −'}{abs(delta):.2f}"
+
+
+def _evidence_count(op: OpinionChange) -> str:
+    parts = []
+    for stance in ("for", "against"):
+        n = sum(e.stance == stance for e in op.evidence_added)
+        if n:
+            parts.append(f"+{n} {stance}")
+    if op.evidence_removed:
+        parts.append(f"−{len(op.evidence_removed)} dropped")
+    return ", ".join(parts) or "none new"
+
+
+def chart(opinions: tuple[OpinionChange, ...]) -> list[str]:
+    """A Mermaid ``xychart-beta`` bar chart: each moved opinion's confidence before and after,
+    side by side, labelled with its row number in the table (short, plain labels: Mermaid's
+    quoted strings cannot hold quotes)."""
+    moved = [(n, op) for n, op in enumerate(opinions, start=1)
+             if op.status == "changed" and op.delta]
+    if not moved:
+        return []
+    shown = sorted(sorted(moved, key=lambda m: -abs(m[1].delta or 0))[:CHART_MAX])
+    labels = ", ".join(f'"{n} before", "{n} after"' for n, _ in shown)
+    values = ", ".join(f"{op.confidence_before:.2f}, {op.confidence_after:.2f}"
+                       for _, op in shown)
+    title = "Confidence before and after (by row)"
+    if len(moved) > len(shown):
+        title = f"Confidence before and after: the {len(shown)} largest moves"
+    return ["```mermaid", "xychart-beta", f'    title "{title}"', f"    x-axis [{labels}]",
+            '    y-axis "confidence" 0 --> 1', f"    bar [{values}]", "```", ""]
+
+
+def _opinion_detail(n: int, op: OpinionChange) -> list[str]:
+    out = [f"**{n}. {inline(op.statement)}** · `{op.opinion_id}` · {op.status} · "
+           f"`{op.source}`", ""]
+    if op.statement_before:
+        out.append(f"- statement was: {inline(op.statement_before)}")
+    if op.status == "changed" or op.confidence_after is not None:
+        updated = (f" (updated {op.updated_before or '—'} → {op.updated_after or '—'})"
+                   if op.updated_before != op.updated_after else "")
+        out.append(f"- confidence {_conf(op.confidence_before)} → "
+                   f"{_conf(op.confidence_after)}{updated}")
+    out += [_evidence_line(e, "+") for e in op.evidence_added]
+    out += [_evidence_line(e, "−") for e in op.evidence_removed]
+    if op.status == "changed" and op.delta and not op.evidence_added:
+        out.append("- no new evidence: the confidence was edited by hand")
+    out.append("")
+    return out
+
+
+def _evidence_line(e: EvidenceChange, sign: str) -> str:
+    c = f" (c={e.confidence:.2f})" if e.confidence is not None else ""
+    head = f"- {sign} {e.stance} `{e.fact_id}`{c}"
+    if e.text is not None and e.source is not None:
+        return f"{head}: {inline(e.text)} · `{e.source}`"
+    if sign == "−":
+        return f"{head} · was `{e.cited_as}`"
+    return f"{head} · `{e.cited_as}` (no such fact there at this revision)"
+
+
+# -- facts -------------------------------------------------------------------------------------
+
+
+def _facts(review: Review) -> list[str]:
+    if not (review.facts_added or review.facts_removed):
+        return []
+    rows = 0
+    body: list[str] = []
+    for group in review.entities:
+        if rows >= FACT_ROWS_MAX:
+            break
+        body += [f"**`@{group.entity}`** (+{len(group.added)} −{len(group.removed)})", "",
+                 "| | kind | fact | source |", "| --- | --- | --- | --- |"]
+        for sign, facts in (("+", group.added), ("−", group.removed)):
+            for fact in facts:
+                body.append(_fact_row(sign, fact))
+                rows += 1
+        body.append("")
+    loose = ([("+", f) for f in review.facts_added if not f.entities]
+             + [("−", f) for f in review.facts_removed if not f.entities])
+    if loose and rows < FACT_ROWS_MAX:
+        body += ["**No entity**", "", "| | kind | fact | source |", "| --- | --- | --- | --- |"]
+        body += [_fact_row(sign, fact) for sign, fact in loose]
+        rows += len(loose)
+        body.append("")
+    total = sum(len(g.added) + len(g.removed) for g in review.entities) + len(loose)
+    if rows < total:
+        body += [f"… and {total - rows} more rows: see `--format json`.", ""]
+    summary = (f"facts +{len(review.facts_added)} −{len(review.facts_removed)} about "
+               f"{plural(len(review.entities), 'entity', 'entities')}")
+    return ["#### Facts by entity", "", *_fold(summary, body, rows > FOLD_ROWS)]
+
+
+def _fact_row(sign: str, fact: ReviewFact) -> str:
+    return f"| {sign} | {fact.kind} | {cell(fact.text)} | `{fact.source}` |"
+
+
+def _superseded(review: Review) -> list[str]:
+    if not review.superseded:
+        return []
+    out = ["#### Superseded facts", "",
+           "Older facts still in the memory that a newer fact about the same entities replaces.",
+           "", "| was | now |", "| --- | --- |"]
+    for s in review.superseded:
+        out.append(f"| {cell(s.old.text)} · `{s.old.source}` | "
+                   f"{cell(s.new.text)} · `{s.new.source}` |")
+    return [*out, ""]
+
+
+# -- pages, files, warnings --------------------------------------------------------------------
+
+_WHERE = {"generated": "generated block", "human": "human text",
+          "both": "generated block and human text", None: ""}
+
+
+def _pages(review: Review) -> list[str]:
+    if not review.pages:
+        return []
+    out = ["#### Entity pages", "", "| page | change | lines | where |",
+           "| --- | --- | --- | --- |"]
+    for page in review.pages:
+        out.append(f"| `{page.path}` | {page.status} | +{page.lines_added} −{page.lines_removed}"
+                   f" | {_WHERE[page.where]} |")
+    return [*out, ""]
+
+
+def _files(review: Review) -> list[str]:
+    body = ["| file | class | change | lines |", "| --- | --- | --- | --- |"]
+    body += [f"| `{f.path}` | {f.file_class} | {f.status} | +{f.lines_added} −{f.lines_removed} |"
+             for f in review.files]
+    return ["#### Memory files", "",
+            *_fold(plural(len(review.files), "memory file") + " changed", [*body, ""],
+                   len(review.files) > FOLD_ROWS)]
+
+
+def _warnings(review: Review) -> list[str]:
+    if not review.warnings:
+        return []
+    out = ["#### Warnings", ""]
+    out += [f"- `{w.location}`: {inline(w.message)}" for w in review.warnings]
+    return [*out, ""]
+
+
+def _fold(summary: str, body: list[str], fold: bool) -> list[str]:
+    if not fold:
+        return body
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "</details>", ""]
+
+
+# -- escaping ----------------------------------------------------------------------------------
+
+
+def inline(text: str) -> str:
+    """Memory text as one line of Markdown: HTML neutralised, ``@entities`` as code (no GitHub
+    mention), long text shortened."""
+    flat = " ".join(text.split())
+    if len(flat) > TEXT_MAX:
+        flat = flat[:TEXT_MAX - 1].rstrip() + "…"
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return ENTITY_RE.sub(_entity_code, flat)
+
+
+def _entity_code(m: re.Match[str]) -> str:
+    slug = m.group(1).rstrip(".")  # a trailing '.' ends the sentence, not the slug
+    return f"`@{slug}`" + "." * (len(m.group(1)) - len(slug))
+
+
+def cell(text: str) -> str:
+    """``inline`` for a table cell: pipes escaped too."""
+    return inline(text).replace("|", "\\|")

@@ -1,0 +1,49 @@
+"""The memory at one commit, read from git and parsed only where it is needed (review).
+
+The files a range changed are read up front (``read_changed``); any other memory file (the file
+an evidence line cites, an older fact's daily note) is read on request, many in one batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from gitmem.domain import Fact, MemoryFile, ParsedFile
+from gitmem.git import Classify, read_objects
+from gitmem.parse.markdown import parse_file
+from gitmem.workspace import Workspace
+
+
+class Snapshot:
+    def __init__(self, ws: Workspace, commit: str, classify: Classify) -> None:
+        self.ws, self.commit, self.classify = ws, commit, classify
+        self.changed: dict[str, ParsedFile] = {}  # the files the range changed, on this side
+        self._others: dict[str, ParsedFile | None] = {}
+
+    def read_changed(self, files: Sequence[MemoryFile]) -> None:
+        blobs = read_objects(self.ws.repo_root, [mf.blob for mf in files])
+        for mf, data in zip(files, blobs, strict=True):
+            self.changed[mf.path] = parse_file(mf, data or b"")
+
+    def facts(self) -> Iterator[tuple[Fact, MemoryFile]]:
+        """The Retain facts of the changed files."""
+        for parsed in self.changed.values():
+            for fact in parsed.facts:
+                yield fact, parsed.file
+
+    def load(self, paths: Iterable[str]) -> None:
+        """Read and parse these workspace-relative paths (memory files only) in one batch."""
+        wanted = sorted({p for p in paths if p not in self.changed and p not in self._others
+                         and self.classify(p) is not None})
+        if not wanted:
+            return
+        names = [f"{self.commit}:{self.ws.prefix}{p}" for p in wanted]
+        for path, data in zip(wanted, read_objects(self.ws.repo_root, names), strict=True):
+            found = self.classify(path)
+            assert found is not None
+            self._others[path] = (None if data is None else
+                                  parse_file(MemoryFile(path, "", found[0], found[1]), data))
+
+    def get(self, path: str) -> ParsedFile | None:
+        """A file read before (changed, or loaded); None when absent at this commit."""
+        return self.changed.get(path) or self._others.get(path)
