@@ -403,25 +403,64 @@ def read_objects(repo_root: Path, names: Sequence[str]) -> list[bytes | None]:
     return out
 
 
-def grep_tree(repo_root: Path, rev: str, patterns: Sequence[str],
-              pathspecs: Sequence[str]) -> list[tuple[str, int, str]]:
-    """(repository-relative path, line number, line) of every line at ``rev`` that matches any
-    of the extended regular expressions, ignoring case (one ``git grep``; binary files skipped)."""
-    if not patterns:
-        return []
-    args = ["--literal-pathspecs", "grep", "-n", "-z", "-I", "-i", "-E", "--no-color"]
-    for pattern in patterns:
-        args += ["-e", pattern]
-    proc = run(repo_root, *args, rev, "--", *pathspecs)
-    if proc.returncode not in (0, 1):  # 1: nothing matched
-        reason = proc.stderr.decode("utf-8", "replace").strip()
-        raise GitmemError(f"cannot search {rev[:7]}: {reason}")
-    lead = f"{rev}:".encode()
-    out: list[tuple[str, int, str]] = []
-    for record in proc.stdout.split(b"\n"):
-        if not record.startswith(lead):
-            continue
-        path, number, text = record[len(lead):].split(b"\x00", 2)
-        out.append((path.decode("utf-8", "surrogateescape"), int(number),
-                    text.decode("utf-8", "replace")))
-    return out
+class GrepJob:
+    """``git grep`` at a revision, started in the background: the caller parses while git
+    searches (the output goes to a temporary file, so git never waits for a full pipe).
+
+    ``lines()`` gives (repository-relative path, line number, line) of every line that matches
+    any of the extended regular expressions (and ``require`` too, when given), ignoring case;
+    binary files are skipped."""
+
+    def __init__(self, repo_root: Path, rev: str, patterns: Sequence[str],
+                 pathspecs: Sequence[str], require: str | None = None) -> None:
+        import tempfile
+
+        self.rev = rev
+        self._proc: subprocess.Popen[bytes] | None = None
+        if not patterns:
+            return
+        args = ["git", "-C", str(repo_root), "--literal-pathspecs", "grep", "-n", "-z", "-I",
+                "-i", "-E", "--no-color"]
+        if require is not None:
+            args += ["-e", require, "--and", "("]
+        for pattern in patterns:
+            args += ["-e", pattern]
+        if require is not None:
+            args.append(")")
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; close()
+        try:
+            self._proc = subprocess.Popen([*args, rev, "--", *pathspecs], stdout=self._out,
+                                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            self._out.close()
+            raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
+
+    def lines(self) -> list[tuple[str, int, str]]:
+        if self._proc is None:
+            return []
+        _, err = self._proc.communicate()
+        try:
+            if self._proc.returncode not in (0, 1):  # 1: nothing matched
+                reason = err.decode("utf-8", "replace").strip()
+                raise GitmemError(f"cannot search {self.rev[:7]}: {reason}")
+            self._out.seek(0)
+            data = self._out.read()
+        finally:
+            self.close()
+        lead = f"{self.rev}:".encode()
+        out: list[tuple[str, int, str]] = []
+        for record in data.split(b"\n"):
+            if record.startswith(lead):
+                path, number, text = record[len(lead):].split(b"\x00", 2)
+                out.append((path.decode("utf-8", "surrogateescape"), int(number),
+                            text.decode("utf-8", "replace")))
+        return out
+
+    def close(self) -> None:
+        """Stop git if it still runs (the caller gave up) and drop its output."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+                self._proc.communicate()
+            self._out.close()
+            self._proc = None

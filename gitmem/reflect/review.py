@@ -39,7 +39,7 @@ from gitmem.reflect.review_model import (
     cite,
 )
 from gitmem.reflect.snapshot import Snapshot
-from gitmem.reflect.supersede import find_superseded
+from gitmem.reflect.supersede import SupersedeSearch
 from gitmem.workspace import Workspace, classifier, pathspecs
 
 RANGE_FORMS = ("BASE..HEAD (the two revisions), BASE...HEAD (HEAD against its merge base "
@@ -104,18 +104,22 @@ def review(ws: Workspace, cfg: Config, spec: str) -> Review:
     before, after = Snapshot(ws, rng.base, classify), Snapshot(ws, rng.head, classify)
     before.read_changed([c.old for c in changes if c.old is not None])
     after.read_changed([c.new for c in changes if c.new is not None])
-    added, removed = _fact_changes(before, after)
-    opinions, opinion_warns = _opinion_changes(before, after)
-    return Review(
-        range=rng,
-        files=tuple(_file_change(c, before, after) for c in changes),
-        opinions=opinions,
-        facts_added=tuple(added),
-        facts_removed=tuple(removed),
-        entities=_by_entity(added, removed),
-        superseded=tuple(find_superseded(after, added, pathspecs(ws.prefix, cfg.extra_paths))),
-        warnings=tuple(_new_warnings(before, after)) + opinion_warns,
-    )
+    search = SupersedeSearch(after, pathspecs(ws.prefix, cfg.extra_paths))  # git searches
+    try:  # ... while the changed files are parsed and compared
+        added, removed = _fact_changes(before, after)
+        opinions, opinion_warns = _opinion_changes(before, after)
+        return Review(
+            range=rng,
+            files=tuple(_file_change(c, before, after) for c in changes),
+            opinions=opinions,
+            facts_added=tuple(added),
+            facts_removed=tuple(removed),
+            entities=_by_entity(added, removed),
+            superseded=tuple(search.find(added)),
+            warnings=tuple(_new_warnings(before, after)) + opinion_warns,
+        )
+    finally:
+        search.close()
 
 
 def _fact_changes(before: Snapshot,

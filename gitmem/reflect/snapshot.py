@@ -17,13 +17,23 @@ from gitmem.workspace import Workspace
 class Snapshot:
     def __init__(self, ws: Workspace, commit: str, classify: Classify) -> None:
         self.ws, self.commit, self.classify = ws, commit, classify
-        self.changed: dict[str, ParsedFile] = {}  # the files the range changed, on this side
+        self.raw: dict[str, tuple[MemoryFile, bytes]] = {}  # the files the range changed
+        self._changed: dict[str, ParsedFile] | None = None
         self._others: dict[str, ParsedFile | None] = {}
 
     def read_changed(self, files: Sequence[MemoryFile]) -> None:
+        """Read the files the range changed on this side (parsed on first use of ``changed``:
+        a search may start on the raw text meanwhile)."""
         blobs = read_objects(self.ws.repo_root, [mf.blob for mf in files])
-        for mf, data in zip(files, blobs, strict=True):
-            self.changed[mf.path] = parse_file(mf, data or b"")
+        self.raw = {mf.path: (mf, data or b"") for mf, data in zip(files, blobs, strict=True)}
+        self._changed = None
+
+    @property
+    def changed(self) -> dict[str, ParsedFile]:
+        """The files the range changed, parsed."""
+        if self._changed is None:
+            self._changed = {path: parse_file(mf, data) for path, (mf, data) in self.raw.items()}
+        return self._changed
 
     def facts(self) -> Iterator[tuple[Fact, MemoryFile]]:
         """The Retain facts of the changed files."""
@@ -33,7 +43,7 @@ class Snapshot:
 
     def load(self, paths: Iterable[str]) -> None:
         """Read and parse these workspace-relative paths (memory files only) in one batch."""
-        wanted = sorted({p for p in paths if p not in self.changed and p not in self._others
+        wanted = sorted({p for p in paths if p not in self.raw and p not in self._others
                          and self.classify(p) is not None})
         if not wanted:
             return

@@ -3,73 +3,98 @@
 Daily notes are append-only, so "the gateway host is the NUC" stays in the memory after "moved
 the gateway host to The Castle". A fact the range added supersedes an older fact when both are
 about the same entities and say the same kind of thing (``parse.similarity.same_claim``, the rule
-opinions use) without saying the same words.
+opinions use) in other words.
 
-The older facts are found without reading the whole memory: one ``git grep`` at the head lists
-the lines that mention the new facts' entities, each line is parsed on its own as a candidate,
-and only the files of candidates that match are read and parsed to confirm the fact (its full
-text, its id, that it sits in a Retain section). Opinion entries (``O``) are left out: a later
-opinion is evidence about an earlier one, which ``bank/opinions.md`` tracks.
+Only a state can be replaced: the older fact is a world fact (``W``); the newer one a world fact
+or an experience (``B``: "moved the gateway host"). Experiences stay true as history, and opinion
+entries are evidence about an opinion, which ``bank/opinions.md`` tracks.
+
+What a new fact replaces is the claim that was current before it, so the search runs newest first
+and stops at the first match, looking at no more than ``LOOKBACK`` earlier world facts about the
+new fact's entities (the curated, undated files first, then the daily notes from the newest).
+That keeps review's cost bounded on a long memory without reading it: one ``git grep`` at the head
+lists the world-fact lines that mention the entities, each line is parsed on its own, and only a
+file whose line matches is read and parsed to confirm the fact (full text, id, in a Retain
+section).
 """
 
 from __future__ import annotations
 
+import functools
+import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import Fact
-from gitmem.git import grep_tree
-from gitmem.parse.retain import EntryLines, entity_key, parse_entry
+from gitmem.git import GrepJob
+from gitmem.parse.retain import EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.similarity import same_claim, statement_terms
 from gitmem.reflect.review_model import ReviewFact, Supersession
 from gitmem.reflect.snapshot import Snapshot
 
+LOOKBACK = 25  # earlier world facts looked at per new fact, newest first
 _SPACE = re.compile(r"\s+")
+# A top-level list item of kind W (git grep -E): what an older, replaceable fact looks like.
+_WORLD_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+W[[:space:]]*[@:]"
 
 
-def find_superseded(head: Snapshot, added: Sequence[ReviewFact],
-                    pathspecs: Sequence[str]) -> list[Supersession]:
-    """Pairs (older fact at the head, the newest added fact that replaces it), oldest first."""
-    new = [f for f in added if f.entities and f.kind != "opinion"]
-    if not new:
-        return []
-    by_key: dict[str, list[ReviewFact]] = {}
-    for fact in new:
-        for key in {entity_key(e) for e in fact.entities}:
-            by_key.setdefault(key, []).append(fact)
-    found: dict[str, Supersession] = {}
-    for old in new:  # an earlier fact of the range, replaced later in the same range
-        for fact in _rivals(old, by_key):
-            if fact is not old and _later(fact, old) and _replaces(fact, old.text, old.entities):
-                _keep(found, old, fact)
-    for old in _older_at_head(head, new, by_key, pathspecs):
-        for fact in _rivals(old, by_key):
-            if not _dated_after(old, fact) and _replaces(fact, old.text, old.entities):
-                _keep(found, old, fact)
-    return sorted(found.values(), key=lambda s: (s.old.day or "", s.old.source))
+class SupersedeSearch:
+    """Started as soon as the changed files are read: ``git grep`` looks for the world-fact
+    lines that mention their entities while the caller parses; ``find`` finishes the search."""
+
+    def __init__(self, head: Snapshot, pathspecs: Sequence[str]) -> None:
+        self.head = head
+        slugs: set[str] = set()
+        for _, data in head.raw.values():
+            slugs.update(find_entities(data.decode("utf-8", "replace")))
+        # One alternation: git grep tries each -e pattern on every line, one regex is faster.
+        names = sorted({_pattern(s) for s in slugs} | {_pattern(_key(s)) for s in slugs})
+        self.job = GrepJob(head.ws.repo_root, head.commit,
+                           [f"@({'|'.join(names)})"] if names else [], pathspecs,
+                           require=_WORLD_ITEM)
+
+    def find(self, added: Sequence[ReviewFact]) -> list[Supersession]:
+        """Pairs (older fact at the head, the newest added fact that replaces it), oldest
+        first."""
+        new = sorted((f for f in added if f.entities and f.kind in ("world", "experience")),
+                     key=_recency, reverse=True)
+        earlier = _Lines(self.head, new, self.job.lines())
+        found: dict[str, Supersession] = {}
+        olds = {f.fact_id: _within_range(f, new) for f in new}
+        earlier.prefetch([f for f in new if olds[f.fact_id] is None])
+        for fact in new:
+            old = olds[fact.fact_id] or earlier.replaced_by(fact)
+            if old is not None and old.fact_id not in found:  # newest first: the first wins
+                found[old.fact_id] = Supersession(old, fact)
+        return sorted(found.values(), key=lambda s: (s.old.day or "", s.old.source))
+
+    def close(self) -> None:
+        self.job.close()
 
 
-def _rivals(old: ReviewFact, by_key: dict[str, list[ReviewFact]]) -> list[ReviewFact]:
-    seen: dict[str, ReviewFact] = {}
-    for key in {entity_key(e) for e in old.entities}:
-        for fact in by_key.get(key, ()):
-            seen.setdefault(fact.fact_id, fact)
-    return list(seen.values())
+def _recency(f: ReviewFact) -> tuple[str, str, int]:
+    return (f.day or "", f.path, f.start_line)
+
+
+def _within_range(fact: ReviewFact, new: list[ReviewFact]) -> ReviewFact | None:
+    """The newest world fact the range itself added earlier that ``fact`` replaces."""
+    keys = {_key(e) for e in fact.entities}
+    for old in new:  # newest first
+        if (old.kind == "world" and _later(fact, old)
+                and keys & {_key(e) for e in old.entities}
+                and _replaces(fact, old.text, old.entities)):
+            return old
+    return None
 
 
 def _later(a: ReviewFact, b: ReviewFact) -> bool:
     """Whether ``a`` was recorded after ``b``: a later daily note, or further down the same
-    file; undated files count by line order within the file only."""
+    file (undated files have no order between them)."""
     if a.day and b.day and a.day != b.day:
         return a.day > b.day
     return a.path == b.path and a.start_line > b.start_line
-
-
-def _dated_after(a: ReviewFact, b: ReviewFact) -> bool:
-    """Whether ``a`` is from a later daily note than ``b``. A fact already at the base was
-    recorded before anything the range added, unless the range backfilled an older day."""
-    return bool(a.day and b.day and a.day > b.day)
 
 
 def _replaces(new: ReviewFact, old_text: str, old_entities: Sequence[str]) -> bool:
@@ -81,60 +106,123 @@ def _replaces(new: ReviewFact, old_text: str, old_entities: Sequence[str]) -> bo
 
 def _share_a_term(new: ReviewFact, old_text: str) -> bool:
     """A cheap necessary condition of ``same_claim`` (it needs a shared content term besides
-    the entities' names), so most candidate lines never reach the full rule."""
-    names: set[str] = set()
-    for slug in new.entities:
-        names.update(statement_terms(slug.replace("-", " ").replace("_", " ")))
+    the entities' names), so most candidates never reach the full rule."""
     shared = statement_terms(new.text).keys() & statement_terms(old_text).keys()
-    return bool(shared - names)
+    return bool(shared - _name_terms(new.entities))
 
 
-def _keep(found: dict[str, Supersession], old: ReviewFact, new: ReviewFact) -> None:
-    """One entry per older fact: the newest fact that replaces it."""
-    prev = found.get(old.fact_id)
-    if prev is None or _later(new, prev.new) or (new.day or "") > (prev.new.day or ""):
-        found[old.fact_id] = Supersession(old, new)
+@functools.lru_cache(maxsize=1024)
+def _name_terms(entities: tuple[str, ...]) -> frozenset[str]:
+    names: set[str] = set()
+    for slug in entities:
+        names.update(statement_terms(slug.replace("-", " ").replace("_", " ")))
+    return frozenset(names)
 
 
-def _older_at_head(head: Snapshot, new: list[ReviewFact], by_key: dict[str, list[ReviewFact]],
-                   pathspecs: Sequence[str]) -> list[ReviewFact]:
-    """Facts at the head (not added by the range) that mention a new fact's entity and look
-    like one of them replaces them: one ``git grep``, then only matching files are parsed."""
-    patterns = sorted({_pattern(k) for k in by_key} | {_pattern(e) for f in new
-                                                       for e in f.entities})
-    added_at = {(f.path, f.start_line) for f in new}
-    prefix = head.ws.prefix
-    candidates: list[tuple[str, int]] = []
-    for repo_path, number, line in grep_tree(head.ws.repo_root, head.commit, patterns, pathspecs):
-        path = repo_path[len(prefix):] if repo_path.startswith(prefix) else None
-        found = head.classify(path) if path else None
-        if path is None or found is None or (path, number) in added_at:
-            continue
-        fact, _ = parse_entry(EntryLines(number, (line.rstrip("\r"),)), path, found[1])
-        if fact is not None and fact.kind != "opinion" and _plausible(fact, path, found[1], by_key):
-            candidates.append((path, number))
-    head.load(path for path, _ in candidates)
-    added_ids = {f.fact_id for f in new}
-    out: list[ReviewFact] = []
-    for path, number in candidates:
-        parsed = head.get(path)
-        fact = next((f for f in parsed.facts if f.start_line == number), None) if parsed else None
-        if parsed is not None and fact is not None and fact.fact_id not in added_ids:
-            out.append(ReviewFact.of(fact, parsed.file, head.commit))
-    return out
+@functools.lru_cache(maxsize=8192)
+def _key(slug: str) -> str:
+    return entity_key(slug)
 
 
-def _plausible(fact: Fact, path: str, day: date | None,
-               by_key: dict[str, list[ReviewFact]]) -> bool:
-    """Whether a one-line reading of a candidate could be replaced by an added fact."""
-    probe = ReviewFact(fact.fact_id, fact.kind, fact.text, fact.entities, path, fact.start_line,
-                       fact.end_line, "", day.isoformat() if day else None)
-    return any(not _dated_after(probe, new) and _replaces(new, fact.text, fact.entities)
-               for new in _rivals(probe, by_key))
+@dataclass(frozen=True)
+class _Hit:
+    rank: tuple[int, str, int]  # sorts newest first: undated files, then later days
+    path: str
+    line: int
+    text: str
+    day: str  # '' for an undated file
+
+
+class _Lines:
+    """The world-fact lines at the head that mention the new facts' entities, indexed by entity
+    key, newest first."""
+
+    def __init__(self, head: Snapshot, new: list[ReviewFact],
+                 grep_lines: list[tuple[str, int, str]]) -> None:
+        self.head = head
+        added_at = {(f.path, f.start_line) for f in new}
+        keys = {_key(e) for f in new for e in f.entities}
+        self.by_key: dict[str, list[_Hit]] = {}
+        self._facts: dict[tuple[str, int], Fact | None] = {}
+        self._plausible: dict[str, list[_Hit]] = {}
+        classes: dict[str, tuple[str, date | None, str | None] | None] = {}
+        prefix = head.ws.prefix
+        for repo_path, number, text in grep_lines:
+            path = repo_path[len(prefix):]
+            about = {_key(e) for e in find_entities(text)} & keys
+            if not about or (path, number) in added_at:
+                continue
+            if path not in classes:
+                classes[path] = head.classify(path) if repo_path.startswith(prefix) else None
+            found = classes[path]
+            if found is None:
+                continue
+            day = found[1]
+            hit = _Hit((-day.toordinal() if day else -(10**9), path, number), path, number,
+                       text.rstrip("\r"), day.isoformat() if day else "")
+            for key in about:
+                self.by_key.setdefault(key, []).append(hit)
+        for hits in self.by_key.values():
+            hits.sort(key=lambda h: h.rank)
+
+    def prefetch(self, new: list[ReviewFact]) -> None:
+        """Find each new fact's candidates (lines that, read on their own, it replaces) and
+        read the newest candidate's files in one batch."""
+        for fact in new:
+            self._plausible[fact.fact_id] = list(self._candidates(fact))
+        # The newest candidate almost always confirms: read those files now, others if needed.
+        self.head.load(hits[0].path for hits in self._plausible.values() if hits)
+
+    def _candidates(self, fact: ReviewFact) -> Iterator[_Hit]:
+        """Among the ``LOOKBACK`` newest lines about its entities that are not from a later day
+        than it, those whose one-line reading ``fact`` replaces."""
+        looked = 0
+        for hit in self._newest_first({_key(e) for e in fact.entities}):
+            if fact.day and hit.day and hit.day > fact.day:
+                continue  # from a later day than the new fact: the range backfilled history
+            looked += 1
+            if looked > LOOKBACK:
+                return
+            one = self._one_line(hit)
+            if one is not None and _replaces(fact, one.text, one.entities):
+                yield hit
+
+    def replaced_by(self, fact: ReviewFact) -> ReviewFact | None:
+        """The newest world fact at the head (not added by the range) that ``fact`` replaces."""
+        for hit in self._plausible.get(fact.fact_id, ()):
+            old = self._confirm(hit)
+            if old is not None and old.kind == "world" and _replaces(fact, old.text,
+                                                                     old.entities):
+                return old
+        return None
+
+    def _newest_first(self, keys: set[str]) -> Iterator[_Hit]:
+        seen: set[tuple[str, int]] = set()
+        for hit in heapq.merge(*(self.by_key.get(k, []) for k in sorted(keys)),
+                               key=lambda h: h.rank):
+            if (hit.path, hit.line) not in seen:
+                seen.add((hit.path, hit.line))
+                yield hit
+
+    def _one_line(self, hit: _Hit) -> Fact | None:
+        """The line read on its own as a Retain entry (cached: many new facts share lines)."""
+        key = (hit.path, hit.line)
+        if key not in self._facts:
+            self._facts[key] = parse_entry(EntryLines(hit.line, (hit.text,)), hit.path, None)[0]
+        return self._facts[key]
+
+    def _confirm(self, hit: _Hit) -> ReviewFact | None:
+        """The fact that really starts at the hit's line (its file parsed), if any."""
+        self.head.load([hit.path])
+        parsed = self.head.get(hit.path)
+        if parsed is None:
+            return None
+        fact = next((f for f in parsed.facts if f.start_line == hit.line), None)
+        return ReviewFact.of(fact, parsed.file, self.head.commit) if fact else None
 
 
 def _pattern(slug: str) -> str:
-    """An extended regular expression for ``@slug`` in any spelling SPEC §4 treats alike
-    (case by ``git grep -i``; '-', '_' and runs of them alike)."""
+    """An extended regular expression for a slug in any spelling SPEC §4 treats alike (case by
+    ``git grep -i``; '-', '_' and runs of them alike)."""
     parts = [p for p in re.split(r"[\s_\-]+", slug) if p]
-    return "@" + "[-_]+".join("".join(c if c.isalnum() else f"[{c}]" for c in p) for p in parts)
+    return "[-_]+".join("".join(c if c.isalnum() else f"[{c}]" for c in p) for p in parts)
