@@ -381,8 +381,12 @@ def get(
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
               show_default=True, help="Markdown (a pull request comment) or JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--link-base", metavar="URL",
+              help="Markdown: link each citation to URL/blob/<commit>/<path>#L<line> "
+              "(URL: the repository's page, https://github.com/OWNER/REPO).")
 @click.pass_context
-def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool) -> None:
+def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
+           link_base: str | None) -> None:
     """How the memory changed between two revisions: opinions added, removed and changed (with
     the evidence that moved them), facts added and removed per entity, superseded facts, and
     entity pages changed. Read from git; no index needed.
@@ -398,7 +402,7 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool) -> None
     if as_json or fmt == "json":
         _print_json(result.to_json())
     else:
-        click.echo(result.to_markdown(), nl=False)
+        click.echo(result.to_markdown(link_base), nl=False)
 
 
 @cli.command(context_settings=CONTEXT)

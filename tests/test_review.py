@@ -387,6 +387,11 @@ def test_review_of_a_workspace_in_a_subfolder(tmp_path: Path) -> None:
     assert [f["path"] for f in data["files"]] == ["memory/2025-11-02.md"]
     assert [f["source"].split("@")[0] for f in data["facts"]["added"]] == \
         ["memory/2025-11-02.md#L4"]
+    ws, cfg = open_workspace(repo / "agent")
+    head = data["range"]["head"]
+    assert (f"[`memory/2025-11-02.md#L4@{head[:7]}`](https://example.invalid/o/r/blob/{head}/"
+            "agent/memory/2025-11-02.md#L4)") in \
+        review(ws, cfg, base).to_markdown("https://example.invalid/o/r/")
 
 
 def test_review_needs_no_index(tmp_path: Path) -> None:

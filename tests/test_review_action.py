@@ -65,11 +65,14 @@ def test_first_run_creates_the_comment_later_runs_update_it(tmp_path: Path) -> N
     with GitHubServer(TOKEN, REPO) as api:
         for n in range(120):  # two pages of other comments, one quoting the marker
             api.seed(PR, f"comment {n}" if n != 60 else f"quoting {MARKER} is not ours")
-        proc = run_action_script(repo, api, base, head, tmp_path)
+        proc = run_action_script(repo, api, base, head, tmp_path,
+                                 GITHUB_SERVER_URL="https://github.invalid")
         assert proc.returncode == 0, proc.stderr
         (comment,) = ours(api)
         assert "| 1 | `@Peter` prefers concise replies | 0.90 → 0.75 | ▼ −0.15 |" in comment["body"]
-        assert "Peter is in Oslo." in comment["body"]
+        assert (f"| + | world | Peter is in Oslo. | [`memory/2025-11-12.md#L4@{head[:7]}`]"
+                f"(https://github.invalid/{REPO}/blob/{head}/memory/2025-11-12.md#L4) |"
+                ) in comment["body"]
         assert [r.method for r in api.requests] == ["GET", "GET", "POST"]
         assert f"comment-url={comment['html_url']}" in \
             (tmp_path / "output.txt").read_text(encoding="utf-8")

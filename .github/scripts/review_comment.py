@@ -4,7 +4,8 @@ Run by the repository's GitHub Action (``action.yml``) in the checked-out memory
 
 1. the range: ``GITMEM_REVIEW_RANGE``, else the pull request's ``base.sha...head.sha`` from the
    event (three dots: the head against its merge base with the base, like the PR's diff);
-2. ``gitmem review RANGE`` renders the Markdown (its first line is a hidden marker);
+2. ``gitmem review RANGE`` renders the Markdown (its first line is a hidden marker), citations
+   linked to ``GITHUB_SERVER_URL/GITHUB_REPOSITORY/blob/<commit>/<path>#L<line>``;
 3. the review goes to the job summary (``GITHUB_STEP_SUMMARY``) and to the pull request: the
    comment that starts with the marker is updated (PATCH), or one is created (POST).
 
@@ -67,8 +68,10 @@ def pull_request() -> tuple[int, str, str]:
 
 def render(spec: str) -> str:
     command = shlex.split(os.environ.get("GITMEM", "")) or [sys.executable, "-m", "gitmem"]
-    proc = subprocess.run([*command, "review", "--", spec], capture_output=True, text=True,
-                          check=False)
+    server, repo = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
+    links = ["--link-base", f"{server.rstrip('/')}/{repo}"] if server and repo else []
+    proc = subprocess.run([*command, "review", *links, "--", spec], capture_output=True,
+                          text=True, check=False)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
         raise SystemExit(proc.returncode)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gitmem.config import Config
-from gitmem.domain import Evidence, Opinion, ParsedFile, Warn
+from gitmem.domain import Citation, Evidence, Opinion, ParsedFile, Warn
 from gitmem.errors import GitmemError, UsageError
 from gitmem.git import TreeChange, count_commits, diff_trees, merge_base, resolve_commit
 from gitmem.parse.markdown import split_lines
@@ -36,7 +36,6 @@ from gitmem.reflect.review_model import (
     Review,
     ReviewFact,
     ReviewRange,
-    cite,
 )
 from gitmem.reflect.snapshot import Snapshot
 from gitmem.reflect.supersede import SupersedeSearch
@@ -100,7 +99,7 @@ def review(ws: Workspace, cfg: Config, spec: str) -> Review:
     changes = diff_trees(ws.repo_root, rng.base, rng.head, ws.prefix,
                          pathspecs(ws.prefix, cfg.extra_paths), classify)
     if not changes:
-        return Review(rng)
+        return Review(rng, prefix=ws.prefix)
     before, after = Snapshot(ws, rng.base, classify), Snapshot(ws, rng.head, classify)
     before.read_changed([c.old for c in changes if c.old is not None])
     after.read_changed([c.new for c in changes if c.new is not None])
@@ -110,6 +109,7 @@ def review(ws: Workspace, cfg: Config, spec: str) -> Review:
         opinions, opinion_warns = _opinion_changes(before, after)
         return Review(
             range=rng,
+            prefix=ws.prefix,
             files=tuple(_file_change(c, before, after) for c in changes),
             opinions=opinions,
             facts_added=tuple(added),
@@ -241,7 +241,7 @@ def _opinion_changes(before: Snapshot,
     lookup = _EvidenceLookup(after)
     out: list[OpinionChange] = []
     for oid, op in new.items():
-        source = cite(OPINIONS_PATH, op.start_line, op.start_line, after.commit)
+        source = Citation(OPINIONS_PATH, op.start_line, op.start_line, after.commit)
         prev = old.get(oid)
         if prev is None:
             out.append(OpinionChange(oid, "added", op.statement, source,
@@ -253,7 +253,7 @@ def _opinion_changes(before: Snapshot,
         if oid not in new:
             out.append(OpinionChange(
                 oid, "removed", op.statement,
-                cite(OPINIONS_PATH, op.start_line, op.start_line, before.commit),
+                Citation(OPINIONS_PATH, op.start_line, op.start_line, before.commit),
                 confidence_before=op.confidence, updated_before=op.updated))
     out.sort(key=lambda o: (("changed", "added", "removed").index(o.status),
                             -abs(o.delta or 0.0), o.statement.casefold()))
@@ -266,7 +266,7 @@ def _differs(old: Opinion, new: Opinion) -> bool:
         new.statement, new.confidence, new.updated, new.evidence)
 
 
-def _changed(old: Opinion, new: Opinion, source: str,
+def _changed(old: Opinion, new: Opinion, source: Citation,
              lookup: _EvidenceLookup) -> OpinionChange:
     """Confidence before → after, and the evidence lines that came or went (by stance and fact
     id): the evidence that moved it."""
@@ -313,7 +313,7 @@ class _EvidenceLookup:
             if fact is None:
                 self.unresolved.add(e.fact_id)
             out.append(EvidenceChange(e.stance, e.fact_id, e.source, e.confidence,
-                                      fact.source if fact else None, fact.text if fact else None))
+                                      fact.at if fact else None, fact.text if fact else None))
         return tuple(out)
 
     def _load(self, evidence: Sequence[Evidence]) -> None:

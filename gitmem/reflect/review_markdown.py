@@ -10,7 +10,9 @@ update its own comment.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
+from gitmem.domain import Citation
 from gitmem.parse.retain import ENTITY_RE
 from gitmem.reflect.review_model import (
     EvidenceChange,
@@ -27,15 +29,32 @@ FOLD_ROWS = 15  # longer fact or file lists are folded into <details>
 TEXT_MAX = 240
 
 
-def render(review: Review) -> str:
+class _Refs:
+    """Citations as code, or as links to the cited lines at their commit (GitHub's
+    ``/blob/<commit>/<path>#L12-L14``) when the repository's address is known."""
+
+    def __init__(self, link_base: str | None, prefix: str) -> None:
+        self.base = link_base.rstrip("/") if link_base else None
+        self.prefix = prefix
+
+    def __call__(self, at: Citation) -> str:
+        if self.base is None or at.commit is None:
+            return f"`{at}`"
+        lines = (f"L{at.start_line}" if at.start_line == at.end_line
+                 else f"L{at.start_line}-L{at.end_line}")
+        return f"[`{at}`]({self.base}/blob/{at.commit}/{quote(self.prefix + at.path)}#{lines})"
+
+
+def render(review: Review, link_base: str | None = None) -> str:
     r = review.range
     if not review.memory_changed:  # one line (after the hidden marker)
         return f"{MARKER}\n{review.summary()}\n"
+    ref = _Refs(link_base, review.prefix)
     out = [MARKER, f"### Memory review: `{r.spec}`", ""]
     out += [_headline(review), ""]
-    out += _opinions(review)
-    out += _facts(review)
-    out += _superseded(review)
+    out += _opinions(review, ref)
+    out += _facts(review, ref)
+    out += _superseded(review, ref)
     out += _pages(review)
     out += _files(review)
     out += _warnings(review)
@@ -61,7 +80,7 @@ def _headline(review: Review) -> str:
 # -- opinions ----------------------------------------------------------------------------------
 
 
-def _opinions(review: Review) -> list[str]:
+def _opinions(review: Review, ref: _Refs) -> list[str]:
     if not review.opinions:
         return []
     out = ["#### Opinions", "", "| # | opinion | confidence | change | evidence |",
@@ -72,7 +91,7 @@ def _opinions(review: Review) -> list[str]:
     out.append("")
     out += chart(review.opinions)
     for n, op in enumerate(review.opinions, start=1):
-        out += _opinion_detail(n, op)
+        out += _opinion_detail(n, op, ref)
     return out
 
 
@@ -121,9 +140,9 @@ def chart(opinions: tuple[OpinionChange, ...]) -> list[str]:
             '    y-axis "confidence" 0 --> 1', f"    bar [{values}]", "```", ""]
 
 
-def _opinion_detail(n: int, op: OpinionChange) -> list[str]:
-    out = [f"**{n}. {inline(op.statement)}** · `{op.opinion_id}` · {op.status} · "
-           f"`{op.source}`", ""]
+def _opinion_detail(n: int, op: OpinionChange, ref: _Refs) -> list[str]:
+    out = [f"**{n}. {inline(op.statement)}** · `{op.opinion_id}` · {op.status} · {ref(op.at)}",
+           ""]
     if op.statement_before:
         out.append(f"- statement was: {inline(op.statement_before)}")
     if op.status == "changed" or op.confidence_after is not None:
@@ -131,19 +150,19 @@ def _opinion_detail(n: int, op: OpinionChange) -> list[str]:
                    if op.updated_before != op.updated_after else "")
         out.append(f"- confidence {_conf(op.confidence_before)} → "
                    f"{_conf(op.confidence_after)}{updated}")
-    out += [_evidence_line(e, "+") for e in op.evidence_added]
-    out += [_evidence_line(e, "−") for e in op.evidence_removed]
+    out += [_evidence_line(e, "+", ref) for e in op.evidence_added]
+    out += [_evidence_line(e, "−", ref) for e in op.evidence_removed]
     if op.status == "changed" and op.delta and not op.evidence_added:
         out.append("- no new evidence: the confidence was edited by hand")
     out.append("")
     return out
 
 
-def _evidence_line(e: EvidenceChange, sign: str) -> str:
+def _evidence_line(e: EvidenceChange, sign: str, ref: _Refs) -> str:
     c = f" (c={e.confidence:.2f})" if e.confidence is not None else ""
     head = f"- {sign} {e.stance} `{e.fact_id}`{c}"
-    if e.text is not None and e.source is not None:
-        return f"{head}: {inline(e.text)} · `{e.source}`"
+    if e.text is not None and e.found is not None:
+        return f"{head}: {inline(e.text)} · {ref(e.found)}"
     if sign == "−":
         return f"{head} · was `{e.cited_as}`"
     return f"{head} · `{e.cited_as}` (no such fact there at this revision)"
@@ -152,7 +171,7 @@ def _evidence_line(e: EvidenceChange, sign: str) -> str:
 # -- facts -------------------------------------------------------------------------------------
 
 
-def _facts(review: Review) -> list[str]:
+def _facts(review: Review, ref: _Refs) -> list[str]:
     if not (review.facts_added or review.facts_removed):
         return []
     rows = 0
@@ -164,14 +183,14 @@ def _facts(review: Review) -> list[str]:
                  "| | kind | fact | source |", "| --- | --- | --- | --- |"]
         for sign, facts in (("+", group.added), ("−", group.removed)):
             for fact in facts:
-                body.append(_fact_row(sign, fact))
+                body.append(_fact_row(sign, fact, ref))
                 rows += 1
         body.append("")
     loose = ([("+", f) for f in review.facts_added if not f.entities]
              + [("−", f) for f in review.facts_removed if not f.entities])
     if loose and rows < FACT_ROWS_MAX:
         body += ["**No entity**", "", "| | kind | fact | source |", "| --- | --- | --- | --- |"]
-        body += [_fact_row(sign, fact) for sign, fact in loose]
+        body += [_fact_row(sign, fact, ref) for sign, fact in loose]
         rows += len(loose)
         body.append("")
     total = sum(len(g.added) + len(g.removed) for g in review.entities) + len(loose)
@@ -182,19 +201,19 @@ def _facts(review: Review) -> list[str]:
     return ["#### Facts by entity", "", *_fold(summary, body, rows > FOLD_ROWS)]
 
 
-def _fact_row(sign: str, fact: ReviewFact) -> str:
-    return f"| {sign} | {fact.kind} | {cell(fact.text)} | `{fact.source}` |"
+def _fact_row(sign: str, fact: ReviewFact, ref: _Refs) -> str:
+    return f"| {sign} | {fact.kind} | {cell(fact.text)} | {ref(fact.at)} |"
 
 
-def _superseded(review: Review) -> list[str]:
+def _superseded(review: Review, ref: _Refs) -> list[str]:
     if not review.superseded:
         return []
     out = ["#### Superseded facts", "",
            "Older facts still in the memory that a newer fact about the same entities replaces.",
            "", "| was | now |", "| --- | --- |"]
     for s in review.superseded:
-        out.append(f"| {cell(s.old.text)} · `{s.old.source}` | "
-                   f"{cell(s.new.text)} · `{s.new.source}` |")
+        out.append(f"| {cell(s.old.text)} · {ref(s.old.at)} | "
+                   f"{cell(s.new.text)} · {ref(s.new.at)} |")
     return [*out, ""]
 
 

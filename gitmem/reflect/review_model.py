@@ -9,16 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem.domain import Fact, MemoryFile, Warn
+from gitmem.domain import Citation, Fact, MemoryFile, Warn
 
 OPINION_STATUSES = ("changed", "added", "removed")
-
-
-def cite(path: str, start: int, end: int, commit: str) -> str:
-    """A citation as recall prints one from history: ``path#L12`` or ``path#L12-L14``, then
-    ``@<commit>`` (7 hex digits, which ``gitmem get`` follows)."""
-    lines = f"#L{start}" if start == end else f"#L{start}-L{end}"
-    return f"{path}{lines}@{commit[:7]}"
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
@@ -49,20 +42,26 @@ class ReviewFact:
     kind: str
     text: str
     entities: tuple[str, ...]
-    path: str
-    start_line: int
-    end_line: int
-    commit: str
+    at: Citation  # path#Lline@commit of that side
     day: str | None  # daily notes: the note's date
 
     @classmethod
     def of(cls, fact: Fact, mf: MemoryFile, commit: str) -> ReviewFact:
-        return cls(fact.fact_id, fact.kind, fact.text, fact.entities, mf.path, fact.start_line,
-                   fact.end_line, commit, mf.day.isoformat() if mf.day else None)
+        return cls(fact.fact_id, fact.kind, fact.text, fact.entities,
+                   Citation(mf.path, fact.start_line, fact.end_line, commit),
+                   mf.day.isoformat() if mf.day else None)
+
+    @property
+    def path(self) -> str:
+        return self.at.path
+
+    @property
+    def start_line(self) -> int:
+        return self.at.start_line
 
     @property
     def source(self) -> str:
-        return cite(self.path, self.start_line, self.end_line, self.commit)
+        return str(self.at)
 
     def to_json(self) -> dict[str, Any]:
         return {"fact_id": self.fact_id, "kind": self.kind, "text": self.text,
@@ -89,12 +88,13 @@ class EvidenceChange:
     fact_id: str
     cited_as: str  # the source as written in bank/opinions.md
     confidence: float | None
-    source: str | None  # path#Lline@head of the fact, when it is there
+    found: Citation | None  # the fact at the head, when it is there
     text: str | None
 
     def to_json(self) -> dict[str, Any]:
         return {"stance": self.stance, "fact_id": self.fact_id, "cited_as": self.cited_as,
-                "confidence": self.confidence, "source": self.source, "text": self.text}
+                "confidence": self.confidence,
+                "source": str(self.found) if self.found else None, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class OpinionChange:
     opinion_id: str
     status: str  # added | removed | changed
     statement: str
-    source: str  # the section's heading, cited at the head (at the base when removed)
+    at: Citation  # the section's heading, at the head (at the base when removed)
     confidence_before: float | None = None
     confidence_after: float | None = None
     updated_before: str | None = None
@@ -120,7 +120,7 @@ class OpinionChange:
     def to_json(self) -> dict[str, Any]:
         return {"opinion_id": self.opinion_id, "status": self.status,
                 "statement": self.statement, "statement_before": self.statement_before,
-                "source": self.source, "confidence_before": self.confidence_before,
+                "source": str(self.at), "confidence_before": self.confidence_before,
                 "confidence_after": self.confidence_after, "delta": self.delta,
                 "updated_before": self.updated_before, "updated_after": self.updated_after,
                 "evidence_added": [e.to_json() for e in self.evidence_added],
@@ -167,6 +167,7 @@ class Review:
     entities: tuple[EntityFacts, ...] = ()
     superseded: tuple[Supersession, ...] = ()
     warnings: tuple[Warn, ...] = field(default_factory=tuple)
+    prefix: str = ""  # the workspace's folder in the repository ('' or 'sub/dir/')
 
     @property
     def memory_changed(self) -> bool:
@@ -214,7 +215,9 @@ class Review:
                           "code": w.code, "message": w.message} for w in self.warnings],
         }
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, link_base: str | None = None) -> str:
+        """A pull request comment; with ``link_base`` (``https://github.com/OWNER/REPO``) every
+        citation links to the cited lines at its commit."""
         from gitmem.reflect.review_markdown import render  # only the Markdown output needs it
 
-        return render(self)
+        return render(self, link_base)
