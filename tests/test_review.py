@@ -330,7 +330,7 @@ def test_markdown_reads_as_a_pull_request_comment(tmp_path: Path) -> None:
     chart = re.search(r"```mermaid\n(.*?)\n```", md, re.S)
     assert chart is not None
     assert chart.group(1).splitlines() == [
-        "xychart-beta",
+        "xychart-beta horizontal",
         '    title "Confidence before and after (by row)"',
         '    x-axis ["1 before", "1 after"]',
         '    y-axis "confidence" 0 --> 1',

@@ -26,6 +26,7 @@ MARKER = "<!-- gitmem-review -->"
 CHART_MAX = 10  # opinions in the chart (two bars each): the largest moves
 FACT_ROWS_MAX = 200  # fact rows in the comment; the JSON output has them all
 FOLD_ROWS = 15  # longer fact or file lists are folded into <details>
+FOLD_OPINIONS = 5  # so is the evidence of more opinions than this
 TEXT_MAX = 240
 
 
@@ -90,9 +91,10 @@ def _opinions(review: Review, ref: _Refs) -> list[str]:
                    f"{_conf(op.confidence_after)} | {_move(op)} | {_evidence_count(op)} |")
     out.append("")
     out += chart(review.opinions)
-    for n, op in enumerate(review.opinions, start=1):
-        out += _opinion_detail(n, op, ref)
-    return out
+    details = [line for n, op in enumerate(review.opinions, start=1)
+               for line in _opinion_detail(n, op, ref)]
+    return out + _fold(f"The evidence behind each of the {len(review.opinions)} opinions",
+                       details, len(review.opinions) > FOLD_OPINIONS)
 
 
 def _conf(value: float | None) -> str:
@@ -136,8 +138,10 @@ def chart(opinions: tuple[OpinionChange, ...]) -> list[str]:
     title = "Confidence before and after (by row)"
     if len(moved) > len(shown):
         title = f"Confidence before and after: the {len(shown)} largest moves"
-    return ["```mermaid", "xychart-beta", f'    title "{title}"', f"    x-axis [{labels}]",
-            '    y-axis "confidence" 0 --> 1', f"    bar [{values}]", "```", ""]
+    # Horizontal: the labels sit one under the other, so they never overlap.
+    return ["```mermaid", "xychart-beta horizontal", f'    title "{title}"',
+            f"    x-axis [{labels}]", '    y-axis "confidence" 0 --> 1', f"    bar [{values}]",
+            "```", ""]
 
 
 def _opinion_detail(n: int, op: OpinionChange, ref: _Refs) -> list[str]:
