@@ -147,20 +147,8 @@ def _parse_commit(record: bytes, prefix: str, classify: Classify) -> CommitChang
     at = datetime.fromtimestamp(int(stamp.strip()), UTC).isoformat(timespec="seconds")
     changes: dict[str, MemoryFile | None] = {}
     links: set[str] = set()
-    fields = rest.lstrip(b"\n").split(b"\x00")
-    for i in range(0, len(fields) - 1, 2):
-        meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
-        if not meta.startswith(b":"):
-            continue
-        _, new_mode, _, new_blob, status = meta[1:].decode("ascii").split(" ")
-        path = raw_path.decode("utf-8", "surrogateescape")
-        if prefix:
-            if not path.startswith(prefix):
-                continue
-            path = path[len(prefix):]
-        found = classify(path)
-        if found is None:
-            continue
+    for (_, new_mode, _, new_blob, status), path, found in _raw_entries(rest.lstrip(b"\n"),
+                                                                         prefix, classify):
         mode = int(new_mode, 8)
         if mode == GIT_LINK and not status.startswith("D"):
             links.add(path)
@@ -169,6 +157,25 @@ def _parse_commit(record: bytes, prefix: str, classify: Classify) -> CommitChang
         else:
             changes[path] = MemoryFile(path, new_blob, found[0], found[1])
     return CommitChanges(sha.strip(), at, changes, frozenset(links))
+
+
+def _raw_entries(data: bytes, prefix: str, classify: Classify) -> Iterator[
+        tuple[list[str], str, tuple[str, date | None, str | None]]]:
+    """The memory files of ``--raw -z`` output: ([old mode, new mode, old blob, new blob,
+    status], workspace-relative path, its classification)."""
+    fields = data.split(b"\x00")
+    for i in range(0, len(fields) - 1, 2):
+        meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
+        if not meta.startswith(b":"):
+            continue
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if prefix:
+            if not path.startswith(prefix):
+                continue
+            path = path[len(prefix):]
+        found = classify(path)
+        if found is not None:
+            yield meta[1:].decode("ascii").split(" "), path, found
 
 
 class GitRepo:
@@ -347,21 +354,9 @@ def diff_trees(repo_root: Path, old: str, new: str, prefix: str, pathspecs: Sequ
     if proc.returncode != 0:
         reason = proc.stderr.decode("utf-8", "replace").strip()
         raise GitmemError(f"cannot compare {old[:7]} with {new[:7]}: {reason}")
-    fields = proc.stdout.split(b"\x00")
     out: list[TreeChange] = []
-    for i in range(0, len(fields) - 1, 2):
-        meta, raw_path = fields[i], fields[i + 1]
-        if not meta.startswith(b":"):
-            continue
-        old_mode, new_mode, old_blob, new_blob, _ = meta[1:].decode("ascii").split(" ")
-        path = raw_path.decode("utf-8", "surrogateescape")
-        if prefix:
-            if not path.startswith(prefix):
-                continue
-            path = path[len(prefix):]
-        found = classify(path)
-        if found is None:
-            continue
+    for (old_mode, new_mode, old_blob, new_blob, _), path, found in _raw_entries(
+            proc.stdout, prefix, classify):
         before, after = (MemoryFile(path, blob, found[0], found[1])
                          if int(mode, 8) not in (GIT_LINK, GIT_SUBMODULE, 0) else None
                          for mode, blob in ((old_mode, old_blob), (new_mode, new_blob)))

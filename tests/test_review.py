@@ -311,9 +311,9 @@ def test_json_shape_is_stable(tmp_path: Path) -> None:
     for f in data["files"] + data["pages"]:
         assert set(f) == {"path", "class", "status", "lines_added", "lines_removed", "where"}
     assert data["summary"] == (
-        f"{base}..{head}: 1 commit ({base[:7]}..{head[:7]}): 4 memory files, 1 opinion changed, "
-        "1 opinion added, 1 opinion removed, facts +4 −1 about 2 entities, 1 superseded, "
-        "1 entity page.")
+        f"{base}..{head}: 1 commit ({base[:7]}..{head[:7]}): 1 opinion changed, 1 opinion added, "
+        "1 opinion removed, facts +4 −1 about 2 entities, 1 superseded, 1 entity page, "
+        "4 memory files.")
 
 
 def test_markdown_reads_as_a_pull_request_comment(tmp_path: Path) -> None:

@@ -65,17 +65,7 @@ def render(review: Review, link_base: str | None = None) -> str:
 
 
 def _headline(review: Review) -> str:
-    parts = [f"**{plural(len(review.opinions_with(s)), 'opinion')} {s}**"
-             for s in ("changed", "added", "removed") if review.opinions_with(s)]
-    if review.facts_added or review.facts_removed:
-        parts.append(f"**facts +{len(review.facts_added)} −{len(review.facts_removed)}** about "
-                     f"{plural(len(review.entities), 'entity', 'entities')}")
-    if review.superseded:
-        parts.append(f"{len(review.superseded)} superseded")
-    if review.pages:
-        parts.append(plural(len(review.pages), "entity page"))
-    parts.append(plural(len(review.files), "memory file"))
-    return "> " + " · ".join(parts)
+    return "> " + " · ".join(review.counts())
 
 
 # -- opinions ----------------------------------------------------------------------------------

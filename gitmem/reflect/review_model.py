@@ -180,15 +180,10 @@ class Review:
     def opinions_with(self, status: str) -> list[OpinionChange]:
         return [o for o in self.opinions if o.status == status]
 
-    def summary(self) -> str:
-        """One line: what the range did to the memory."""
-        r = self.range
-        span = f"{plural(r.commits, 'commit')} ({r.base[:7]}..{r.head[:7]})"
-        if not self.memory_changed:
-            return f"No memory files changed in {r.spec}: {span}."
-        parts = [plural(len(self.files), "memory file")]
-        parts += [f"{plural(len(self.opinions_with(s)), 'opinion')} {s}"
-                  for s in OPINION_STATUSES if self.opinions_with(s)]
+    def counts(self) -> list[str]:
+        """What changed, in a few words each ("2 opinions changed", "facts +5 −1 about ...")."""
+        parts = [f"{plural(len(self.opinions_with(s)), 'opinion')} {s}"
+                 for s in OPINION_STATUSES if self.opinions_with(s)]
         if self.facts_added or self.facts_removed:
             parts.append(f"facts +{len(self.facts_added)} −{len(self.facts_removed)} about "
                          f"{plural(len(self.entities), 'entity', 'entities')}")
@@ -196,7 +191,15 @@ class Review:
             parts.append(f"{len(self.superseded)} superseded")
         if self.pages:
             parts.append(plural(len(self.pages), "entity page"))
-        return f"{r.spec}: {span}: " + ", ".join(parts) + "."
+        return [*parts, plural(len(self.files), "memory file")]
+
+    def summary(self) -> str:
+        """One line: what the range did to the memory."""
+        r = self.range
+        span = f"{plural(r.commits, 'commit')} ({r.base[:7]}..{r.head[:7]})"
+        if not self.memory_changed:
+            return f"No memory files changed in {r.spec}: {span}."
+        return f"{r.spec}: {span}: " + ", ".join(self.counts()) + "."
 
     def to_json(self) -> dict[str, Any]:
         return {
