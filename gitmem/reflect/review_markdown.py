@@ -25,6 +25,7 @@ from gitmem.reflect.review_model import (
 MARKER = "<!-- gitmem-review -->"
 CHART_MAX = 10  # opinions in the chart (two bars each): the largest moves
 FACT_ROWS_MAX = 200  # fact rows in the comment; the JSON output has them all
+ROWS_MAX = 100  # rows of the other long tables (superseded facts, files)
 FOLD_ROWS = 15  # longer fact or file lists are folded into <details>
 FOLD_OPINIONS = 5  # so is the evidence of more opinions than this
 TEXT_MAX = 240
@@ -202,13 +203,18 @@ def _fact_row(sign: str, fact: ReviewFact, ref: _Refs) -> str:
 def _superseded(review: Review, ref: _Refs) -> list[str]:
     if not review.superseded:
         return []
-    out = ["#### Superseded facts", "",
-           "Older facts still in the memory that a newer fact about the same entities replaces.",
-           "", "| was | now |", "| --- | --- |"]
-    for s in review.superseded:
-        out.append(f"| {cell(s.old.text)} · {ref(s.old.at)} | "
-                   f"{cell(s.new.text)} · {ref(s.new.at)} |")
-    return [*out, ""]
+    rows = [f"| {cell(s.old.text)} · {ref(s.old.at)} | {cell(s.new.text)} · {ref(s.new.at)} |"
+            for s in review.superseded]
+    body = ["| was | now |", "| --- | --- |", *_capped(rows), ""]
+    return ["#### Superseded facts", "",
+            "Older facts still in the memory that a newer fact about the same entities replaces.",
+            "", *_fold(plural(len(rows), "superseded fact"), body, len(rows) > FOLD_ROWS)]
+
+
+def _capped(rows: list[str], most: int = ROWS_MAX) -> list[str]:
+    if len(rows) <= most:
+        return rows
+    return [*rows[:most], "", f"… and {len(rows) - most} more: see `--format json`."]
 
 
 # -- pages, files, warnings --------------------------------------------------------------------
@@ -230,8 +236,8 @@ def _pages(review: Review) -> list[str]:
 
 def _files(review: Review) -> list[str]:
     body = ["| file | class | change | lines |", "| --- | --- | --- | --- |"]
-    body += [f"| `{f.path}` | {f.file_class} | {f.status} | +{f.lines_added} −{f.lines_removed} |"
-             for f in review.files]
+    body += _capped([f"| `{f.path}` | {f.file_class} | {f.status} | +{f.lines_added} "
+                     f"−{f.lines_removed} |" for f in review.files])
     return ["#### Memory files", "",
             *_fold(plural(len(review.files), "memory file") + " changed", [*body, ""],
                    len(review.files) > FOLD_ROWS)]
