@@ -162,6 +162,23 @@ def test_a_later_fact_in_the_range_supersedes_an_earlier_one_in_it(tmp_path: Pat
             for s in data["superseded"]] == [("memory/2025-11-02.md#L4", "memory/2025-11-05.md#L4")]
 
 
+def test_a_claim_current_for_long_is_found_behind_many_later_facts(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-01-05.md", daily("2025-01-05", "W @Peter: The gateway host is the "
+                                              "old NUC under the desk."))
+    for day in range(1, 29):  # four weeks of other world facts about Peter
+        write(repo, f"memory/2025-02-{day:02d}.md",
+              daily(f"2025-02-{day:02d}", f"W @Peter: Peter ran {day} km along the harbour.",
+                    f"W @Peter: Peter read chapter {day} of the novel."))
+    base = commit_all(repo, "history", "2025-02-28T20:00:00+00:00")
+    write(repo, "memory/2025-03-01.md", daily(
+        "2025-03-01", "W @Peter @The-Castle: Moved the gateway host to The Castle."))
+    commit_all(repo, "move", "2025-03-01T20:00:00+00:00")
+    (pair,) = run_review(repo, base)["superseded"]
+    assert pair["old"]["source"].split("@")[0] == "memory/2025-01-05.md#L4"
+    assert pair["new"]["text"] == "Moved the gateway host to The Castle."
+
+
 def test_entity_page_changes_say_where(tmp_path: Path) -> None:
     repo, _, head = two_commits(tmp_path)
     write(repo, "bank/entities/Peter.md",

@@ -9,13 +9,13 @@ Only a state can be replaced: the older fact is a world fact (``W``); the newer 
 or an experience (``B``: "moved the gateway host"). Experiences stay true as history, and opinion
 entries are evidence about an opinion, which ``bank/opinions.md`` tracks.
 
-What a new fact replaces is the claim that was current before it, so the search runs newest first
-and stops at the first match, looking at no more than ``LOOKBACK`` earlier world facts about the
-new fact's entities (the curated, undated files first, then the daily notes from the newest).
-That keeps review's cost bounded on a long memory without reading it: one ``git grep`` at the head
-lists the world-fact lines that mention the entities, each line is parsed on its own, and only a
-file whose line matches is read and parsed to confirm the fact (full text, id, in a Retain
-section).
+What a new fact replaces is the claim that was current before it, so the newest match wins. A
+new fact is compared with a bounded set of earlier world facts about its entities: the ``RECENT``
+newest (whatever their words: a paraphrase may share none) and the ``WORDED`` that share the most
+words with it from any time (a claim current for years). That keeps review's cost bounded on a
+long memory without reading it: one ``git grep`` at the head lists the world-fact lines that
+mention the entities, each line is read on its own, and only the files of lines that match are
+read and parsed to confirm the fact (full text, id, in a Retain section).
 """
 
 from __future__ import annotations
@@ -23,18 +23,23 @@ from __future__ import annotations
 import functools
 import heapq
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import Fact
 from gitmem.git import GrepJob
-from gitmem.parse.retain import EntryLines, entity_key, find_entities, parse_entry
+from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.similarity import same_claim, statement_terms
+from gitmem.parse.textfold import STOPWORDS
 from gitmem.reflect.review_model import ReviewFact, Supersession
 from gitmem.reflect.snapshot import Snapshot
 
-LOOKBACK = 25  # earlier world facts looked at per new fact, newest first
+RECENT = 10  # the newest earlier world facts about its entities a new fact is compared with
+WORDED = 10  # and those, from any time, that share the most words with it
+_POSTINGS = 200  # lines per (entity, word) scored, newest first
+_WORD = re.compile(r"[^\W\d_]{4,}")
 _SPACE = re.compile(r"\s+")
 # A top-level list item of kind W (git grep -E): what an older, replaceable fact looks like.
 _WORLD_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+W[[:space:]]*[@:]"
@@ -143,6 +148,7 @@ class _Lines:
         added_at = {(f.path, f.start_line) for f in new}
         keys = {_key(e) for f in new for e in f.entities}
         self.by_key: dict[str, list[_Hit]] = {}
+        self.by_word: dict[tuple[str, str], list[_Hit]] = {}
         self._facts: dict[tuple[str, int], Fact | None] = {}
         self._plausible: dict[str, list[_Hit]] = {}
         classes: dict[str, tuple[str, date | None, str | None] | None] = {}
@@ -160,9 +166,12 @@ class _Lines:
             day = found[1]
             hit = _Hit((-day.toordinal() if day else -(10**9), path, number), path, number,
                        text.rstrip("\r"), day.isoformat() if day else "")
+            words = _words(hit.text)
             for key in about:
                 self.by_key.setdefault(key, []).append(hit)
-        for hits in self.by_key.values():
+                for word in words:
+                    self.by_word.setdefault((key, word), []).append(hit)
+        for hits in (*self.by_key.values(), *self.by_word.values()):
             hits.sort(key=lambda h: h.rank)
 
     def prefetch(self, new: list[ReviewFact]) -> None:
@@ -174,15 +183,29 @@ class _Lines:
         self.head.load(hits[0].path for hits in self._plausible.values() if hits)
 
     def _candidates(self, fact: ReviewFact) -> Iterator[_Hit]:
-        """Among the ``LOOKBACK`` newest lines about its entities that are not from a later day
-        than it, those whose one-line reading ``fact`` replaces."""
-        looked = 0
-        for hit in self._newest_first({_key(e) for e in fact.entities}):
-            if fact.day and hit.day and hit.day > fact.day:
-                continue  # from a later day than the new fact: the range backfilled history
-            looked += 1
-            if looked > LOOKBACK:
-                return
+        """The lines about its entities (not from a later day than it) that ``fact``, read
+        against each line on its own, replaces; newest first. Looked at: the ``RECENT`` newest,
+        whatever their words (a paraphrase may share none), and the ``WORDED`` that share the
+        most words with it from any time (a claim current for years: "the gateway host is the
+        NUC")."""
+        keys = {_key(e) for e in fact.entities}
+        chosen: dict[tuple[str, int], _Hit] = {}
+        for hit in self._newest_first(keys):
+            if len(chosen) >= RECENT:
+                break
+            if not _later_day(hit, fact):
+                chosen[(hit.path, hit.line)] = hit
+        shared: Counter[tuple[str, int]] = Counter()
+        by_place: dict[tuple[str, int], _Hit] = {}
+        for key in keys:
+            for word in _words(fact.text):
+                for hit in self.by_word.get((key, word), [])[:_POSTINGS]:
+                    if not _later_day(hit, fact):
+                        shared[(hit.path, hit.line)] += 1
+                        by_place[(hit.path, hit.line)] = hit
+        best = sorted(shared, key=lambda p: (-shared[p], by_place[p].rank))[:WORDED]
+        chosen.update((p, by_place[p]) for p in best)
+        for hit in sorted(chosen.values(), key=lambda h: h.rank):
             one = self._one_line(hit)
             if one is not None and _replaces(fact, one.text, one.entities):
                 yield hit
@@ -219,6 +242,19 @@ class _Lines:
             return None
         fact = next((f for f in parsed.facts if f.start_line == hit.line), None)
         return ReviewFact.of(fact, parsed.file, self.head.commit) if fact else None
+
+
+def _later_day(hit: _Hit, fact: ReviewFact) -> bool:
+    """Whether the line is from a later day than the new fact (the range backfilled history)."""
+    return bool(fact.day and hit.day and hit.day > fact.day)
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """A line's content words for the lexical look-up: four letters or more, not a stop word
+    or an entity, cut to five letters (a crude stem: 'hosts' meets 'host')."""
+    plain = ENTITY_RE.sub(" ", text).casefold()
+    return frozenset(w[:5] for w in _WORD.findall(plain) if w not in STOPWORDS)
 
 
 def _pattern(slug: str) -> str:
