@@ -147,6 +147,19 @@ def test_unrelated_fact_about_the_same_entity_is_not_superseded(tmp_path: Path) 
         [(NUC, CASTLE)]  # the cat and Oslo replace nothing at the head
 
 
+def test_events_are_not_superseded(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-20.md", daily(
+        "2025-11-20", "W @Peter: Currently in Boston for a conference (2025-11-24 – 2025-11-30).",
+        "B @warelay: Fixed the reconnect crash in the gateway."))
+    base = commit_all(repo, "base", "2025-11-20T20:00:00+00:00")
+    write(repo, "memory/2025-12-10.md", daily(
+        "2025-12-10", "W @Peter: Currently in Oslo for a conference (2025-12-21 – 2025-12-26).",
+        "B @warelay: Fixed the reconnect crash in the gateway again."))
+    commit_all(repo, "trip", "2025-12-10T20:00:00+00:00")
+    assert run_review(repo, base)["superseded"] == []
+
+
 def test_a_later_fact_in_the_range_supersedes_an_earlier_one_in_it(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     write(repo, "MEMORY.md", "# Memory\n")

@@ -44,12 +44,16 @@ class ReviewFact:
     entities: tuple[str, ...]
     at: Citation  # path#Lline@commit of that side
     day: str | None  # daily notes: the note's date
+    period: tuple[str, str] | None = None  # an event period the entry states itself
 
     @classmethod
     def of(cls, fact: Fact, mf: MemoryFile, commit: str) -> ReviewFact:
+        start, end = fact.event_start, fact.event_end or fact.event_start
+        stated = start is not None and end is not None and not (start == end == mf.day)
         return cls(fact.fact_id, fact.kind, fact.text, fact.entities,
                    Citation(mf.path, fact.start_line, fact.end_line, commit),
-                   mf.day.isoformat() if mf.day else None)
+                   mf.day.isoformat() if mf.day else None,
+                   (start.isoformat(), end.isoformat()) if stated and start and end else None)
 
     @property
     def path(self) -> str:

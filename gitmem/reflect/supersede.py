@@ -5,15 +5,17 @@ the gateway host to The Castle". A fact the range added supersedes an older fact
 about the same entities and say the same kind of thing (``parse.similarity.same_claim``, the rule
 opinions use) in other words.
 
-Only a state can be replaced: the older fact is a world fact (``W``); the newer one a world fact
-or an experience (``B``: "moved the gateway host"). Experiences stay true as history, and opinion
-entries are evidence about an opinion, which ``bank/opinions.md`` tracks.
+Only a state can be replaced, by a fact of the same kind: world facts (``W``) and observations
+(``S``), as recall's knowledge updates rule it. Experiences (``B``) are events that stay true as
+history; opinion entries are evidence about an opinion, which ``bank/opinions.md`` tracks. Two
+entries that each state their own, separate period ("in Oslo Dec 21-26", "in Boston Nov 24-30")
+are two events, not an update.
 
 What a new fact replaces is the claim that was current before it, so the newest match wins. A
-new fact is compared with a bounded set of earlier world facts about its entities: the ``RECENT``
+new fact is compared with a bounded set of earlier facts about its entities: the ``RECENT``
 newest (whatever their words: a paraphrase may share none) and the ``WORDED`` that share the most
 words with it from any time (a claim current for years). That keeps review's cost bounded on a
-long memory without reading it: one ``git grep`` at the head lists the world-fact lines that
+long memory without reading it: one ``git grep`` at the head lists the W and S lines that
 mention the entities, each line is read on its own, and only the files of lines that match are
 read and parsed to confirm the fact (full text, id, in a Retain section).
 """
@@ -36,18 +38,19 @@ from gitmem.parse.textfold import STOPWORDS
 from gitmem.reflect.review_model import ReviewFact, Supersession
 from gitmem.reflect.snapshot import Snapshot
 
-RECENT = 10  # the newest earlier world facts about its entities a new fact is compared with
+UPDATABLE = frozenset({"world", "observation"})
+RECENT = 10  # the newest earlier facts about its entities a new fact is compared with
 WORDED = 10  # and those, from any time, that share the most words with it
 _POSTINGS = 200  # lines per (entity, word) scored, newest first
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _SPACE = re.compile(r"\s+")
-# A top-level list item of kind W (git grep -E): what an older, replaceable fact looks like.
-_WORLD_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+W[[:space:]]*[@:]"
+# A top-level list item of kind W or S (git grep -E): what an older, replaceable fact looks like.
+_UPDATABLE_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+[WS][[:space:]]*[@:]"
 
 
 class SupersedeSearch:
-    """Started as soon as the changed files are read: ``git grep`` looks for the world-fact
-    lines that mention their entities while the caller parses; ``find`` finishes the search."""
+    """Started as soon as the changed files are read: ``git grep`` looks for the world-fact and
+    observation lines that mention their entities while the caller parses; ``find`` finishes."""
 
     def __init__(self, head: Snapshot, pathspecs: Sequence[str]) -> None:
         self.head = head
@@ -58,12 +61,12 @@ class SupersedeSearch:
         names = sorted({_pattern(s) for s in slugs} | {_pattern(_key(s)) for s in slugs})
         self.job = GrepJob(head.ws.repo_root, head.commit,
                            [f"@({'|'.join(names)})"] if names else [], pathspecs,
-                           require=_WORLD_ITEM)
+                           require=_UPDATABLE_ITEM)
 
     def find(self, added: Sequence[ReviewFact]) -> list[Supersession]:
         """Pairs (older fact at the head, the newest added fact that replaces it), oldest
         first."""
-        new = sorted((f for f in added if f.entities and f.kind in ("world", "experience")),
+        new = sorted((f for f in added if f.entities and f.kind in UPDATABLE),
                      key=_recency, reverse=True)
         earlier = _Lines(self.head, new, self.job.lines())
         found: dict[str, Supersession] = {}
@@ -84,12 +87,11 @@ def _recency(f: ReviewFact) -> tuple[str, str, int]:
 
 
 def _within_range(fact: ReviewFact, new: list[ReviewFact]) -> ReviewFact | None:
-    """The newest world fact the range itself added earlier that ``fact`` replaces."""
+    """The newest fact the range itself added earlier that ``fact`` replaces."""
     keys = {_key(e) for e in fact.entities}
     for old in new:  # newest first
-        if (old.kind == "world" and _later(fact, old)
-                and keys & {_key(e) for e in old.entities}
-                and _replaces(fact, old.text, old.entities)):
+        if (_later(fact, old) and keys & {_key(e) for e in old.entities}
+                and _replaces(fact, old.kind, old.text, old.entities, old.period)):
             return old
     return None
 
@@ -102,9 +104,15 @@ def _later(a: ReviewFact, b: ReviewFact) -> bool:
     return a.path == b.path and a.start_line > b.start_line
 
 
-def _replaces(new: ReviewFact, old_text: str, old_entities: Sequence[str]) -> bool:
+def _replaces(new: ReviewFact, old_kind: str, old_text: str, old_entities: Sequence[str],
+              old_period: tuple[str, str] | None) -> bool:
+    if new.kind != old_kind:
+        return False
     if _SPACE.sub(" ", new.text).strip().casefold() == _SPACE.sub(" ", old_text).strip().casefold():
         return False  # the same words again confirm the fact; they do not replace it
+    a, b = new.period, old_period
+    if a and b and (a[1] < b[0] or b[1] < a[0]):
+        return False  # two events, each in its own period
     return _share_a_term(new, old_text) and same_claim(old_text, old_entities, new.text,
                                                        new.entities)
 
@@ -139,8 +147,8 @@ class _Hit:
 
 
 class _Lines:
-    """The world-fact lines at the head that mention the new facts' entities, indexed by entity
-    key, newest first."""
+    """The world-fact and observation lines at the head that mention the new facts' entities,
+    indexed by entity key (and by entity key and word), newest first."""
 
     def __init__(self, head: Snapshot, new: list[ReviewFact],
                  grep_lines: list[tuple[str, int, str]]) -> None:
@@ -206,16 +214,15 @@ class _Lines:
         best = sorted(shared, key=lambda p: (-shared[p], by_place[p].rank))[:WORDED]
         chosen.update((p, by_place[p]) for p in best)
         for hit in sorted(chosen.values(), key=lambda h: h.rank):
-            one = self._one_line(hit)
-            if one is not None and _replaces(fact, one.text, one.entities):
+            one = self._one_line(hit)  # its period is checked once the file is parsed
+            if one is not None and _replaces(fact, one.kind, one.text, one.entities, None):
                 yield hit
 
     def replaced_by(self, fact: ReviewFact) -> ReviewFact | None:
-        """The newest world fact at the head (not added by the range) that ``fact`` replaces."""
+        """The newest fact at the head (not added by the range) that ``fact`` replaces."""
         for hit in self._plausible.get(fact.fact_id, ()):
             old = self._confirm(hit)
-            if old is not None and old.kind == "world" and _replaces(fact, old.text,
-                                                                     old.entities):
+            if old is not None and _replaces(fact, old.kind, old.text, old.entities, old.period):
                 return old
         return None
 
