@@ -19,7 +19,7 @@ class Snapshot:
         self.ws, self.commit, self.classify = ws, commit, classify
         self.raw: dict[str, tuple[MemoryFile, bytes]] = {}  # the files the range changed
         self._changed: dict[str, ParsedFile] | None = None
-        self._others: dict[str, ParsedFile | None] = {}
+        self._others: dict[str, tuple[MemoryFile, bytes] | ParsedFile | None] = {}
 
     def read_changed(self, files: Sequence[MemoryFile]) -> None:
         """Read the files the range changed on this side (parsed on first use of ``changed``:
@@ -42,7 +42,8 @@ class Snapshot:
                 yield fact, parsed.file
 
     def load(self, paths: Iterable[str]) -> None:
-        """Read and parse these workspace-relative paths (memory files only) in one batch."""
+        """Read these workspace-relative paths (memory files only) in one batch; each is parsed
+        when first asked for."""
         wanted = sorted({p for p in paths if p not in self.raw and p not in self._others
                          and self.classify(p) is not None})
         if not wanted:
@@ -51,9 +52,14 @@ class Snapshot:
         for path, data in zip(wanted, read_objects(self.ws.repo_root, names), strict=True):
             found = self.classify(path)
             assert found is not None
-            self._others[path] = (None if data is None else
-                                  parse_file(MemoryFile(path, "", found[0], found[1]), data))
+            self._others[path] = (None if data is None
+                                  else (MemoryFile(path, "", found[0], found[1]), data))
 
     def get(self, path: str) -> ParsedFile | None:
-        """A file read before (changed, or loaded); None when absent at this commit."""
-        return self.changed.get(path) or self._others.get(path)
+        """A file read before (changed, or loaded), parsed; None when absent at this commit."""
+        if path in self.raw:
+            return self.changed[path]
+        other = self._others.get(path)
+        if isinstance(other, tuple):
+            other = self._others[path] = parse_file(*other)
+        return other

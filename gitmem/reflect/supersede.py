@@ -184,11 +184,10 @@ class _Lines:
 
     def prefetch(self, new: list[ReviewFact]) -> None:
         """Find each new fact's candidates (lines that, read on their own, it replaces) and
-        read the newest candidate's files in one batch."""
+        read their files in one batch (parsed only when a candidate is confirmed)."""
         for fact in new:
             self._plausible[fact.fact_id] = list(self._candidates(fact))
-        # The newest candidate almost always confirms: read those files now, others if needed.
-        self.head.load(hits[0].path for hits in self._plausible.values() if hits)
+        self.head.load(h.path for hits in self._plausible.values() for h in hits)
 
     def _candidates(self, fact: ReviewFact) -> Iterator[_Hit]:
         """The lines about its entities (not from a later day than it) that ``fact``, read
@@ -243,7 +242,6 @@ class _Lines:
 
     def _confirm(self, hit: _Hit) -> ReviewFact | None:
         """The fact that really starts at the hit's line (its file parsed), if any."""
-        self.head.load([hit.path])
         parsed = self.head.get(hit.path)
         if parsed is None:
             return None
