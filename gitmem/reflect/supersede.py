@@ -46,6 +46,7 @@ _WORD = re.compile(r"[^\W\d_]{4,}")
 _SPACE = re.compile(r"\s+")
 # A top-level list item of kind W or S (git grep -E): what an older, replaceable fact looks like.
 _UPDATABLE_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+[WS][[:space:]]*[@:]"
+_ITEM = re.compile(r"([-*+]|[0-9]{1,9}[.)])\s+[WS]\s*[@:]")
 
 
 class SupersedeSearch:
@@ -56,7 +57,7 @@ class SupersedeSearch:
         self.head = head
         slugs: set[str] = set()
         for _, data in head.raw.values():
-            slugs.update(find_entities(data.decode("utf-8", "replace")))
+            slugs.update(find_entities(_updatable_items(data.decode("utf-8", "replace"))))
         # One alternation: git grep tries each -e pattern on every line, one regex is faster.
         names = sorted({_pattern(s) for s in slugs} | {_pattern(_key(s)) for s in slugs})
         self.job = GrepJob(head.ws.repo_root, head.commit,
@@ -247,6 +248,21 @@ class _Lines:
             return None
         fact = next((f for f in parsed.facts if f.start_line == hit.line), None)
         return ReviewFact.of(fact, parsed.file, self.head.commit) if fact else None
+
+
+def _updatable_items(text: str) -> str:
+    """The W and S list items of a text with their indented continuation lines: where the
+    entities of the facts a range adds, and could supersede with, are written."""
+    out: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if _ITEM.match(line):
+            inside = True
+        elif not line[:1].isspace():
+            inside = False
+        if inside:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _later_day(hit: _Hit, fact: ReviewFact) -> bool:
