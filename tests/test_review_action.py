@@ -91,6 +91,23 @@ def test_first_run_creates_the_comment_later_runs_update_it(tmp_path: Path) -> N
         assert len(api.comments[PR]) == 121
 
 
+def test_no_comment_on_a_pull_request_without_memory_changes(tmp_path: Path) -> None:
+    repo, base, head = pr_repo(tmp_path)
+    write(repo, "README.md", "# docs only\n")
+    docs = commit_all(repo, "docs", "2025-11-13T20:00:00+00:00")
+    with GitHubServer(TOKEN, REPO) as api:
+        proc = run_action_script(repo, api, head, docs, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "changes no memory file; no comment" in proc.stdout
+        assert ours(api) == [] and [r.method for r in api.requests] == ["GET"]
+        proc = run_action_script(repo, api, base, head, tmp_path)  # memory changes: a comment
+        assert proc.returncode == 0 and len(ours(api)) == 1
+        proc = run_action_script(repo, api, head, docs, tmp_path)  # ... that later says so
+        assert proc.returncode == 0
+        (comment,) = ours(api)
+        assert comment["body"].splitlines()[1].startswith("No memory files changed in")
+
+
 def test_the_range_is_the_pull_requests_merge_base_diff(tmp_path: Path) -> None:
     repo, _, head = pr_repo(tmp_path)
     git(repo, "checkout", "-q", "main")  # main moves on after the branch point

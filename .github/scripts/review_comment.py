@@ -7,7 +7,8 @@ Run by the repository's GitHub Action (``action.yml``) in the checked-out memory
 2. ``gitmem review RANGE`` renders the Markdown (its first line is a hidden marker), citations
    linked to ``GITHUB_SERVER_URL/GITHUB_REPOSITORY/blob/<commit>/<path>#L<line>``;
 3. the review goes to the job summary (``GITHUB_STEP_SUMMARY``) and to the pull request: the
-   comment that starts with the marker is updated (PATCH), or one is created (POST).
+   comment that starts with the marker is updated (PATCH), or one is created (POST) unless the
+   pull request changes no memory file.
 
 GitHub REST API at ``GITHUB_API_URL`` (GitHub sets it; tests point it at 127.0.0.1) with
 ``GITHUB_TOKEN``. Standard library only. Exit status: 0 done (or the token may not comment, as on
@@ -112,11 +113,20 @@ def find_comment(repo: str, number: int) -> dict[str, Any] | None:
         page += 1
 
 
-def post(repo: str, number: int, body: str) -> dict[str, Any]:
+def changes_nothing(body: str) -> bool:
+    """A review of a range without memory changes is the marker and one line."""
+    return len(body.strip().splitlines()) == 2
+
+
+def post(repo: str, number: int, body: str) -> dict[str, Any] | None:
+    """Update the pull request's review comment, or create it, unless there is none yet and
+    the memory did not change (no comment on a pull request that does not touch memory)."""
     found = find_comment(repo, number)
     if found is not None:
         return dict(github("PATCH", f"/repos/{repo}/issues/comments/{found['id']}",
                            {"body": body}))
+    if changes_nothing(body):
+        return None
     return dict(github("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body}))
 
 
@@ -148,6 +158,9 @@ def main() -> int:
             return 0
         print(f"::error::gitmem review could not comment: {exc}")
         return 1
+    if comment is None:
+        print("gitmem review: the pull request changes no memory file; no comment")
+        return 0
     append("GITHUB_OUTPUT", f"comment-url={comment.get('html_url', '')}\n")
     print(f"gitmem review: {comment.get('html_url', comment.get('id'))}")
     return 0
