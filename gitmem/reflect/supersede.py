@@ -273,9 +273,9 @@ def _later_day(hit: _Hit, fact: ReviewFact) -> bool:
 @functools.lru_cache(maxsize=8192)
 def _words(text: str) -> frozenset[str]:
     """A line's content words for the lexical look-up: four letters or more, not a stop word
-    or an entity, cut to five letters (a crude stem: 'hosts' meets 'host')."""
+    or an entity, cut to four letters (a crude stem: 'hosts' meets 'host', 'moved' 'moves')."""
     plain = ENTITY_RE.sub(" ", text).casefold()
-    return frozenset(w[:5] for w in _WORD.findall(plain) if w not in STOPWORDS)
+    return frozenset(w[:4] for w in _WORD.findall(plain) if w not in STOPWORDS)
 
 
 def _pattern(slug: str) -> str:
