@@ -24,7 +24,14 @@ from collections.abc import Iterable, Sequence
 from gitmem.config import Config
 from gitmem.domain import Citation, Evidence, Opinion, ParsedFile, Warn
 from gitmem.errors import GitmemError, UsageError
-from gitmem.git import TreeChange, count_commits, diff_trees, merge_base, resolve_commit
+from gitmem.git import (
+    TreeChange,
+    count_commits,
+    diff_trees,
+    merge_base,
+    read_objects,
+    resolve_commit,
+)
 from gitmem.parse.markdown import split_lines
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
@@ -101,8 +108,7 @@ def review(ws: Workspace, cfg: Config, spec: str) -> Review:
     if not changes:
         return Review(rng, prefix=ws.prefix)
     before, after = Snapshot(ws, rng.base, classify), Snapshot(ws, rng.head, classify)
-    before.read_changed([c.old for c in changes if c.old is not None])
-    after.read_changed([c.new for c in changes if c.new is not None])
+    _read_changes(ws, changes, before, after)
     search = SupersedeSearch(after, pathspecs(ws.prefix, cfg.extra_paths))  # git searches
     try:  # ... while the changed files are parsed and compared
         added, removed = _fact_changes(before, after)
@@ -120,6 +126,16 @@ def review(ws: Workspace, cfg: Config, spec: str) -> Review:
         )
     finally:
         search.close()
+
+
+def _read_changes(ws: Workspace, changes: Sequence[TreeChange], before: Snapshot,
+                  after: Snapshot) -> None:
+    """Both versions of every changed file, through one ``git cat-file --batch``."""
+    files = [mf for c in changes for mf in (c.old, c.new) if mf is not None]
+    blobs = dict(zip((mf.blob for mf in files),
+                     read_objects(ws.repo_root, [mf.blob for mf in files]), strict=True))
+    before.set_changed([(c.old, blobs[c.old.blob] or b"") for c in changes if c.old])
+    after.set_changed([(c.new, blobs[c.new.blob] or b"") for c in changes if c.new])
 
 
 def _fact_changes(before: Snapshot,

@@ -1,6 +1,6 @@
 """The memory at one commit, read from git and parsed only where it is needed (review).
 
-The files a range changed are read up front (``read_changed``); any other memory file (the file
+The files a range changed are given up front (``set_changed``); any other memory file (the file
 an evidence line cites, an older fact's daily note) is read on request, many in one batch.
 """
 
@@ -21,11 +21,10 @@ class Snapshot:
         self._changed: dict[str, ParsedFile] | None = None
         self._others: dict[str, tuple[MemoryFile, bytes] | ParsedFile | None] = {}
 
-    def read_changed(self, files: Sequence[MemoryFile]) -> None:
-        """Read the files the range changed on this side (parsed on first use of ``changed``:
-        a search may start on the raw text meanwhile)."""
-        blobs = read_objects(self.ws.repo_root, [mf.blob for mf in files])
-        self.raw = {mf.path: (mf, data or b"") for mf, data in zip(files, blobs, strict=True)}
+    def set_changed(self, files: Sequence[tuple[MemoryFile, bytes]]) -> None:
+        """The files the range changed on this side, as read (parsed on first use of
+        ``changed``: a search may start on the raw text meanwhile)."""
+        self.raw = {mf.path: (mf, data) for mf, data in files}
         self._changed = None
 
     @property
