@@ -242,6 +242,16 @@ def test_three_dots_compare_with_the_merge_base(tmp_path: Path) -> None:
     assert run_review(repo, "main...")["facts"] == three["facts"]  # an empty side is HEAD
 
 
+def test_three_dots_without_a_merge_base_say_how_to_fix_it(tmp_path: Path) -> None:
+    repo, _, _ = two_commits(tmp_path)
+    git(repo, "checkout", "-q", "--orphan", "other")
+    write(repo, "MEMORY.md", "# Another history\n")
+    commit_all(repo, "unrelated", "2025-11-20T20:00:00+00:00")
+    code, _, err = gitmem("-C", str(repo), "review", "main...other")
+    assert code == 1 and "no merge base" in err and "fetch-depth: 0" in err
+    assert gitmem("-C", str(repo), "review", "main..other")[0] == 0
+
+
 @pytest.mark.parametrize("spec", ["a b", "...", "..", "a..b..c", "a...b...c", ""])
 def test_an_invalid_range_is_a_usage_error_naming_the_forms(tmp_path: Path, spec: str) -> None:
     repo, _, _ = two_commits(tmp_path)

@@ -89,8 +89,9 @@ def resolve_range(ws: Workspace, spec: str) -> ReviewRange:
     if mode == "three-dot":
         found = merge_base(ws.repo_root, base, head)
         if found is None:
-            raise GitmemError(f"'{base_rev}' and '{head_rev}' share no history (no merge base); "
-                              f"compare them with two dots: {base_rev}..{head_rev}")
+            raise GitmemError(f"'{base_rev}' and '{head_rev}' share no history here (no merge "
+                              "base; a shallow clone lacks it: in GitHub Actions check out with "
+                              f"fetch-depth: 0), or compare the two with {base_rev}..{head_rev}")
         base = found
     return ReviewRange(spec, mode, base_rev, head_rev, base, head,
                        count_commits(ws.repo_root, base, head))
