@@ -140,11 +140,16 @@ def _opinion_detail(n: int, op: OpinionChange, ref: _Refs) -> list[str]:
            ""]
     if op.statement_before:
         out.append(f"- statement was: {inline(op.statement_before)}")
-    if op.status == "changed" or op.confidence_after is not None:
+    if op.status == "changed":
         updated = (f" (updated {op.updated_before or '—'} → {op.updated_after or '—'})"
                    if op.updated_before != op.updated_after else "")
         out.append(f"- confidence {_conf(op.confidence_before)} → "
                    f"{_conf(op.confidence_after)}{updated}")
+    else:
+        was = "" if op.status == "added" else "was "
+        confidence = op.confidence_after if op.status == "added" else op.confidence_before
+        updated = op.updated_after if op.status == "added" else op.updated_before
+        out.append(f"- {was}confidence {_conf(confidence)}, updated {updated or '—'}")
     out += [_evidence_line(e, "+", ref) for e in op.evidence_added]
     out += [_evidence_line(e, "−", ref) for e in op.evidence_removed]
     if op.status == "changed" and op.delta and not op.evidence_added:
