@@ -146,10 +146,11 @@ def _opinion_detail(n: int, op: OpinionChange, ref: _Refs) -> list[str]:
         out.append(f"- confidence {_conf(op.confidence_before)} → "
                    f"{_conf(op.confidence_after)}{updated}")
     else:
-        was = "" if op.status == "added" else "was "
-        confidence = op.confidence_after if op.status == "added" else op.confidence_before
-        updated = op.updated_after if op.status == "added" else op.updated_before
-        out.append(f"- {was}confidence {_conf(confidence)}, updated {updated or '—'}")
+        added = op.status == "added"
+        confidence = op.confidence_after if added else op.confidence_before
+        day = op.updated_after if added else op.updated_before
+        out.append(f"- {'' if added else 'was '}confidence {_conf(confidence)}, "
+                   f"updated {day or '—'}")
     out += [_evidence_line(e, "+", ref) for e in op.evidence_added]
     out += [_evidence_line(e, "−", ref) for e in op.evidence_removed]
     if op.status == "changed" and op.delta and not op.evidence_added:
