@@ -598,6 +598,35 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
 
 
 @cli.command(context_settings=CONTEXT)
+@click.argument("range_spec", metavar="RANGE")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True, help="Markdown (a pull request comment) or JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--link-base", metavar="URL",
+              help="Markdown: link each citation to URL/blob/<commit>/<path>#L<line> "
+              "(URL: the repository's page, https://github.com/OWNER/REPO).")
+@click.pass_context
+def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
+           link_base: str | None) -> None:
+    """How the memory changed between two revisions: opinions added, removed and changed (with
+    the evidence that moved them), facts added and removed per entity, superseded facts, and
+    entity pages changed. Read from git; no index needed.
+
+    RANGE is BASE..HEAD (the two revisions), BASE...HEAD (HEAD against its merge base with
+    BASE, as a pull request shows it), or BASE (short for BASE..HEAD). Example:
+    gitmem review origin/main..HEAD
+    """
+    from gitmem.reflect.review import review as run_review
+
+    ws, cfg = _workspace(ctx)
+    result = run_review(ws, cfg, range_spec)
+    if as_json or fmt == "json":
+        _print_json(result.to_json())
+    else:
+        click.echo(result.to_markdown(link_base), nl=False)
+
+
+@cli.command(context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def reset(ctx: click.Context, as_json: bool) -> None:

@@ -168,20 +168,8 @@ def _parse_commit(record: bytes, prefix: str, classify: Classify) -> CommitChang
     at = datetime.fromtimestamp(int(stamp.strip()), UTC).isoformat(timespec="seconds")
     changes: dict[str, MemoryFile | None] = {}
     links: set[str] = set()
-    fields = rest.lstrip(b"\n").split(b"\x00")
-    for i in range(0, len(fields) - 1, 2):
-        meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
-        if not meta.startswith(b":"):
-            continue
-        _, new_mode, _, new_blob, status = meta[1:].decode("ascii").split(" ")
-        path = raw_path.decode("utf-8", "surrogateescape")
-        if prefix:
-            if not path.startswith(prefix):
-                continue
-            path = path[len(prefix):]
-        found = classify(path)
-        if found is None:
-            continue
+    for (_, new_mode, _, new_blob, status), path, found in _raw_entries(rest.lstrip(b"\n"),
+                                                                         prefix, classify):
         mode = int(new_mode, 8)
         if mode == GIT_LINK and not status.startswith("D"):
             links.add(path)
@@ -190,6 +178,25 @@ def _parse_commit(record: bytes, prefix: str, classify: Classify) -> CommitChang
         else:
             changes[path] = MemoryFile(path, new_blob, found[0], found[1])
     return CommitChanges(sha.strip(), at, changes, frozenset(links))
+
+
+def _raw_entries(data: bytes, prefix: str, classify: Classify) -> Iterator[
+        tuple[list[str], str, tuple[str, date | None, str | None]]]:
+    """The memory files of ``--raw -z`` output: ([old mode, new mode, old blob, new blob,
+    status], workspace-relative path, its classification)."""
+    fields = data.split(b"\x00")
+    for i in range(0, len(fields) - 1, 2):
+        meta, raw_path = fields[i].lstrip(b"\n"), fields[i + 1]
+        if not meta.startswith(b":"):
+            continue
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if prefix:
+            if not path.startswith(prefix):
+                continue
+            path = path[len(prefix):]
+        found = classify(path)
+        if found is not None:
+            yield meta[1:].decode("ascii").split(" "), path, found
 
 
 class GitRepo:
@@ -323,3 +330,153 @@ def read_blobs(git_dir: str, shas: Sequence[str]) -> list[bytes]:
         assert isinstance(blob, pygit2.Blob)
         out.append(bytes(blob.data))
     return out
+
+
+# -- two revisions side by side (review) -------------------------------------------------------
+
+
+def resolve_commit(repo_root: Path, rev: str) -> str | None:
+    """The commit id ``rev`` names, or None when it names none (a leading '-' never names one:
+    it would be read as an option)."""
+    if not rev or rev.startswith("-"):
+        return None
+    proc = run(repo_root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}")
+    return (_out(proc) or None) if proc.returncode == 0 else None
+
+
+def merge_base(repo_root: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of two commits, or None for unrelated histories."""
+    proc = run(repo_root, "merge-base", a, b)
+    return (_out(proc) or None) if proc.returncode == 0 else None
+
+
+def count_commits(repo_root: Path, base: str, head: str) -> int:
+    """How many commits ``head`` has that ``base`` has not (``git rev-list --count base..head``)."""
+    proc = run(repo_root, "rev-list", "--count", f"{base}..{head}")
+    return int(_out(proc) or 0) if proc.returncode == 0 else 0
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """A memory file that differs between two trees (None: absent on that side)."""
+
+    path: str
+    old: MemoryFile | None
+    new: MemoryFile | None
+
+
+def diff_trees(repo_root: Path, old: str, new: str, prefix: str, pathspecs: Sequence[str],
+               classify: Classify) -> list[TreeChange]:
+    """The memory files whose blobs differ between commits ``old`` and ``new`` (one ``git
+    diff-tree``; renames are a removal and an addition). Symbolic links and submodules count as
+    absent: they are never memory."""
+    proc = run(repo_root, "--literal-pathspecs", "diff-tree", "-r", "-z", "--raw", "--no-renames",
+               "--no-abbrev", old, new, "--", *pathspecs)
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot compare {old[:7]} with {new[:7]}: {reason}")
+    out: list[TreeChange] = []
+    for (old_mode, new_mode, old_blob, new_blob, _), path, found in _raw_entries(
+            proc.stdout, prefix, classify):
+        before, after = (MemoryFile(path, blob, found[0], found[1])
+                         if int(mode, 8) not in (GIT_LINK, GIT_SUBMODULE, 0) else None
+                         for mode, blob in ((old_mode, old_blob), (new_mode, new_blob)))
+        if before is not None or after is not None:
+            out.append(TreeChange(path, before, after))
+    return out
+
+
+def read_objects(repo_root: Path, names: Sequence[str]) -> list[bytes | None]:
+    """The contents of many objects (blob ids, or ``REV:PATH``) through one ``git cat-file
+    --batch``; None for a name that is missing or not a blob. Cheaper than opening pygit2 when
+    only a few dozen blobs are needed."""
+    if not names:
+        return []
+    for name in names:
+        if "\n" in name:
+            raise GitmemError(f"cannot read an object named with a line break: {name!r}")
+    try:
+        proc = subprocess.run(["git", "-C", str(repo_root), "cat-file", "--batch"],
+                              input="".join(f"{n}\n" for n in names).encode("utf-8",
+                                                                         "surrogateescape"),
+                              capture_output=True, check=False)
+    except OSError as exc:
+        raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
+    if proc.returncode != 0:
+        raise GitmemError(f"cannot read objects: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    data, pos = proc.stdout, 0
+    out: list[bytes | None] = []
+    for _ in names:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit():  # '<name> missing' or 'ambiguous'
+            out.append(None)
+            continue
+        size = int(header[2])
+        out.append(data[pos:pos + size] if header[1] == b"blob" else None)
+        pos += size + 1
+    return out
+
+
+class GrepJob:
+    """``git grep`` at a revision, started in the background: the caller parses while git
+    searches (the output goes to a temporary file, so git never waits for a full pipe).
+
+    ``lines()`` gives (repository-relative path, line number, line) of every line that matches
+    any of the extended regular expressions (and ``require`` too, when given), ignoring case;
+    binary files are skipped."""
+
+    def __init__(self, repo_root: Path, rev: str, patterns: Sequence[str],
+                 pathspecs: Sequence[str], require: str | None = None) -> None:
+        import tempfile
+
+        self.rev = rev
+        self._proc: subprocess.Popen[bytes] | None = None
+        if not patterns:
+            return
+        args = ["git", "-C", str(repo_root), "--literal-pathspecs", "grep", "-n", "-z", "-I",
+                "-i", "-E", "--no-color"]
+        if require is not None:
+            args += ["-e", require, "--and", "("]
+        for pattern in patterns:
+            args += ["-e", pattern]
+        if require is not None:
+            args.append(")")
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; close()
+        try:
+            self._proc = subprocess.Popen([*args, rev, "--", *pathspecs], stdout=self._out,
+                                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            self._out.close()
+            raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
+
+    def lines(self) -> list[tuple[str, int, str]]:
+        if self._proc is None:
+            return []
+        _, err = self._proc.communicate()
+        try:
+            if self._proc.returncode not in (0, 1):  # 1: nothing matched
+                reason = err.decode("utf-8", "replace").strip()
+                raise GitmemError(f"cannot search {self.rev[:7]}: {reason}")
+            self._out.seek(0)
+            data = self._out.read()
+        finally:
+            self.close()
+        lead = f"{self.rev}:".encode()
+        out: list[tuple[str, int, str]] = []
+        for record in data.split(b"\n"):
+            if record.startswith(lead):
+                path, number, text = record[len(lead):].split(b"\x00", 2)
+                out.append((path.decode("utf-8", "surrogateescape"), int(number),
+                            text.decode("utf-8", "replace")))
+        return out
+
+    def close(self) -> None:
+        """Stop git if it still runs (the caller gave up) and drop its output."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+                self._proc.communicate()
+            self._out.close()
+            self._proc = None

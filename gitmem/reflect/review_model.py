@@ -1,0 +1,230 @@
+"""The typed result of ``gitmem review``: what changed in the memory between two revisions.
+
+``Review.to_json()`` is the stable contract (fields are added, never renamed);
+``Review.to_markdown()`` renders a pull request comment (``review_markdown``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem.domain import Citation, Fact, MemoryFile, Warn
+
+OPINION_STATUSES = ("changed", "added", "removed")
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+@dataclass(frozen=True)
+class ReviewRange:
+    spec: str  # as given
+    mode: str  # two-dot | three-dot
+    base_rev: str
+    head_rev: str
+    base: str  # the commit whose memory is "before" (the merge base for three dots)
+    head: str
+    commits: int  # commits in base..head
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spec": self.spec, "mode": self.mode, "base_rev": self.base_rev,
+                "head_rev": self.head_rev, "base": self.base, "head": self.head,
+                "commits": self.commits}
+
+
+@dataclass(frozen=True)
+class ReviewFact:
+    """A Retain entry on one side of the range, cited at that side's commit."""
+
+    fact_id: str
+    kind: str
+    text: str
+    entities: tuple[str, ...]
+    at: Citation  # path#Lline@commit of that side
+    day: str | None  # daily notes: the note's date
+    period: tuple[str, str] | None = None  # an event period the entry states itself
+
+    @classmethod
+    def of(cls, fact: Fact, mf: MemoryFile, commit: str) -> ReviewFact:
+        start, end = fact.event_start, fact.event_end or fact.event_start
+        stated = start is not None and end is not None and not (start == end == mf.day)
+        return cls(fact.fact_id, fact.kind, fact.text, fact.entities,
+                   Citation(mf.path, fact.start_line, fact.end_line, commit),
+                   mf.day.isoformat() if mf.day else None,
+                   (start.isoformat(), end.isoformat()) if stated and start and end else None)
+
+    @property
+    def path(self) -> str:
+        return self.at.path
+
+    @property
+    def start_line(self) -> int:
+        return self.at.start_line
+
+    @property
+    def source(self) -> str:
+        return str(self.at)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fact_id": self.fact_id, "kind": self.kind, "text": self.text,
+                "entities": list(self.entities), "source": self.source, "day": self.day}
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """A fact still in the memory at the head that a newer fact about the same entities, added
+    by the range, replaces (the same kind of claim, SPEC §5's matching rule)."""
+
+    old: ReviewFact
+    new: ReviewFact
+
+    def to_json(self) -> dict[str, Any]:
+        return {"old": self.old.to_json(), "new": self.new.to_json()}
+
+
+@dataclass(frozen=True)
+class EvidenceChange:
+    """An evidence line of an opinion, with the fact it cites looked up at the head."""
+
+    stance: str  # for | against
+    fact_id: str
+    cited_as: str  # the source as written in bank/opinions.md
+    confidence: float | None
+    found: Citation | None  # the fact at the head, when it is there
+    text: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stance": self.stance, "fact_id": self.fact_id, "cited_as": self.cited_as,
+                "confidence": self.confidence,
+                "source": str(self.found) if self.found else None, "text": self.text}
+
+
+@dataclass(frozen=True)
+class OpinionChange:
+    opinion_id: str
+    status: str  # added | removed | changed
+    statement: str
+    at: Citation  # the section's heading, at the head (at the base when removed)
+    confidence_before: float | None = None
+    confidence_after: float | None = None
+    updated_before: str | None = None
+    updated_after: str | None = None
+    statement_before: str | None = None  # when the statement was edited
+    evidence_added: tuple[EvidenceChange, ...] = ()
+    evidence_removed: tuple[EvidenceChange, ...] = ()
+
+    @property
+    def delta(self) -> float | None:
+        if self.confidence_before is None or self.confidence_after is None:
+            return None
+        return round(self.confidence_after - self.confidence_before, 4)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"opinion_id": self.opinion_id, "status": self.status,
+                "statement": self.statement, "statement_before": self.statement_before,
+                "source": str(self.at), "confidence_before": self.confidence_before,
+                "confidence_after": self.confidence_after, "delta": self.delta,
+                "updated_before": self.updated_before, "updated_after": self.updated_after,
+                "evidence_added": [e.to_json() for e in self.evidence_added],
+                "evidence_removed": [e.to_json() for e in self.evidence_removed]}
+
+
+@dataclass(frozen=True)
+class EntityFacts:
+    """The facts about one entity (matched by SPEC §4's key) that the range added or removed."""
+
+    entity: str  # the slug as first written
+    key: str
+    added: tuple[ReviewFact, ...]
+    removed: tuple[ReviewFact, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entity": self.entity, "key": self.key,
+                "added": [f.fact_id for f in self.added],
+                "removed": [f.fact_id for f in self.removed]}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    file_class: str  # core | user | dreams | daily | note | bank | entity | extra
+    status: str  # added | modified | deleted
+    lines_added: int
+    lines_removed: int
+    where: str | None = None  # modified entity pages: generated | human | both
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "class": self.file_class, "status": self.status,
+                "lines_added": self.lines_added, "lines_removed": self.lines_removed,
+                "where": self.where}
+
+
+@dataclass(frozen=True)
+class Review:
+    range: ReviewRange
+    files: tuple[FileChange, ...] = ()
+    opinions: tuple[OpinionChange, ...] = ()
+    facts_added: tuple[ReviewFact, ...] = ()
+    facts_removed: tuple[ReviewFact, ...] = ()
+    entities: tuple[EntityFacts, ...] = ()
+    superseded: tuple[Supersession, ...] = ()
+    warnings: tuple[Warn, ...] = field(default_factory=tuple)
+    prefix: str = ""  # the workspace's folder in the repository ('' or 'sub/dir/')
+
+    @property
+    def memory_changed(self) -> bool:
+        return bool(self.files)
+
+    @property
+    def pages(self) -> tuple[FileChange, ...]:
+        return tuple(f for f in self.files if f.file_class == "entity")
+
+    def opinions_with(self, status: str) -> list[OpinionChange]:
+        return [o for o in self.opinions if o.status == status]
+
+    def counts(self) -> list[str]:
+        """What changed, in a few words each ("2 opinions changed", "facts +5 −1 about ...")."""
+        parts = [f"{plural(len(self.opinions_with(s)), 'opinion')} {s}"
+                 for s in OPINION_STATUSES if self.opinions_with(s)]
+        if self.facts_added or self.facts_removed:
+            parts.append(f"facts +{len(self.facts_added)} −{len(self.facts_removed)} about "
+                         f"{plural(len(self.entities), 'entity', 'entities')}")
+        if self.superseded:
+            parts.append(f"{len(self.superseded)} superseded")
+        if self.pages:
+            parts.append(plural(len(self.pages), "entity page"))
+        return [*parts, plural(len(self.files), "memory file")]
+
+    def summary(self) -> str:
+        """One line: what the range did to the memory."""
+        r = self.range
+        span = f"{plural(r.commits, 'commit')} ({r.base[:7]}..{r.head[:7]})"
+        if not self.memory_changed:
+            return f"No memory files changed in {r.spec}: {span}."
+        return f"{r.spec}: {span}: " + ", ".join(self.counts()) + "."
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "range": self.range.to_json(),
+            "memory_changed": self.memory_changed,
+            "summary": self.summary(),
+            "files": [f.to_json() for f in self.files],
+            "opinions": {s: [o.to_json() for o in self.opinions_with(s)]
+                         for s in OPINION_STATUSES},
+            "facts": {"added": [f.to_json() for f in self.facts_added],
+                      "removed": [f.to_json() for f in self.facts_removed]},
+            "entities": [e.to_json() for e in self.entities],
+            "superseded": [s.to_json() for s in self.superseded],
+            "pages": [p.to_json() for p in self.pages],
+            "warnings": [{"location": w.location, "path": w.path, "line": w.line,
+                          "code": w.code, "message": w.message} for w in self.warnings],
+        }
+
+    def to_markdown(self, link_base: str | None = None) -> str:
+        """A pull request comment; with ``link_base`` (``https://github.com/OWNER/REPO``) every
+        citation links to the cited lines at its commit."""
+        from gitmem.reflect.review_markdown import render  # only the Markdown output needs it
+
+        return render(self, link_base)

@@ -1,0 +1,64 @@
+"""The memory at one commit, read from git and parsed only where it is needed (review).
+
+The files a range changed are given up front (``set_changed``); any other memory file (the file
+an evidence line cites, an older fact's daily note) is read on request, many in one batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from gitmem.domain import Fact, MemoryFile, ParsedFile
+from gitmem.git import Classify, read_objects
+from gitmem.parse.markdown import parse_file
+from gitmem.workspace import Workspace
+
+
+class Snapshot:
+    def __init__(self, ws: Workspace, commit: str, classify: Classify) -> None:
+        self.ws, self.commit, self.classify = ws, commit, classify
+        self.raw: dict[str, tuple[MemoryFile, bytes]] = {}  # the files the range changed
+        self._changed: dict[str, ParsedFile] | None = None
+        self._others: dict[str, tuple[MemoryFile, bytes] | ParsedFile | None] = {}
+
+    def set_changed(self, files: Sequence[tuple[MemoryFile, bytes]]) -> None:
+        """The files the range changed on this side, as read (parsed on first use of
+        ``changed``: a search may start on the raw text meanwhile)."""
+        self.raw = {mf.path: (mf, data) for mf, data in files}
+        self._changed = None
+
+    @property
+    def changed(self) -> dict[str, ParsedFile]:
+        """The files the range changed, parsed."""
+        if self._changed is None:
+            self._changed = {path: parse_file(mf, data) for path, (mf, data) in self.raw.items()}
+        return self._changed
+
+    def facts(self) -> Iterator[tuple[Fact, MemoryFile]]:
+        """The Retain facts of the changed files."""
+        for parsed in self.changed.values():
+            for fact in parsed.facts:
+                yield fact, parsed.file
+
+    def load(self, paths: Iterable[str]) -> None:
+        """Read these workspace-relative paths (memory files only) in one batch; each is parsed
+        when first asked for."""
+        wanted = sorted({p for p in paths if p not in self.raw and p not in self._others
+                         and self.classify(p) is not None})
+        if not wanted:
+            return
+        names = [f"{self.commit}:{self.ws.prefix}{p}" for p in wanted]
+        for path, data in zip(wanted, read_objects(self.ws.repo_root, names), strict=True):
+            found = self.classify(path)
+            assert found is not None
+            self._others[path] = (None if data is None
+                                  else (MemoryFile(path, "", found[0], found[1]), data))
+
+    def get(self, path: str) -> ParsedFile | None:
+        """A file read before (changed, or loaded), parsed; None when absent at this commit."""
+        if path in self.raw:
+            return self.changed[path]
+        other = self._others.get(path)
+        if isinstance(other, tuple):
+            other = self._others[path] = parse_file(*other)
+        return other

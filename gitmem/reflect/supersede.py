@@ -1,0 +1,285 @@
+"""Superseded facts: an older fact that a newer one about the same entities replaces.
+
+Daily notes are append-only, so "the gateway host is the NUC" stays in the memory after "moved
+the gateway host to The Castle". A fact the range added supersedes an older fact when both are
+about the same entities and say the same kind of thing (``parse.similarity.same_claim``, the rule
+opinions use) in other words.
+
+Only a state can be replaced, by a fact of the same kind: world facts (``W``) and observations
+(``S``), as recall's knowledge updates rule it. Experiences (``B``) are events that stay true as
+history; opinion entries are evidence about an opinion, which ``bank/opinions.md`` tracks. Two
+entries that each state their own, separate period ("in Oslo Dec 21-26", "in Boston Nov 24-30")
+are two events, not an update.
+
+What a new fact replaces is the claim that was current before it, so the newest match wins. A
+new fact is compared with a bounded set of earlier facts about its entities: the ``RECENT``
+newest (whatever their words: a paraphrase may share none) and the ``WORDED`` that share the most
+words with it from any time (a claim current for years). That keeps review's cost bounded on a
+long memory without reading it: one ``git grep`` at the head lists the W and S lines that
+mention the entities, each line is read on its own, and only the files of lines that match are
+read and parsed to confirm the fact (full text, id, in a Retain section).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from gitmem.domain import Fact
+from gitmem.git import GrepJob
+from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
+from gitmem.parse.similarity import same_claim, statement_terms
+from gitmem.parse.textfold import STOPWORDS
+from gitmem.reflect.review_model import ReviewFact, Supersession
+from gitmem.reflect.snapshot import Snapshot
+
+UPDATABLE = frozenset({"world", "observation"})
+RECENT = 10  # the newest earlier facts about its entities a new fact is compared with
+WORDED = 10  # and those, from any time, that share the most words with it
+_POSTINGS = 200  # lines per (entity, word) scored, newest first
+_WORD = re.compile(r"[^\W\d_]{4,}")
+_SPACE = re.compile(r"\s+")
+# A top-level list item of kind W or S (git grep -E): what an older, replaceable fact looks like.
+_UPDATABLE_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+[WS][[:space:]]*[@:]"
+_ITEM = re.compile(r"([-*+]|[0-9]{1,9}[.)])\s+[WS]\s*[@:]")
+
+
+class SupersedeSearch:
+    """Started as soon as the changed files are read: ``git grep`` looks for the world-fact and
+    observation lines that mention their entities while the caller parses; ``find`` finishes."""
+
+    def __init__(self, head: Snapshot, pathspecs: Sequence[str]) -> None:
+        self.head = head
+        slugs: set[str] = set()
+        for _, data in head.raw.values():
+            slugs.update(find_entities(_updatable_items(data.decode("utf-8", "replace"))))
+        # One alternation: git grep tries each -e pattern on every line, one regex is faster.
+        names = sorted({_pattern(s) for s in slugs} | {_pattern(_key(s)) for s in slugs})
+        self.job = GrepJob(head.ws.repo_root, head.commit,
+                           [f"@({'|'.join(names)})"] if names else [], pathspecs,
+                           require=_UPDATABLE_ITEM)
+
+    def find(self, added: Sequence[ReviewFact]) -> list[Supersession]:
+        """Pairs (older fact at the head, the newest added fact that replaces it), oldest
+        first."""
+        new = sorted((f for f in added if f.entities and f.kind in UPDATABLE),
+                     key=_recency, reverse=True)
+        earlier = _Lines(self.head, new, self.job.lines())
+        found: dict[str, Supersession] = {}
+        olds = {f.fact_id: _within_range(f, new) for f in new}
+        earlier.prefetch([f for f in new if olds[f.fact_id] is None])
+        for fact in new:
+            old = olds[fact.fact_id] or earlier.replaced_by(fact)
+            if old is not None and old.fact_id not in found:  # newest first: the first wins
+                found[old.fact_id] = Supersession(old, fact)
+        return sorted(found.values(), key=lambda s: (s.old.day or "", s.old.source))
+
+    def close(self) -> None:
+        self.job.close()
+
+
+def _recency(f: ReviewFact) -> tuple[str, str, int]:
+    return (f.day or "", f.path, f.start_line)
+
+
+def _within_range(fact: ReviewFact, new: list[ReviewFact]) -> ReviewFact | None:
+    """The newest fact the range itself added earlier that ``fact`` replaces."""
+    keys = {_key(e) for e in fact.entities}
+    for old in new:  # newest first
+        if (_later(fact, old) and keys & {_key(e) for e in old.entities}
+                and _replaces(fact, old.kind, old.text, old.entities, old.period)):
+            return old
+    return None
+
+
+def _later(a: ReviewFact, b: ReviewFact) -> bool:
+    """Whether ``a`` was recorded after ``b``: a later daily note, or further down the same
+    file (undated files have no order between them)."""
+    if a.day and b.day and a.day != b.day:
+        return a.day > b.day
+    return a.path == b.path and a.start_line > b.start_line
+
+
+def _replaces(new: ReviewFact, old_kind: str, old_text: str, old_entities: Sequence[str],
+              old_period: tuple[str, str] | None) -> bool:
+    if new.kind != old_kind:
+        return False
+    if _SPACE.sub(" ", new.text).strip().casefold() == _SPACE.sub(" ", old_text).strip().casefold():
+        return False  # the same words again confirm the fact; they do not replace it
+    a, b = new.period, old_period
+    if a and b and (a[1] < b[0] or b[1] < a[0]):
+        return False  # two events, each in its own period
+    return _share_a_term(new, old_text) and same_claim(old_text, old_entities, new.text,
+                                                       new.entities)
+
+
+def _share_a_term(new: ReviewFact, old_text: str) -> bool:
+    """A cheap necessary condition of ``same_claim`` (it needs a shared content term besides
+    the entities' names), so most candidates never reach the full rule."""
+    shared = statement_terms(new.text).keys() & statement_terms(old_text).keys()
+    return bool(shared - _name_terms(new.entities))
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_terms(entities: tuple[str, ...]) -> frozenset[str]:
+    names: set[str] = set()
+    for slug in entities:
+        names.update(statement_terms(slug.replace("-", " ").replace("_", " ")))
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=8192)
+def _key(slug: str) -> str:
+    return entity_key(slug)
+
+
+@dataclass(frozen=True)
+class _Hit:
+    rank: tuple[int, str, int]  # sorts newest first: undated files, then later days
+    path: str
+    line: int
+    text: str
+    day: str  # '' for an undated file
+
+
+class _Lines:
+    """The world-fact and observation lines at the head that mention the new facts' entities,
+    indexed by entity key (and by entity key and word), newest first."""
+
+    def __init__(self, head: Snapshot, new: list[ReviewFact],
+                 grep_lines: list[tuple[str, int, str]]) -> None:
+        self.head = head
+        added_at = {(f.path, f.start_line) for f in new}
+        keys = {_key(e) for f in new for e in f.entities}
+        self.by_key: dict[str, list[_Hit]] = {}
+        self.by_word: dict[tuple[str, str], list[_Hit]] = {}
+        self._facts: dict[tuple[str, int], Fact | None] = {}
+        self._plausible: dict[str, list[_Hit]] = {}
+        classes: dict[str, tuple[str, date | None, str | None] | None] = {}
+        prefix = head.ws.prefix
+        for repo_path, number, text in grep_lines:
+            path = repo_path[len(prefix):]
+            about = {_key(e) for e in find_entities(text)} & keys
+            if not about or (path, number) in added_at:
+                continue
+            if path not in classes:
+                classes[path] = head.classify(path) if repo_path.startswith(prefix) else None
+            found = classes[path]
+            if found is None:
+                continue
+            day = found[1]
+            hit = _Hit((-day.toordinal() if day else -(10**9), path, number), path, number,
+                       text.rstrip("\r"), day.isoformat() if day else "")
+            words = _words(hit.text)
+            for key in about:
+                self.by_key.setdefault(key, []).append(hit)
+                for word in words:
+                    self.by_word.setdefault((key, word), []).append(hit)
+        for hits in (*self.by_key.values(), *self.by_word.values()):
+            hits.sort(key=lambda h: h.rank)
+
+    def prefetch(self, new: list[ReviewFact]) -> None:
+        """Find each new fact's candidates (lines that, read on their own, it replaces) and
+        read their files in one batch (parsed only when a candidate is confirmed)."""
+        for fact in new:
+            self._plausible[fact.fact_id] = list(self._candidates(fact))
+        self.head.load(h.path for hits in self._plausible.values() for h in hits)
+
+    def _candidates(self, fact: ReviewFact) -> Iterator[_Hit]:
+        """The lines about its entities (not from a later day than it) that ``fact``, read
+        against each line on its own, replaces; newest first. Looked at: the ``RECENT`` newest,
+        whatever their words (a paraphrase may share none), and the ``WORDED`` that share the
+        most words with it from any time (a claim current for years: "the gateway host is the
+        NUC")."""
+        keys = {_key(e) for e in fact.entities}
+        chosen: dict[tuple[str, int], _Hit] = {}
+        for hit in self._newest_first(keys):
+            if len(chosen) >= RECENT:
+                break
+            if not _later_day(hit, fact):
+                chosen[(hit.path, hit.line)] = hit
+        shared: Counter[tuple[str, int]] = Counter()
+        by_place: dict[tuple[str, int], _Hit] = {}
+        for key in keys:
+            for word in _words(fact.text):
+                for hit in self.by_word.get((key, word), [])[:_POSTINGS]:
+                    if not _later_day(hit, fact):
+                        shared[(hit.path, hit.line)] += 1
+                        by_place[(hit.path, hit.line)] = hit
+        best = sorted(shared, key=lambda p: (-shared[p], by_place[p].rank))[:WORDED]
+        chosen.update((p, by_place[p]) for p in best)
+        for hit in sorted(chosen.values(), key=lambda h: h.rank):
+            one = self._one_line(hit)  # its period is checked once the file is parsed
+            if one is not None and _replaces(fact, one.kind, one.text, one.entities, None):
+                yield hit
+
+    def replaced_by(self, fact: ReviewFact) -> ReviewFact | None:
+        """The newest fact at the head (not added by the range) that ``fact`` replaces."""
+        for hit in self._plausible.get(fact.fact_id, ()):
+            old = self._confirm(hit)
+            if old is not None and _replaces(fact, old.kind, old.text, old.entities, old.period):
+                return old
+        return None
+
+    def _newest_first(self, keys: set[str]) -> Iterator[_Hit]:
+        seen: set[tuple[str, int]] = set()
+        for hit in heapq.merge(*(self.by_key.get(k, []) for k in sorted(keys)),
+                               key=lambda h: h.rank):
+            if (hit.path, hit.line) not in seen:
+                seen.add((hit.path, hit.line))
+                yield hit
+
+    def _one_line(self, hit: _Hit) -> Fact | None:
+        """The line read on its own as a Retain entry (cached: many new facts share lines)."""
+        key = (hit.path, hit.line)
+        if key not in self._facts:
+            self._facts[key] = parse_entry(EntryLines(hit.line, (hit.text,)), hit.path, None)[0]
+        return self._facts[key]
+
+    def _confirm(self, hit: _Hit) -> ReviewFact | None:
+        """The fact that really starts at the hit's line (its file parsed), if any."""
+        parsed = self.head.get(hit.path)
+        if parsed is None:
+            return None
+        fact = next((f for f in parsed.facts if f.start_line == hit.line), None)
+        return ReviewFact.of(fact, parsed.file, self.head.commit) if fact else None
+
+
+def _updatable_items(text: str) -> str:
+    """The W and S list items of a text with their indented continuation lines: where the
+    entities of the facts a range adds, and could supersede with, are written."""
+    out: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if _ITEM.match(line):
+            inside = True
+        elif not line[:1].isspace():
+            inside = False
+        if inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _later_day(hit: _Hit, fact: ReviewFact) -> bool:
+    """Whether the line is from a later day than the new fact (the range backfilled history)."""
+    return bool(fact.day and hit.day and hit.day > fact.day)
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """A line's content words for the lexical look-up: four letters or more, not a stop word
+    or an entity, cut to four letters (a crude stem: 'hosts' meets 'host', 'moved' 'moves')."""
+    plain = ENTITY_RE.sub(" ", text).casefold()
+    return frozenset(w[:4] for w in _WORD.findall(plain) if w not in STOPWORDS)
+
+
+def _pattern(slug: str) -> str:
+    """An extended regular expression for a slug in any spelling SPEC §4 treats alike (case by
+    ``git grep -i``; '-', '_' and runs of them alike)."""
+    parts = [p for p in re.split(r"[\s_\-]+", slug) if p]
+    return "[-_]+".join("".join(c if c.isalnum() else f"[{c}]" for c in p) for p in parts)

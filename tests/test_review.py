@@ -1,0 +1,442 @@
+"""``gitmem review`` (SPEC §12) on real git repositories with dated commits: exactly the changes a
+range made to opinions (with the evidence that moved them), facts per entity, superseded facts and
+entity pages; the range forms; a range without memory changes; located warnings; the JSON shape;
+the Markdown comment."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.parse.retain import fact_id
+from gitmem.reflect.review import review
+from gitmem.reflect.review_markdown import MARKER
+from gitmem.workspace import open_workspace
+from testing.cli import gitmem, gitmem_json
+from testing.repo import commit_all, git, make_repo, write
+
+NOV10, NOV12 = date(2025, 11, 10), date(2025, 11, 12)
+SHORT = fact_id("opinion", "Prefers short replies.", ("Peter",), NOV10)
+LONG_OK = fact_id("opinion", "Long replies are fine today.", ("Peter",), NOV12)
+NUC = fact_id("world", "The gateway host is the old NUC under the desk.", ("Peter",), NOV10)
+OSLO = fact_id("world", "Peter flies to Oslo on Friday.", ("Peter",), NOV10)
+CASTLE = fact_id("world", "Moved the gateway host to The Castle.", ("Peter", "The-Castle"), NOV12)
+UPS = fact_id("world", "The Castle has a UPS now.", ("The-Castle",), NOV12)
+TEA = fact_id("experience", "Made tea for @Peter.", ("Peter",), NOV12)
+
+
+def daily(day: str, *facts: str) -> str:
+    return f"# {day}\n\n## Retain\n" + "".join(f"- {f}\n" for f in facts) + "\n## Notes\nQuiet.\n"
+
+
+def opinion(title: str, oid: str, confidence: str, updated: str, *evidence: str) -> str:
+    lines = [f"## {title}", f"<!-- opinion: {oid} -->", f"- confidence: {confidence}",
+             f"- updated: {updated}", "- evidence:", *(f"  - {e}" for e in evidence), ""]
+    return "\n".join(lines) + "\n"
+
+
+PAGE = ("# Peter\n\nOwner of the gateway.\n\n<!-- gitmem:begin digest -->\n- {digest}\n"
+        "<!-- gitmem:end -->\n")
+
+
+def two_commits(tmp_path: Path) -> tuple[Path, str, str]:
+    """base: a daily note, two opinions, Peter's page. head: a new daily note that contradicts
+    the opinion and moves the gateway host, the opinion moved with that evidence, one opinion
+    removed and one added, a fact removed, the page's generated block rewritten."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-10.md", daily(
+        "2025-11-10", "O(c=0.90) @Peter: Prefers short replies.",
+        "W @Peter: The gateway host is the old NUC under the desk.",
+        "W @Peter: Peter flies to Oslo on Friday."))
+    write(repo, "bank/opinions.md", "# Opinions\n\n"
+          + opinion("@Peter prefers concise replies", "o-3fa9c2e1", "0.90", "2025-11-10",
+                    f"for {SHORT} memory/2025-11-10.md#L4 (c=0.90)")
+          + opinion("@warelay is stable", "o-0badc0de", "0.50", "2025-11-10"))
+    write(repo, "bank/entities/Peter.md", PAGE.format(digest="old digest"))
+    write(repo, "MEMORY.md", "# Memory\n\nNothing curated yet.\n")
+    base = commit_all(repo, "base", "2025-11-10T20:00:00+00:00")
+    write(repo, "memory/2025-11-10.md", daily(
+        "2025-11-10", "O(c=0.90) @Peter: Prefers short replies.",
+        "W @Peter: The gateway host is the old NUC under the desk."))
+    write(repo, "memory/2025-11-12.md", daily(
+        "2025-11-12", "O(c=0.20) @Peter: Long replies are fine today.",
+        "W @Peter @The-Castle: Moved the gateway host to The Castle.",
+        "W @The-Castle: The Castle has a UPS now.", "B: Made tea for @Peter."))
+    write(repo, "bank/opinions.md", "# Opinions\n\n"
+          + opinion("@Peter prefers concise replies", "o-3fa9c2e1", "0.75", "2025-11-12",
+                    f"for {SHORT} memory/2025-11-10.md#L4 (c=0.90)",
+                    f"against {LONG_OK} memory/2025-11-12.md#L4 (c=0.20)")
+          + opinion("@The-Castle is a good home for the gateway", "o-c0ffee00", "0.60",
+                    "2025-11-12"))
+    write(repo, "bank/entities/Peter.md", PAGE.format(digest="new digest"))
+    head = commit_all(repo, "head", "2025-11-12T20:00:00+00:00")
+    return repo, base, head
+
+
+def run_review(repo: Path, spec: str) -> dict[str, Any]:
+    ws, cfg = open_workspace(repo)
+    data: dict[str, Any] = review(ws, cfg, spec).to_json()
+    return data
+
+
+# -- exactly the changes made ------------------------------------------------------------------
+
+
+def test_review_lists_exactly_the_changes_made(tmp_path: Path) -> None:
+    repo, base, head = two_commits(tmp_path)
+    data = run_review(repo, f"{base}..{head}")
+    h = head[:7]
+
+    changed = data["opinions"]["changed"]
+    assert [o["opinion_id"] for o in changed] == ["o-3fa9c2e1"]
+    moved = changed[0]
+    assert (moved["confidence_before"], moved["confidence_after"], moved["delta"]) == \
+        (0.9, 0.75, -0.15)
+    assert (moved["updated_before"], moved["updated_after"]) == ("2025-11-10", "2025-11-12")
+    assert moved["source"] == f"bank/opinions.md#L3@{h}"
+    assert moved["evidence_added"] == [{
+        "stance": "against", "fact_id": LONG_OK, "cited_as": "memory/2025-11-12.md#L4",
+        "confidence": 0.2, "source": f"memory/2025-11-12.md#L4@{h}",
+        "text": "Long replies are fine today."}]
+    assert moved["evidence_removed"] == []
+    assert [(o["opinion_id"], o["confidence_after"]) for o in data["opinions"]["added"]] == \
+        [("o-c0ffee00", 0.6)]
+    assert [(o["opinion_id"], o["confidence_before"], o["source"])
+            for o in data["opinions"]["removed"]] == [("o-0badc0de", 0.5,
+                                                       f"bank/opinions.md#L10@{base[:7]}")]
+
+    added = {f["fact_id"]: f["source"] for f in data["facts"]["added"]}
+    assert added == {LONG_OK: f"memory/2025-11-12.md#L4@{h}",
+                     CASTLE: f"memory/2025-11-12.md#L5@{h}",
+                     UPS: f"memory/2025-11-12.md#L6@{h}", TEA: f"memory/2025-11-12.md#L7@{h}"}
+    assert [(f["fact_id"], f["source"]) for f in data["facts"]["removed"]] == \
+        [(OSLO, f"memory/2025-11-10.md#L6@{base[:7]}")]
+    by_entity = {e["entity"]: (sorted(e["added"]), e["removed"]) for e in data["entities"]}
+    assert by_entity == {
+        "Peter": (sorted([LONG_OK, CASTLE, TEA]), [OSLO]),
+        "The-Castle": (sorted([CASTLE, UPS]), []),
+    }
+
+    assert [(s["old"]["fact_id"], s["old"]["source"], s["new"]["fact_id"])
+            for s in data["superseded"]] == [(NUC, f"memory/2025-11-10.md#L5@{h}", CASTLE)]
+    assert data["pages"] == [{"path": "bank/entities/Peter.md", "class": "entity",
+                              "status": "modified", "lines_added": 1, "lines_removed": 1,
+                              "where": "generated"}]
+    assert [(f["path"], f["status"]) for f in data["files"]] == [
+        ("bank/entities/Peter.md", "modified"), ("bank/opinions.md", "modified"),
+        ("memory/2025-11-10.md", "modified"), ("memory/2025-11-12.md", "added")]
+    assert data["warnings"] == []
+    assert data["memory_changed"] is True
+    assert data["range"]["commits"] == 1
+
+
+def test_unrelated_fact_about_the_same_entity_is_not_superseded(tmp_path: Path) -> None:
+    repo, base, _ = two_commits(tmp_path)
+    write(repo, "memory/2025-11-14.md", daily("2025-11-14", "W @Peter: Peter adopted a cat.",
+                                              "W @Peter: Peter flies to Oslo on Monday."))
+    head = commit_all(repo, "more", "2025-11-14T20:00:00+00:00")
+    data = run_review(repo, f"{head}~1..{head}")
+    assert data["superseded"] == []  # Oslo on Friday was removed before this range
+    data = run_review(repo, f"{base}..{head}")
+    assert [(s["old"]["fact_id"], s["new"]["fact_id"]) for s in data["superseded"]] == \
+        [(NUC, CASTLE)]  # the cat and Oslo replace nothing at the head
+
+
+def test_events_are_not_superseded(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-20.md", daily(
+        "2025-11-20", "W @Peter: Currently in Boston for a conference (2025-11-24 – 2025-11-30).",
+        "B @warelay: Fixed the reconnect crash in the gateway."))
+    base = commit_all(repo, "base", "2025-11-20T20:00:00+00:00")
+    write(repo, "memory/2025-12-10.md", daily(
+        "2025-12-10", "W @Peter: Currently in Oslo for a conference (2025-12-21 – 2025-12-26).",
+        "B @warelay: Fixed the reconnect crash in the gateway again."))
+    commit_all(repo, "trip", "2025-12-10T20:00:00+00:00")
+    assert run_review(repo, base)["superseded"] == []
+
+
+def test_a_later_fact_in_the_range_supersedes_an_earlier_one_in_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n")
+    base = commit_all(repo, "base", "2025-11-01T20:00:00+00:00")
+    write(repo, "memory/2025-11-02.md", daily("2025-11-02", "W @warelay: The warelay gateway "
+                                              "listens on port 8080."))
+    commit_all(repo, "a", "2025-11-02T20:00:00+00:00")
+    write(repo, "memory/2025-11-05.md", daily("2025-11-05", "W @warelay: The warelay gateway "
+                                              "listens on port 9090 now."))
+    commit_all(repo, "b", "2025-11-05T20:00:00+00:00")
+    data = run_review(repo, base)  # BASE means BASE..HEAD
+    assert [(s["old"]["source"].split("@")[0], s["new"]["source"].split("@")[0])
+            for s in data["superseded"]] == [("memory/2025-11-02.md#L4", "memory/2025-11-05.md#L4")]
+
+
+def test_a_claim_current_for_long_is_found_behind_many_later_facts(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-01-05.md", daily("2025-01-05", "W @Peter: The gateway host is the "
+                                              "old NUC under the desk."))
+    for day in range(1, 29):  # four weeks of other world facts about Peter
+        write(repo, f"memory/2025-02-{day:02d}.md",
+              daily(f"2025-02-{day:02d}", f"W @Peter: Peter ran {day} km along the harbour.",
+                    f"W @Peter: Peter read chapter {day} of the novel."))
+    base = commit_all(repo, "history", "2025-02-28T20:00:00+00:00")
+    write(repo, "memory/2025-03-01.md", daily(
+        "2025-03-01", "W @Peter @The-Castle: Moved the gateway host to The Castle."))
+    commit_all(repo, "move", "2025-03-01T20:00:00+00:00")
+    (pair,) = run_review(repo, base)["superseded"]
+    assert pair["old"]["source"].split("@")[0] == "memory/2025-01-05.md#L4"
+    assert pair["new"]["text"] == "Moved the gateway host to The Castle."
+
+
+def test_entity_page_changes_say_where(tmp_path: Path) -> None:
+    repo, _, head = two_commits(tmp_path)
+    write(repo, "bank/entities/Peter.md",
+          PAGE.format(digest="new digest").replace("Owner of", "Still owner of"))
+    write(repo, "bank/entities/The-Castle.md", "# The Castle\n\nA house.\n")
+    commit_all(repo, "pages", "2025-11-13T20:00:00+00:00")
+    pages = {p["path"]: (p["status"], p["where"]) for p in run_review(repo, head)["pages"]}
+    assert pages == {"bank/entities/Peter.md": ("modified", "human"),
+                     "bank/entities/The-Castle.md": ("added", None)}
+    write(repo, "bank/entities/Peter.md", PAGE.format(digest="newest").replace("Owner", "Boss"))
+    commit_all(repo, "both", "2025-11-14T20:00:00+00:00")
+    pages = {p["path"]: p["where"] for p in run_review(repo, "HEAD~1..HEAD")["pages"]}
+    assert pages == {"bank/entities/Peter.md": "both"}
+
+
+def test_hand_edited_confidence_has_no_evidence(tmp_path: Path) -> None:
+    repo, _, _ = two_commits(tmp_path)
+    text = (repo / "bank/opinions.md").read_text(encoding="utf-8")
+    write(repo, "bank/opinions.md", text.replace("confidence: 0.60", "confidence: 0.40"))
+    commit_all(repo, "hand edit", "2025-11-13T20:00:00+00:00")
+    ws, cfg = open_workspace(repo)
+    result = review(ws, cfg, "HEAD~1..HEAD")
+    (op,) = result.opinions
+    assert (op.opinion_id, op.status, op.delta, op.evidence_added) == \
+        ("o-c0ffee00", "changed", -0.2, ())
+    assert "- no new evidence: the confidence was edited by hand" in result.to_markdown()
+
+
+# -- range forms -------------------------------------------------------------------------------
+
+
+def test_three_dots_compare_with_the_merge_base(tmp_path: Path) -> None:
+    repo, _, head = two_commits(tmp_path)
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, "memory/2025-11-20.md", daily("2025-11-20", "W @Peter: Peter bought a bike."))
+    commit_all(repo, "feature", "2025-11-20T20:00:00+00:00")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "memory/2025-11-21.md", daily("2025-11-21", "W @warelay: warelay 2.0 shipped."))
+    commit_all(repo, "main moves on", "2025-11-21T20:00:00+00:00")
+
+    three = run_review(repo, "main...feature")
+    assert three["range"]["base"] == head and three["range"]["mode"] == "three-dot"
+    assert [f["text"] for f in three["facts"]["added"]] == ["Peter bought a bike."]
+    assert three["facts"]["removed"] == []
+    two = run_review(repo, "main..feature")  # the trees themselves: main's new note is gone
+    assert [f["text"] for f in two["facts"]["removed"]] == ["warelay 2.0 shipped."]
+    git(repo, "checkout", "-q", "feature")
+    assert run_review(repo, "main...")["facts"] == three["facts"]  # an empty side is HEAD
+
+
+def test_three_dots_without_a_merge_base_say_how_to_fix_it(tmp_path: Path) -> None:
+    repo, _, _ = two_commits(tmp_path)
+    git(repo, "checkout", "-q", "--orphan", "other")
+    write(repo, "MEMORY.md", "# Another history\n")
+    commit_all(repo, "unrelated", "2025-11-20T20:00:00+00:00")
+    code, _, err = gitmem("-C", str(repo), "review", "main...other")
+    assert code == 1 and "no merge base" in err and "fetch-depth: 0" in err
+    assert gitmem("-C", str(repo), "review", "main..other")[0] == 0
+
+
+@pytest.mark.parametrize("spec", ["a b", "...", "..", "a..b..c", "a...b...c", ""])
+def test_an_invalid_range_is_a_usage_error_naming_the_forms(tmp_path: Path, spec: str) -> None:
+    repo, _, _ = two_commits(tmp_path)
+    code, out, err = gitmem("-C", str(repo), "review", spec)
+    assert code == 2 and out == ""
+    assert "BASE..HEAD" in err and "BASE...HEAD" in err and "short for BASE..HEAD" in err
+
+
+def test_an_unknown_revision_is_a_usage_error(tmp_path: Path) -> None:
+    repo, _, _ = two_commits(tmp_path)
+    for spec in ("origin/main..HEAD", "main..nope", "-n1..HEAD"):  # '-n1' is no revision
+        code, _, err = gitmem("-C", str(repo), "review", "--", spec)
+        assert code == 2, spec
+        assert "unknown revision" in err and "fetch-depth: 0" in err
+
+
+def test_a_range_without_memory_changes_says_so_in_one_line(tmp_path: Path) -> None:
+    repo, _, head = two_commits(tmp_path)
+    write(repo, "README.md", "# notes repo\n")
+    write(repo, "memory/notes.txt", "not memory: not Markdown\n")
+    commit_all(repo, "docs", "2025-11-13T20:00:00+00:00")
+    code, out, _ = gitmem("-C", str(repo), "review", f"{head}..HEAD")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines == [MARKER, f"No memory files changed in {head}..HEAD: 1 commit "
+                     f"({head[:7]}..{git(repo, 'rev-parse', 'HEAD').strip()[:7]})."]
+    data = gitmem_json("-C", str(repo), "review", f"{head}..HEAD", "--format", "json")
+    assert data["memory_changed"] is False and data["files"] == []
+
+
+# -- warnings ----------------------------------------------------------------------------------
+
+
+def test_malformed_opinion_sections_warn_with_their_line(tmp_path: Path) -> None:
+    repo, _, head = two_commits(tmp_path)
+    text = (repo / "bank/opinions.md").read_text(encoding="utf-8")
+    text += ("## @Peter likes tea\n- confidence: high\n\n"  # no id marker, bad confidence
+             "## @Peter is punctual\n<!-- opinion: o-c0ffee00 -->\n- confidence: 0.3\n"  # dup id
+             "- evidence:\n  - for f-0123456789ab memory/2025-11-12.md#L9 (c=0.80)\n")
+    write(repo, "bank/opinions.md", text)
+    commit_all(repo, "bad opinions", "2025-11-13T20:00:00+00:00")
+    data = run_review(repo, f"{head}..HEAD")
+    found = {(w["location"], w["code"]) for w in data["warnings"]}
+    lines = text.splitlines()
+    assert found == {
+        (f"bank/opinions.md#L{lines.index('## @Peter likes tea') + 1}", "opinion-id"),
+        (f"bank/opinions.md#L{lines.index('- confidence: high') + 1}", "opinion-confidence"),
+        (f"bank/opinions.md#L{lines.index('## @Peter is punctual') + 1}",
+         "opinion-duplicate-id"),
+        (f"bank/opinions.md#L{len(lines)}", "evidence-missing"),
+    }
+    # A problem the base already had is not reported again by a later range.
+    write(repo, "memory/2025-11-13.md", daily("2025-11-13", "W @Peter: Peter is back."))
+    commit_all(repo, "unrelated", "2025-11-14T20:00:00+00:00")
+    assert run_review(repo, "HEAD~1..HEAD")["warnings"] == []
+
+
+def test_malformed_retain_items_in_the_range_warn(tmp_path: Path) -> None:
+    repo, _, head = two_commits(tmp_path)
+    write(repo, "memory/2025-11-13.md", daily("2025-11-13", "X not a kind", "W @Peter: fine."))
+    commit_all(repo, "bad item", "2025-11-13T20:00:00+00:00")
+    warns = run_review(repo, f"{head}..HEAD")["warnings"]
+    assert [(w["location"], w["code"]) for w in warns] == \
+        [("memory/2025-11-13.md#L4", "retain-malformed")]
+
+
+# -- output ------------------------------------------------------------------------------------
+
+RANGE_KEYS = {"spec", "mode", "base_rev", "head_rev", "base", "head", "commits"}
+FACT_KEYS = {"fact_id", "kind", "text", "entities", "source", "day"}
+EVIDENCE_KEYS = {"stance", "fact_id", "cited_as", "confidence", "source", "text"}
+OPINION_KEYS = {"opinion_id", "status", "statement", "statement_before", "source",
+                "confidence_before", "confidence_after", "delta", "updated_before",
+                "updated_after", "evidence_added", "evidence_removed"}
+
+
+def test_json_shape_is_stable(tmp_path: Path) -> None:
+    repo, base, head = two_commits(tmp_path)
+    data = gitmem_json("-C", str(repo), "review", f"{base}..{head}", "--json")
+    assert data == gitmem_json("-C", str(repo), "review", f"{base}..{head}", "--format", "json")
+    assert set(data) == {"range", "memory_changed", "summary", "files", "opinions", "facts",
+                         "entities", "superseded", "pages", "warnings"}
+    assert set(data["range"]) == RANGE_KEYS
+    assert set(data["opinions"]) == {"changed", "added", "removed"}
+    for group in data["opinions"].values():
+        for op in group:
+            assert set(op) == OPINION_KEYS
+            for ev in op["evidence_added"] + op["evidence_removed"]:
+                assert set(ev) == EVIDENCE_KEYS
+    assert set(data["facts"]) == {"added", "removed"}
+    for fact in data["facts"]["added"] + data["facts"]["removed"]:
+        assert set(fact) == FACT_KEYS
+    for entity in data["entities"]:
+        assert set(entity) == {"entity", "key", "added", "removed"}
+    for pair in data["superseded"]:
+        assert set(pair) == {"old", "new"} and set(pair["old"]) == FACT_KEYS
+    for f in data["files"] + data["pages"]:
+        assert set(f) == {"path", "class", "status", "lines_added", "lines_removed", "where"}
+    assert data["summary"] == (
+        f"{base}..{head}: 1 commit ({base[:7]}..{head[:7]}): 1 opinion changed, 1 opinion added, "
+        "1 opinion removed, facts +4 −1 about 2 entities, 1 superseded, 1 entity page, "
+        "4 memory files.")
+
+
+def test_markdown_reads_as_a_pull_request_comment(tmp_path: Path) -> None:
+    repo, base, head = two_commits(tmp_path)
+    code, md, _ = gitmem("-C", str(repo), "review", f"{base}..{head}")
+    assert code == 0
+    assert md.splitlines()[:2] == [MARKER, f"### Memory review: `{base}..{head}`"]
+    for heading in ("#### Opinions", "#### Facts by entity", "#### Superseded facts",
+                    "#### Entity pages", "#### Memory files"):
+        assert f"\n{heading}\n" in md
+    assert "| 1 | `@Peter` prefers concise replies | 0.90 → 0.75 | ▼ −0.15 | +1 against |" in md
+    assert (f"- + against `{LONG_OK}` (c=0.20): Long replies are fine today. · "
+            f"`memory/2025-11-12.md#L4@{head[:7]}`") in md
+    chart = re.search(r"```mermaid\n(.*?)\n```", md, re.S)
+    assert chart is not None
+    assert chart.group(1).splitlines() == [
+        "xychart-beta horizontal",
+        '    title "Confidence before and after (by row)"',
+        '    x-axis ["1 before", "1 after"]',
+        '    y-axis "confidence" 0 --> 1',
+        "    bar [0.90, 0.75]",
+    ]
+    # No bare @mention outside code: GitHub would notify a user called Peter.
+    outside_code = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", md, flags=re.S))
+    assert "@" not in outside_code.replace(MARKER, "")
+    assert "| `bank/entities/Peter.md` | modified | +1 −1 | generated block |" in md
+
+
+def test_markdown_escapes_memory_text(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n")
+    base = commit_all(repo, "base", "2025-11-01T20:00:00+00:00")
+    write(repo, "memory/2025-11-02.md", daily(
+        "2025-11-02", "W @Peter: Uses a | b <script>alert(1)</script> and @Andy's laptop."))
+    commit_all(repo, "a", "2025-11-02T20:00:00+00:00")
+    _, md, _ = gitmem("-C", str(repo), "review", base)
+    row = next(line for line in md.splitlines() if "Uses a" in line)
+    assert ("Uses a \\| b &lt;script&gt;alert(1)&lt;/script&gt; and `@Andy`'s laptop.") in row
+    assert "<script>" not in md
+
+
+def test_chart_labels_stay_short_with_many_opinions(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    ops = [opinion(f'@Peter says "{n}"', f"o-{n:08x}", "0.50", "2025-11-01") for n in range(14)]
+    write(repo, "bank/opinions.md", "# Opinions\n\n" + "".join(ops))
+    base = commit_all(repo, "base", "2025-11-01T20:00:00+00:00")
+    write(repo, "bank/opinions.md", "# Opinions\n\n" + "".join(
+        op.replace("0.50", f"{0.5 + n / 100:.2f}") for n, op in enumerate(ops)))
+    commit_all(repo, "moves", "2025-11-02T20:00:00+00:00")
+    _, md, _ = gitmem("-C", str(repo), "review", base)
+    chart = re.search(r"```mermaid\n(.*?)\n```", md, re.S)
+    assert chart is not None
+    axis = next(line for line in chart.group(1).splitlines() if "x-axis" in line)
+    labels = re.findall(r'"([^"]*)"', axis)
+    assert len(labels) == 20 and all(re.fullmatch(r"\d+ (before|after)", x) for x in labels)
+    assert 'title "Confidence before and after: the 10 largest moves"' in chart.group(1)
+    bars = re.search(r"bar \[(.*)\]", chart.group(1))
+    assert bars is not None and len(bars.group(1).split(", ")) == 20
+
+
+def test_review_of_a_workspace_in_a_subfolder(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, ".gitmem.toml", '[workspace]\nroot = "agent"\n')
+    write(repo, "agent/MEMORY.md", "# Memory\n")
+    write(repo, "MEMORY.md", "# not memory: outside the workspace\n")
+    base = commit_all(repo, "base", "2025-11-01T20:00:00+00:00")
+    write(repo, "agent/memory/2025-11-02.md", daily("2025-11-02", "W @Peter: Peter is in Oslo."))
+    write(repo, "MEMORY.md", "# still not memory\n")
+    commit_all(repo, "a", "2025-11-02T20:00:00+00:00")
+    data = run_review(repo / "agent", base)
+    assert [f["path"] for f in data["files"]] == ["memory/2025-11-02.md"]
+    assert [f["source"].split("@")[0] for f in data["facts"]["added"]] == \
+        ["memory/2025-11-02.md#L4"]
+    ws, cfg = open_workspace(repo / "agent")
+    head = data["range"]["head"]
+    assert (f"[`memory/2025-11-02.md#L4@{head[:7]}`](https://example.invalid/o/r/blob/{head}/"
+            "agent/memory/2025-11-02.md#L4)") in \
+        review(ws, cfg, base).to_markdown("https://example.invalid/o/r/")
+
+
+def test_review_needs_no_index(tmp_path: Path) -> None:
+    repo, base, head = two_commits(tmp_path)
+    run_review(repo, f"{base}..{head}")
+    assert not (repo / ".memory").exists()
+    data = json.loads(gitmem("-C", str(repo), "review", base, "--json")[1])
+    assert data["range"]["head"] == head
