@@ -300,7 +300,7 @@ def test_malformed_opinion_sections_warn_with_their_line(tmp_path: Path) -> None
         (f"bank/opinions.md#L{lines.index('## @Peter likes tea') + 1}", "opinion-id"),
         (f"bank/opinions.md#L{lines.index('- confidence: high') + 1}", "opinion-confidence"),
         (f"bank/opinions.md#L{lines.index('## @Peter is punctual') + 1}",
-         "opinion-duplicate-id"),
+         "opinion-malformed"),  # its id is the first section's too
         (f"bank/opinions.md#L{len(lines)}", "evidence-missing"),
     }
     # A problem the base already had is not reported again by a later range.

@@ -19,13 +19,10 @@ from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
-from gitmem.parse.similarity import Claim, claim, claims_match, common_terms
+from gitmem.parse.similarity import UPDATABLE, Claim, claim, common_terms, updates
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
 SCANNED = 160  # later fact versions with one of its subjects read to find them
-# Kinds whose facts a later one can replace. Experience entries (B) are events: "fixed the crash"
-# stays true after "fixed the crash again".
-UPDATABLE = frozenset({"world", "opinion", "observation"})
 
 
 def citation(row: Row) -> str:
@@ -51,27 +48,16 @@ def _explicit_period(row: Row) -> tuple[str, str] | None:
 
 def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
              older_entities: Sequence[str], common: frozenset[str] = frozenset()) -> bool:
-    """Does ``newer`` replace ``older``? An updatable kind, the same kind, stated later, all of
-    the older one's entities, the same claim (``common``: frame terms, see ``common_terms``);
-    two entries that each state their own, separate period are two events ("in Oslo Dec
-    21-26", "in Boston Nov 24-30"), not an update."""
-    if newer["kind"] != older["kind"] or newer["kind"] not in UPDATABLE:
-        return False
+    """Does ``newer`` replace ``older``? Stated later (day, then record time), and the one
+    update rule (``parse.similarity.updates``)."""
     if newer.get("id") == older.get("id"):
         return False
     if (stated(newer), newer.get("recorded_at") or "") <= (stated(older),
                                                            older.get("recorded_at") or ""):
         return False
-    a, b = _explicit_period(newer), _explicit_period(older)
-    if a and b and (a[1] < b[0] or b[1] < a[0]):
-        return False
-    # An update may name one more entity ("@Peter @The-Castle: moved the gateway host to The
-    # Castle"), never fewer: "@Helsinki: the gateway host at Helsinki has 98 GB free" does not
-    # replace "@Mara @Helsinki: moved the gateway host to Helsinki".
-    if not {entity_key(e) for e in older_entities} <= {entity_key(e) for e in newer_entities}:
-        return False
-    return claims_match(claim(newer["content"], tuple(newer_entities)),
-                        claim(older["content"], tuple(older_entities)), common)
+    return updates(newer["kind"], newer["content"], newer_entities, _explicit_period(newer),
+                   older["kind"], older["content"], older_entities, _explicit_period(older),
+                   common)
 
 
 @dataclass

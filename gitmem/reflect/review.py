@@ -274,7 +274,8 @@ def _opinion_changes(before: Snapshot,
                 confidence_before=op.confidence, updated_before=op.updated))
     out.sort(key=lambda o: (("changed", "added", "removed").index(o.status),
                             -abs(o.delta or 0.0), o.statement.casefold()))
-    warns = _duplicate_ids(new_list) + lookup.missing(new_list, _lines(new_file))
+    # Duplicate ids and malformed fields are reported by the parser (with the file's warnings).
+    warns = lookup.missing(new_list, _lines(new_file))
     return tuple(out), warns
 
 
@@ -298,18 +299,6 @@ def _changed(old: Opinion, new: Opinion, source: Citation,
         evidence_removed=tuple(EvidenceChange(e.stance, e.fact_id, e.source, e.confidence,
                                               None, None)
                                for e in old.evidence if (e.stance, e.fact_id) not in has))
-
-
-def _duplicate_ids(opinions: list[Opinion]) -> tuple[Warn, ...]:
-    seen: dict[str, Opinion] = {}
-    warns: list[Warn] = []
-    for op in opinions:
-        first = seen.setdefault(op.opinion_id, op)
-        if first is not op:
-            warns.append(Warn(OPINIONS_PATH, op.start_line, "opinion-duplicate-id",
-                              f"opinion id {op.opinion_id} is also used at line "
-                              f"{first.start_line}; review compares only the last of them"))
-    return tuple(warns)
 
 
 class _EvidenceLookup:

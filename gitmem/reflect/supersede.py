@@ -33,17 +33,17 @@ from datetime import date
 from gitmem.domain import Fact
 from gitmem.git import GrepJob
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
-from gitmem.parse.similarity import same_claim, statement_terms
+from gitmem.parse.similarity import statement_terms, updates
 from gitmem.parse.textfold import STOPWORDS
 from gitmem.reflect.review_model import ReviewFact, Supersession
 from gitmem.reflect.snapshot import Snapshot
 
-UPDATABLE = frozenset({"world", "observation"})
+# Review reports superseded world facts and observations; opinions have their own section.
+REVIEWED_KINDS = frozenset({"world", "observation"})
 RECENT = 10  # the newest earlier facts about its entities a new fact is compared with
 WORDED = 10  # and those, from any time, that share the most words with it
 _POSTINGS = 200  # lines per (entity, word) scored, newest first
 _WORD = re.compile(r"[^\W\d_]{4,}")
-_SPACE = re.compile(r"\s+")
 # A top-level list item of kind W or S (git grep -E): what an older, replaceable fact looks like.
 _UPDATABLE_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+[WS][[:space:]]*[@:]"
 _ITEM = re.compile(r"([-*+]|[0-9]{1,9}[.)])\s+[WS]\s*[@:]")
@@ -67,7 +67,7 @@ class SupersedeSearch:
     def find(self, added: Sequence[ReviewFact]) -> list[Supersession]:
         """Pairs (older fact at the head, the newest added fact that replaces it), oldest
         first."""
-        new = sorted((f for f in added if f.entities and f.kind in UPDATABLE),
+        new = sorted((f for f in added if f.entities and f.kind in REVIEWED_KINDS),
                      key=_recency, reverse=True)
         earlier = _Lines(self.head, new, self.job.lines())
         found: dict[str, Supersession] = {}
@@ -107,15 +107,9 @@ def _later(a: ReviewFact, b: ReviewFact) -> bool:
 
 def _replaces(new: ReviewFact, old_kind: str, old_text: str, old_entities: Sequence[str],
               old_period: tuple[str, str] | None) -> bool:
-    if new.kind != old_kind:
-        return False
-    if _SPACE.sub(" ", new.text).strip().casefold() == _SPACE.sub(" ", old_text).strip().casefold():
-        return False  # the same words again confirm the fact; they do not replace it
-    a, b = new.period, old_period
-    if a and b and (a[1] < b[0] or b[1] < a[0]):
-        return False  # two events, each in its own period
-    return _share_a_term(new, old_text) and same_claim(old_text, old_entities, new.text,
-                                                       new.entities)
+    """The one update rule (``parse.similarity.updates``), after a cheap pre-check."""
+    return _share_a_term(new, old_text) and updates(new.kind, new.text, new.entities, new.period,
+                                                    old_kind, old_text, old_entities, old_period)
 
 
 def _share_a_term(new: ReviewFact, old_text: str) -> bool:
