@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from gitmem import __version__
-from gitmem.errors import GitmemError, InternalError, SearchUnavailable, UsageError
+from gitmem.errors import GitmemError, InternalError, SearchUnavailable
 from gitmem.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
@@ -291,6 +291,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     show_default=True,
     help="Search mode; without an embedding provider it is lexical.",
 )
+@click.option("--min-score", "min_score", type=float, default=None,
+              help="Leave out results scoring below this.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (a stable contract: fields are added, never renamed).")
 @click.pass_context
@@ -305,6 +307,7 @@ def recall(
     entities: tuple[str, ...],
     kinds: tuple[str, ...],
     mode: str,
+    min_score: float | None,
     as_json: bool,
 ) -> None:
     """Find memory about QUERY, each result cited as path#Lline.
@@ -312,7 +315,8 @@ def recall(
     Date phrases in QUERY ("around Nov 27", "last week", "11月27日ごろ", "先週") become a time
     window when no --since/--until/--around is given; --json says which window was applied.
     """
-    from gitmem.recall.answer import RecallRequest, answer
+    from gitmem.recall.answer import RecallRequest
+    from gitmem.recall.present import recall as recall_answer
 
     ws, cfg = _workspace(ctx)
     req = RecallRequest(
@@ -326,7 +330,7 @@ def recall(
         kinds=kinds,
         mode=mode,
     )
-    response = answer(ws, cfg, req)
+    response = recall_answer(ws, cfg, req, min_score=min_score)
     if as_json:
         _print_json(response.to_json())
         return
@@ -512,23 +516,6 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
         click.echo(f"note: {w}", err=True)
 
 
-def _split_anchor(target: str) -> tuple[str, int | None, int | None, str | None]:
-    """PATH[#Lx[-Ly]][@REV]: a citation as recall prints it, history included."""
-    path, _, anchor = target.partition("#")
-    if not anchor:
-        return path, None, None, None
-    anchor, _, rev = anchor.partition("@")
-    try:
-        first, _, last = anchor.partition("-")
-        start = int(first.lstrip("Ll"))
-        end = int(last.lstrip("Ll")) if last else start
-    except ValueError:
-        raise UsageError(f"invalid line anchor '#{anchor}': use PATH#L12 or PATH#L12-L20") from None
-    if end < start:
-        raise UsageError(f"invalid line anchor '#{anchor}': the end is before the start")
-    return path, start, end - start + 1, rev or None
-
-
 @cli.command(context_settings=CONTEXT)
 @click.argument("target")
 @click.option("--from", "start", type=click.IntRange(1), help="First line to print (1-based).")
@@ -546,10 +533,10 @@ def get(
 ) -> None:
     """Print memory text: PATH, PATH#L12, PATH#L12-L20, or a historical citation
     PATH#L12@<commit> (memory files only)."""
-    from gitmem.recall.get import get_lines
+    from gitmem.recall.get import get_lines, split_target
 
     ws, cfg = _workspace(ctx)
-    path, a_start, a_count, a_rev = _split_anchor(target)
+    path, a_start, a_count, a_rev = split_target(target)
     res = get_lines(ws, cfg, path, start=start or a_start, count=count or a_count,
                     at=rev or a_rev)
     if as_json:
@@ -624,6 +611,53 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
         _print_json(result.to_json())
     else:
         click.echo(result.to_markdown(link_base), nl=False)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("entry")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
+    """Append ENTRY ('W @Peter: Moved the gateway host.') to today's daily note
+    memory/YYYY-MM-DD.md under '## Retain', and commit that file alone."""
+    from gitmem.reflect.retain import retain as retain_entry
+
+    ws, cfg = _workspace(ctx)
+    res = retain_entry(ws, cfg, entry)
+    if as_json:
+        _print_json(res.to_json(), indent=None)
+    else:
+        click.echo(f"retained {res.to_json()['source']} in {res.commit[:7]}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
+    (memory_search, memory_get, memory_retain). Needs: pip install 'gitmem-cli[mcp]'."""
+    from gitmem.mcp_server import serve_stdio
+
+    ws, _ = _workspace(ctx)
+    serve_stdio(ws)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--idle-timeout", "idle", type=click.FloatRange(1), default=None,
+              help="Exit after this many idle seconds (default: serve.idle_timeout, 900).")
+@click.option("--stop", is_flag=True, help="Stop the warm process serving this workspace.")
+@click.pass_context
+def serve(ctx: click.Context, idle: float | None, stop: bool) -> None:
+    """Keep a warm process for this workspace (index open, embedding model loaded) that answers
+    'gitmem recall' over a user-only Unix socket; recall falls back to working alone when it is
+    not running. Runs in the foreground; exits after an idle timeout."""
+    from gitmem.warm import server
+
+    ws, cfg = _workspace(ctx)
+    if stop:
+        click.echo(server.stop(ws) or "no warm process serves this workspace")
+        return
+    server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
+                 announce=lambda line: click.echo(line, err=True))
 
 
 @cli.command(context_settings=CONTEXT)
@@ -758,10 +792,10 @@ def _crash_log(exc: BaseException) -> Path:
     return path
 
 
-def run(args: list[str] | None = None) -> int:
+def run(args: list[str] | None = None, color: bool | None = None) -> int:
     """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler."""
     try:
-        cli.main(args=args, prog_name="gitmem", standalone_mode=False)
+        cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -788,6 +822,16 @@ def run(args: list[str] | None = None) -> int:
         click.echo(f"gitmem: {err}\n  traceback written to {log}", err=True)
         return err.exit_code
     return 0
+
+
+def run_captured(args: list[str], color: bool | None) -> tuple[int, str, str]:
+    """``run`` with its output captured: what a warm process answers a thin client with."""
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(args, color=color)
+    return code, out.getvalue(), err.getvalue()
 
 
 def main() -> NoReturn:

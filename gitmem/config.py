@@ -70,6 +70,8 @@ class Config:
     reflect_drop_below: float = 0.3
     reflect_digest_items: int = 5
     reflect_lock_timeout: float = 300.0
+    mcp_citations: str = "auto"  # a 'Source: path#Lx-Ly' footer on snippets: auto | on | off
+    serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -105,6 +107,8 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("reflect", "drop_below"): ("reflect_drop_below", float, "a number from 0 to 1"),
     ("reflect", "digest_items"): ("reflect_digest_items", int, "a whole number from 1 to 100"),
     ("reflect", "lock_timeout"): ("reflect_lock_timeout", float, "seconds, 0 to 86400"),
+    ("mcp", "citations"): ("mcp_citations", str, "auto | on | off"),
+    ("serve", "idle_timeout"): ("serve_idle_timeout", float, "seconds, from 1 to 604800"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
@@ -130,7 +134,10 @@ _RANGES: dict[str, tuple[float, float]] = {
     "reflect_drop_below": (0.0, 1.0),
     "reflect_digest_items": (1, 100),
     "reflect_lock_timeout": (0.0, 86400.0),
+    "serve_idle_timeout": (1, 604800),
 }
+# Settings that take one of a few words.
+_CHOICES: dict[str, tuple[str, ...]] = {"mcp_citations": ("auto", "on", "off")}
 _UNTRUSTED_IN_REPO = {"embed.remote"}
 _ENV = {
     "GITMEM_EMBED_PROVIDER": ("embed", "provider"),
@@ -188,6 +195,8 @@ def _check(source: str, section: str, key: str, value: Any) -> tuple[str, Any]:
         value = tuple(sorted(value.items()))
     if ok and attr in ("embed_provider", "embed_fallback"):
         ok = value in PROVIDERS
+    if ok and attr in _CHOICES:
+        ok = value in _CHOICES[attr]
     if ok and attr in _RANGES:
         lo, hi = _RANGES[attr]
         ok = lo <= value <= hi

@@ -186,6 +186,19 @@ def sections_from(tokens: Sequence[Token], n_lines: int) -> list[Section]:
     return sections
 
 
+def retain_sections(text: str, path: str) -> list[Section]:
+    """The Retain sections of a file's text, as the indexer sees them (for writers that append
+    an entry to one)."""
+    lines = split_lines(text)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    _, fm_lines, _ = front_matter(lines, path)
+    body = [""] * fm_lines + lines[fm_lines:]
+    tokens = _parse_blocks(body, path, [])
+    return [s for s in sections_from(tokens, len(lines))
+            if s.level >= 2 and _RETAIN_TITLE.match(s.title)]
+
+
 def retain_items(
     tokens: Sequence[Token], sections: Sequence[Section], lines: Sequence[str]
 ) -> list[EntryLines]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, UsageError
 from gitmem.git import GitRepo
 from gitmem.workspace import Workspace, check_memory_path
 
@@ -27,6 +27,24 @@ class GetResult:
             "revision": self.revision,
             "text": "\n".join(self.lines),
         }
+
+
+def split_target(target: str) -> tuple[str, int | None, int | None, str | None]:
+    """PATH[#Lx[-Ly]][@REV], a citation as recall prints it (history included), as
+    (path, first line, line count, revision)."""
+    path, _, anchor = target.partition("#")
+    if not anchor:
+        return path, None, None, None
+    anchor, _, rev = anchor.partition("@")
+    try:
+        first, _, last = anchor.partition("-")
+        start = int(first.lstrip("Ll"))
+        end = int(last.lstrip("Ll")) if last else start
+    except ValueError:
+        raise UsageError(f"invalid line anchor '#{anchor}': use PATH#L12 or PATH#L12-L20") from None
+    if end < start:
+        raise UsageError(f"invalid line anchor '#{anchor}': the end is before the start")
+    return path, start, end - start + 1, rev or None
 
 
 def get_lines(

@@ -1,0 +1,216 @@
+"""``gitmem mcp``: the workspace's memory as Model Context Protocol tools, over stdio.
+
+One server serves one workspace. Each tool calls the same typed function as the matching
+command and returns exactly the JSON that command prints with ``--json``
+(``memory_search`` = ``recall``, ``memory_get`` = ``get``, ``memory_retain`` = ``retain``), so
+an agent and a person see the same answers. The process stays up between calls: the embedding
+model stays loaded and the index catches up with HEAD on each call (recall's cheap check).
+Errors come back as tool errors with the command's message (SPEC §9: "memory search
+unavailable: ..."), never as a crash of the server.
+
+The only module that imports the MCP SDK (an optional extra: ``pip install 'gitmem-cli[mcp]'``).
+"""
+
+# No 'from __future__ import annotations' here: the SDK reads the tools' parameter annotations
+# (pydantic Fields, imported with the SDK) when they are registered inside build_server.
+import importlib.util
+import inspect
+import json
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from gitmem import __version__
+from gitmem.config import Config, load_config
+from gitmem.errors import GitmemError
+from gitmem.workspace import Workspace
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+    from mcp.types import CallToolResult
+
+INSTALL_HINT = "gitmem mcp needs the MCP Python SDK: pip install 'gitmem-cli[mcp]'"
+INSTRUCTIONS = (
+    "Long-term memory kept as Markdown in git. Before answering anything about prior work, "
+    "decisions, dates, people, preferences or todos, call memory_search; then memory_get to "
+    "read only the lines you need. Cite results by their 'source' (path#Lx-Ly). Record durable "
+    "facts with memory_retain ('W @Entity: fact', 'B: what you did', 'O(c=0.8) @Entity: "
+    "opinion', 'S: observation')."
+)
+
+
+def _dumps(data: Any, indent: int | None) -> str:
+    """The command line's JSON (``cli._print_json``), without its final newline."""
+    return json.dumps(data, ensure_ascii=False, indent=indent)
+
+
+class MemoryTools:
+    """The tools' work, one call at a time (index catch-up and commits stay in order)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._lock = threading.Lock()
+
+    def config(self) -> Config:
+        return load_config(self.ws.repo_root)  # re-read each call: a few stats, picks up edits
+
+    def call(self, work: Callable[[Config], str]) -> "CallToolResult":
+        """Run one tool: its JSON, or a tool error with the command's own message (a surprise
+        likewise, with the traceback on stderr, the server's log)."""
+        from mcp.types import CallToolResult, TextContent
+
+        try:
+            with self._lock:
+                text, error = work(self.config()), False
+        except GitmemError as exc:
+            text, error = str(exc), True
+        except Exception as exc:  # a front end's one error boundary: the server never crashes
+            traceback.print_exc(file=sys.stderr)
+            text, error = f"internal error: {exc.__class__.__name__}: {exc}", True
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+
+    def search(self, cfg: Config, query: str, *, max_results: int | None = None,
+               min_score: float | None = None, since: str | None = None,
+               until: str | None = None, as_of: str | None = None, around: str | None = None,
+               entity: str | list[str] | None = None, kind: str | list[str] | None = None,
+               mode: str = "hybrid") -> str:
+        from gitmem.recall.answer import RecallRequest
+        from gitmem.recall.present import recall
+
+        req = RecallRequest(query=query, k=max_results, since=since, until=until,
+                            around=around, as_of=as_of, entities=_listed(entity),
+                            kinds=_listed(kind), mode=mode)
+        response = recall(self.ws, cfg, req, min_score=min_score, front="mcp")
+        return _dumps(response.to_json(), indent=2)
+
+    def get(self, cfg: Config, path: str, *, start: int | None = None,
+            count: int | None = None, at: str | None = None) -> str:
+        from gitmem.recall.get import get_lines, split_target
+
+        rel, a_start, a_count, a_rev = split_target(path)
+        res = get_lines(self.ws, cfg, rel, start=start or a_start, count=count or a_count,
+                        at=at or a_rev)
+        return _dumps(res.to_json(), indent=None)
+
+    def retain(self, cfg: Config, entry: str) -> str:
+        from gitmem.reflect.retain import retain
+
+        res = retain(self.ws, cfg, entry)
+        self._catch_up(cfg)
+        return _dumps(res.to_json(), indent=None)
+
+    def _catch_up(self, cfg: Config) -> None:
+        """Index the new commit and embed its new items now, so the next search finds the entry
+        by meaning too. The loaded model stays loaded (not ``fill_embeddings``, which frees it)."""
+        from gitmem.embed.base import EmbeddingError
+        from gitmem.embed.registry import select
+        from gitmem.index.replay import index_workspace
+        from gitmem.index.vectors import embed_pending
+
+        index_workspace(self.ws, cfg)
+        try:
+            sel = select(cfg)
+            if sel.embedder is not None:
+                embed_pending(self.ws, cfg, sel.embedder)
+        except EmbeddingError:
+            pass  # the entry is found lexically; recall reports what is not embedded
+
+
+def _listed(value: str | list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def build_server(ws: Workspace) -> "MCPServer":
+    """The MCP server for one workspace, with its tools registered."""
+    if importlib.util.find_spec("mcp") is None:
+        raise GitmemError(INSTALL_HINT)
+    from mcp.server import MCPServer
+    from mcp.types import CallToolResult, ToolAnnotations
+    from pydantic import Field
+
+    server: MCPServer = MCPServer("gitmem", instructions=INSTRUCTIONS, version=__version__,
+                                  log_level="WARNING")
+    tools = MemoryTools(ws)
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(name="memory_search", annotations=read_only, structured_output=False)
+    def memory_search(
+        query: Annotated[str, Field(description="What to find: words, ids, phrases; a date "
+                                                "phrase ('last week') becomes a time window")],
+        max_results: Annotated[int | None, Field(ge=1, le=1000, description="How many "
+                                                 "results (default 8, recall.k)")] = None,
+        min_score: Annotated[float | None, Field(description="Leave out results scoring "
+                                                 "below this")] = None,
+        since: Annotated[str | None, Field(description="Event time on or after: 30d, 2w, "
+                                           "2025-11, 2025-11-27, today")] = None,
+        until: Annotated[str | None, Field(description="Event time on or before")] = None,
+        as_of: Annotated[str | None, Field(description="Answer from the memory as it stood "
+                                           "then (2025-11 = end of November 2025)")] = None,
+        around: Annotated[str | None, Field(description="A window of +-3 days around a "
+                                            "date")] = None,
+        entity: Annotated[str | list[str] | None, Field(description="Only results about "
+                                                        "this entity (or these)")] = None,
+        kind: Annotated[str | list[str] | None, Field(description="W, B, O, S, or note "
+                                                      "(plain text)")] = None,
+        mode: Annotated[Literal["hybrid", "lexical", "semantic"],
+                        Field(description="Search mode")] = "hybrid",
+    ) -> CallToolResult:
+        """Search long-term memory (MEMORY.md, daily notes, bank pages). Returns the JSON of
+        'gitmem recall --json': results with snippet (at most 700 characters, ending with a
+        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), path, start_line,
+        end_line, commit, score, kind, timestamp, entities and source (the citation)."""
+        return tools.call(lambda cfg: tools.search(
+            cfg, query, max_results=max_results, min_score=min_score, since=since,
+            until=until, as_of=as_of, around=around, entity=entity, kind=kind, mode=mode))
+
+    def memory_get_parameters(
+        path: Annotated[str, Field(description="A memory file (MEMORY.md, memory/2025-11-27.md, "
+                                               "bank/...), or a citation path#L12-L20[@commit]")],
+        from_: Annotated[int | None, Field(alias="from", ge=1,
+                                           description="First line (1-based)")] = None,
+        lines: Annotated[int | None, Field(ge=1, description="How many lines")] = None,
+        at: Annotated[str | None, Field(description="Read the file as of a revision "
+                                        "(commit, branch, tag)")] = None,
+    ) -> CallToolResult:
+        raise NotImplementedError  # only its signature is used: the parameter named 'from'
+
+    def memory_get(path: str, lines: int | None = None, at: str | None = None,
+                   **named: Any) -> CallToolResult:
+        """Read memory text by line (memory files only; other paths, paths outside the
+        workspace and symbolic links are refused). Returns the JSON of 'gitmem get --json':
+        path, start_line, end_line, revision, text."""
+        start = named.get("from")
+        return tools.call(lambda cfg: tools.get(cfg, path, start=start, count=lines, at=at))
+
+    # 'from' is a Python keyword: the SDK passes the argument under its alias, so the tool
+    # takes it from **named and shows the schema of memory_get_parameters.
+    setattr(memory_get, "__signature__", inspect.signature(memory_get_parameters))  # noqa: B010
+    server.add_tool(memory_get, name="memory_get", annotations=read_only,
+                    structured_output=False)
+
+    @server.tool(name="memory_retain", structured_output=False,
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                             idempotent_hint=False, open_world_hint=False))
+    def memory_retain(
+        entry: Annotated[str, Field(description="One Retain entry: '<KIND>[(c=0.9)] "
+                                                "[@Entity ...]: <text>', KIND W|B|O|S")],
+    ) -> CallToolResult:
+        """Write a durable fact to memory: appends the entry to today's daily note
+        (memory/YYYY-MM-DD.md, '## Retain' section) and commits that file. Malformed entries
+        are refused with the grammar. Returns the JSON of 'gitmem retain --json': path,
+        start_line, end_line, source, commit, fact_id, kind, text, entities."""
+        return tools.call(lambda cfg: tools.retain(cfg, entry))
+
+    # memory_entity, memory_opinions and memory_review are registered here, the same way,
+    # once 'gitmem entity', 'gitmem opinions' and 'gitmem review' exist (recall/entity.py,
+    # recall/opinions.py, reflect/review.py).
+    return server
+
+
+def serve_stdio(ws: Workspace) -> None:
+    """Serve over stdin/stdout until the client closes the connection."""
+    build_server(ws).run("stdio")

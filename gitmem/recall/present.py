@@ -1,0 +1,53 @@
+"""What a front end shows of a recall answer: a minimum score, and citations in snippets.
+
+``recall`` is the one function the command line and the MCP server call, so both print the
+same JSON. Citations follow OpenClaw's ``memory_search``: a ``Source: path#Lx-Ly`` footer ends
+each snippet (``[mcp] citations``: ``auto`` puts it in MCP results only, ``on`` also in the
+command line's, ``off`` nowhere). The snippet stays within the 700-character limit, footer
+included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Literal
+
+from gitmem.config import Config
+from gitmem.parse.textfold import query_terms
+from gitmem.recall.answer import RecallRequest, RecallResponse, answer
+from gitmem.recall.ranking import SNIPPET_CHARS, make_snippet
+from gitmem.workspace import Workspace
+
+FrontEnd = Literal["cli", "mcp"]
+
+
+def citations_on(cfg: Config, front: FrontEnd) -> bool:
+    """Whether snippets end with a ``Source:`` footer for this front end."""
+    return cfg.mcp_citations == "on" or (cfg.mcp_citations == "auto" and front == "mcp")
+
+
+def recall(ws: Workspace, cfg: Config, req: RecallRequest, *, min_score: float | None = None,
+           front: FrontEnd = "cli") -> RecallResponse:
+    """``answer`` as a front end shows it: results under ``min_score`` left out, snippets cited
+    when the configuration says so."""
+    return present(answer(ws, cfg, req), min_score=min_score,
+                   citations=citations_on(cfg, front))
+
+
+def present(response: RecallResponse, *, min_score: float | None = None,
+            citations: bool = False) -> RecallResponse:
+    results = response.results
+    if min_score is not None:
+        results = [r for r in results if round(r.score, 4) >= min_score]
+    if citations:
+        terms = query_terms(response.query)
+        cited = []
+        for r in results:
+            footer = f"\n\nSource: {r.source}"
+            body, _, _ = make_snippet(r.snippet.strip(), terms,
+                                      limit=max(1, SNIPPET_CHARS - len(footer)))
+            cited.append(replace(r, snippet=body + footer))
+        results = cited
+    if results is response.results:
+        return response
+    return replace(response, results=results)

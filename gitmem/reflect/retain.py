@@ -1,0 +1,174 @@
+"""``gitmem retain``: append one well-formed Retain entry to today's daily note and commit it.
+
+An agent writes memory through this door instead of editing Markdown by hand: the entry is
+checked against the grammar (SPEC §3) before anything is written, placed at the end of the
+note's ``## Retain`` section (made when missing), checked again by the real parser in its new
+place, and committed alone (``git commit --only``). A lock around append and commit lets two
+agents retain at once: both entries land, one commit each.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from gitmem.config import Config
+from gitmem.domain import Citation, Fact, MemoryFile
+from gitmem.errors import GitmemError, UsageError
+from gitmem.git import blob_id, commit_paths
+from gitmem.locks import file_lock
+from gitmem.parse.markdown import decode, parse_file, retain_sections, split_lines
+from gitmem.parse.retain import EntryLines, parse_entry
+from gitmem.workspace import Workspace, ensure_memory_dir
+
+GRAMMAR = (
+    "a Retain entry is one line '<KIND>[(c=<confidence>)] [@Entity ...]: <text>' where KIND is "
+    "W (a fact about the world), B (something the agent did, first person), O (an opinion; "
+    "c=0.0..1.0 optional) or S (an observation); entities are @ and a slug "
+    "(letters, digits, _ - .). Examples: 'W @Peter @The-Castle: Moved the gateway host to The "
+    "Castle.', 'O(c=0.8) @Peter: Prefers short replies.', 'B: Fixed the WS crash.' "
+    "Indented continuation lines may follow; headings and code fences may not."
+)
+LOCK_SECONDS = 60.0
+# Lines that would end the list item or the section instead of continuing the entry.
+_BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
+
+
+@dataclass(frozen=True)
+class RetainResult:
+    path: str
+    start_line: int
+    end_line: int
+    commit: str
+    fact_id: str
+    kind: str
+    text: str
+    entities: tuple[str, ...]
+    confidence: float | None
+    created: bool  # the daily note did not exist before
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "source": str(Citation(self.path, self.start_line, self.end_line)),
+            "commit": self.commit,
+            "fact_id": self.fact_id,
+            "kind": self.kind,
+            "text": self.text,
+            "entities": list(self.entities),
+            "confidence": self.confidence,
+            "created": self.created,
+        }
+
+
+def entry_lines(entry: str) -> list[str]:
+    """The Markdown lines of an entry: a '- ' bullet, continuation lines indented two spaces.
+
+    Refuses (UsageError naming the grammar) what could not be one Retain item."""
+    raw = [ln.rstrip() for ln in entry.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while raw and not raw[-1].strip():
+        raw.pop()
+    while raw and not raw[0].strip():
+        raw.pop(0)
+    if not raw:
+        raise UsageError(f"empty Retain entry; {GRAMMAR}")
+    head = re.sub(r"^\s*[-*+]\s+", "", raw[0]).strip()
+    rest = [ln for ln in raw[1:] if ln.strip()]
+    for line in rest:
+        if _BREAKING.match(line):
+            raise UsageError(f"refusing the entry: the line {line.strip()!r} would break the "
+                             f"daily note's structure; {GRAMMAR}")
+    return [f"- {head}", *(f"  {ln.strip()}" for ln in rest)]
+
+
+def check_entry(lines: list[str], path: str, day: date) -> Fact:
+    """The fact an entry states, or a UsageError that shows the grammar."""
+    fact, warns = parse_entry(EntryLines(1, tuple(lines)), path, day)
+    if fact is None:
+        raise UsageError(f"not a Retain entry: {lines[0][2:]!r}; {GRAMMAR}")
+    if warns:
+        problems = "; ".join(w.message for w in warns)
+        raise UsageError(f"malformed Retain entry ({problems}); {GRAMMAR}")
+    return fact
+
+
+def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
+           message: str | None = None) -> RetainResult:
+    """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone."""
+    day = day or datetime.now().astimezone().date()
+    rel = f"memory/{day.isoformat()}.md"
+    lines = entry_lines(entry)
+    fact = check_entry(lines, rel, day)
+    ensure_memory_dir(ws)
+    with file_lock(ws.memory_dir / "retain.lock", wait=True, timeout=LOCK_SECONDS,
+                   busy="another agent is retaining memory; try again in a moment"):
+        full = ws.root / rel
+        _refuse_links(ws, rel)
+        created = not full.exists()
+        old = b"" if created else full.read_bytes()
+        data, start = _appended(old, lines, rel, day)
+        placed = _verify(data, rel, day, start, fact)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        tmp = full.with_name(f".{full.name}.gitmem-{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, full)
+        summary = lines[0][2:]
+        commit = commit_paths(ws.repo_root, [ws.prefix + rel],
+                              message or f"memory: retain {_shorten(summary, 60)}")
+    return RetainResult(rel, placed.start_line, placed.end_line, commit, placed.fact_id,
+                        placed.kind, placed.text, placed.entities, placed.confidence, created)
+
+
+def _refuse_links(ws: Workspace, rel: str) -> None:
+    path = ws.root / rel
+    for part in (path, path.parent):
+        if part.is_symlink():
+            raise GitmemError(f"refusing to write {rel}: {part} is a symbolic link")
+
+
+def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
+    """The note with the entry appended to its last Retain section, and the entry's line."""
+    bom = b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b""
+    text, warns = decode(old, rel)
+    if text is None or any(w.code in ("encoding", "binary", "nul-byte") for w in warns):
+        raise GitmemError(f"refusing to write {rel}: it is not clean UTF-8 text; fix it first")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = split_lines(text)
+    if body and body[-1] == "":
+        body.pop()
+    sections = retain_sections(text, rel) if body else []
+    if sections:
+        last = sections[-1]
+        at = last.end_line
+        while at > last.start_line and not body[at - 1].strip():
+            at -= 1
+        new = [*body[:at], *lines, *body[at:]]
+        start = at + 1
+    else:
+        prefix = list(body) if body else [f"# {day.isoformat()}"]
+        if prefix[-1].strip():
+            prefix.append("")
+        new = [*prefix, "## Retain", *lines]
+        start = len(prefix) + 2
+    return bom + (newline.join(new) + newline).encode("utf-8"), start
+
+
+def _verify(data: bytes, rel: str, day: date, start: int, fact: Fact) -> Fact:
+    """The entry as the indexer will read it from the new note: same fact, no warning."""
+    parsed = parse_file(MemoryFile(rel, blob_id(data), "daily", day), data)
+    placed = next((f for f in parsed.facts if f.start_line == start), None)
+    if placed is None or placed.fact_id != fact.fact_id:
+        raise GitmemError(f"could not append the entry to {rel} safely (the note's structure "
+                          "would change its meaning); nothing was written")
+    if any(placed.start_line <= w.line <= placed.end_line for w in parsed.warnings):
+        raise GitmemError(f"the entry would be read with warnings in {rel}; nothing was written")
+    return placed
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
