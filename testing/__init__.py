@@ -8,4 +8,5 @@
 - ``cli``: gitmem's command line run in-process or as a subprocess.
 - ``index``: a canonical dump of a workspace's index.
 - ``contract``: the keys of the JSON output, as reviewed.
+- ``mcp``: ``gitmem mcp`` driven by the MCP SDK's own client over stdio.
 """

@@ -1,0 +1,242 @@
+"""``gitmem mcp`` end to end, driven by the MCP SDK's own client over stdio: the tools, their
+JSON (byte for byte the command line's), errors as tool errors, retain -> commit -> search, and
+concurrent calls from one and from two agents."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gguf_model import tiny_gguf
+from testing.cli import gitmem
+from testing.mcp import json_of, mcp_session, text_of
+from testing.repo import git
+
+CITATIONS = ".gitmem.toml"
+
+
+def cli_out(repo: Path, *args: str) -> str:
+    """What ``gitmem -C repo ARGS`` prints (exit 0), without the final newline."""
+    code, out, err = gitmem("-C", str(repo), *args)
+    assert code == 0, err
+    return out.removesuffix("\n")
+
+
+def set_citations(repo: Path, value: str | None) -> None:
+    path = repo / CITATIONS
+    if value is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_text(f'[mcp]\ncitations = "{value}"\n', encoding="utf-8")
+
+
+def test_tools_answer_like_the_command_line(fixture_repo: Path) -> None:
+    """Each tool's text is what the command prints with --json; errors are tool errors with the
+    command's message; the citation footer follows [mcp] citations."""
+    repo = fixture_repo
+    assert gitmem("-C", str(repo), "index")[0] == 0
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with mcp_session(repo) as session:
+            listed = await session.list_tools()
+            seen["tools"] = {t.name: t for t in listed.tools}
+            for value in ("on", "off", None):  # the server re-reads its config on each call
+                set_citations(repo, value)
+                seen[f"search-{value}"] = await session.call_tool(
+                    "memory_search", {"query": "gateway host", "max_results": 3,
+                                      "since": "2025-11", "min_score": 0.5})
+            seen["get"] = await session.call_tool(
+                "memory_get", {"path": "memory/2025-11-27.md#L9-L11"})
+            seen["get-from"] = await session.call_tool(
+                "memory_get", {"path": "MEMORY.md", "from": 2, "lines": 2})
+            seen["outside"] = await session.call_tool("memory_get", {"path": "../secret.md"})
+            seen["not-memory"] = await session.call_tool("memory_get", {"path": ".gitmem.toml"})
+            seen["bad-time"] = await session.call_tool(
+                "memory_search", {"query": "gateway", "since": "last blue moon"})
+            seen["entity"] = await session.call_tool(
+                "memory_search", {"query": "Marrakech", "entity": "Peter", "kind": ["W"],
+                                  "mode": "lexical"})
+        return seen
+
+    seen = asyncio.run(scenario())
+    tools = seen["tools"]
+    assert {"memory_search", "memory_get", "memory_retain"} <= set(tools)
+    assert "from" in tools["memory_get"].input_schema["properties"]
+    assert tools["memory_search"].annotations.read_only_hint is True
+
+    flags = ("recall", "gateway host", "--k", "3", "--since", "2025-11", "--min-score", "0.5",
+             "--json")
+    set_citations(repo, "on")
+    assert text_of(seen["search-on"]) == cli_out(repo, *flags)
+    set_citations(repo, "off")
+    assert text_of(seen["search-off"]) == cli_out(repo, *flags)
+    set_citations(repo, None)  # auto: footers for agents, none on the command line
+    cited, plain = json_of(seen["search-None"]), json.loads(cli_out(repo, *flags))
+    assert cited["results"] and len(cited["results"]) == len(plain["results"])
+    for with_footer, without in zip(cited["results"], plain["results"], strict=True):
+        assert with_footer["snippet"] == f"{without['snippet']}\n\nSource: {without['source']}"
+        assert len(with_footer["snippet"]) <= 700
+        assert with_footer["score"] >= 0.5
+    assert cited["results"][0]["source"] == "memory/2025-11-27.md#L14"
+
+    assert text_of(seen["get"]) == cli_out(repo, "get", "memory/2025-11-27.md#L9-L11", "--json")
+    assert json_of(seen["get"])["start_line"] == 9
+    assert text_of(seen["get-from"]) == cli_out(repo, "get", "MEMORY.md", "--from", "2",
+                                                "--lines", "2", "--json")
+    for name, words in (("outside", "outside the workspace"), ("not-memory", "not a memory file"),
+                        ("bad-time", "invalid time 'last blue moon'")):
+        assert seen[name].is_error and words in text_of(seen[name]), name
+    entity = json_of(seen["entity"])
+    assert entity["results"] and all("Peter" in r["entities"] for r in entity["results"])
+    assert {r["kind"] for r in entity["results"]} == {"world"}
+
+
+def test_retain_commits_and_the_next_search_cites_it(fixture_repo: Path) -> None:
+    """memory_retain appends to today's note and commits that file alone; the next
+    memory_search finds the entry with a correct citation; a malformed entry is refused with
+    the grammar and writes nothing."""
+    repo = fixture_repo
+    (repo / "USER.md").write_text("staged, not for the retain commit\n", encoding="utf-8")
+    git(repo, "add", "USER.md")
+    head_before = git(repo, "rev-parse", "HEAD").strip()
+
+    async def scenario() -> tuple[Any, ...]:
+        async with mcp_session(repo) as session:
+            bad = await session.call_tool("memory_retain", {"entry": "remember the milk"})
+            low = await session.call_tool("memory_retain", {"entry": "w @Peter: lower case"})
+            good = await session.call_tool(
+                "memory_retain", {"entry": "W @Peter @Zanzibar: Booked the ferry to Zanzibar "
+                                           "for the offsite."})
+            found = await session.call_tool("memory_search", {"query": "ferry Zanzibar"})
+            return bad, low, good, found
+
+    bad, low, good, found = asyncio.run(scenario())
+    for refused in (bad, low):
+        assert refused.is_error
+        assert "<KIND>[(c=<confidence>)] [@Entity ...]: <text>" in text_of(refused)
+    kept = json_of(good)
+    assert kept["kind"] == "world" and kept["entities"] == ["Peter", "Zanzibar"]
+    note = repo / kept["path"]
+    lines = note.read_text(encoding="utf-8").splitlines()
+    assert lines[kept["start_line"] - 1] == ("- W @Peter @Zanzibar: Booked the ferry to Zanzibar "
+                                             "for the offsite.")
+    assert lines[kept["start_line"] - 2] == "## Retain"
+    # One new commit, holding only the note; the staged USER.md stays staged.
+    assert git(repo, "rev-list", f"{head_before}..HEAD").split() == [kept["commit"]]
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [kept["path"]]
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["USER.md"]
+    top = json_of(found)["results"][0]
+    assert top["source"] == kept["source"] == f"{kept['path']}#L{kept['start_line']}"
+    assert top["commit"] == kept["commit"] and top["fact_id"] == kept["fact_id"]
+    assert top["snippet"].endswith(f"Source: {kept['source']}")
+    # The command line's retain prints the same fields.
+    code, out, err = gitmem("-C", str(repo), "retain", "B: Read the ferry timetable.", "--json")
+    assert code == 0, err
+    assert json.loads(out).keys() == kept.keys()
+
+
+def test_concurrent_calls_and_two_agents_retaining_at_once(fixture_repo: Path) -> None:
+    """Two servers (two agents) retain at the same time, while searches run concurrently on
+    one of them: every entry lands exactly once, one commit each, and every call answers."""
+    repo = fixture_repo
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    head_before = git(repo, "rev-parse", "HEAD").strip()
+
+    async def agent(name: str) -> list[Any]:
+        async with mcp_session(repo) as session:
+            calls = [session.call_tool("memory_retain", {"entry": f"B @{name}: Step {n} done."})
+                     for n in range(3)]
+            calls += [session.call_tool("memory_search", {"query": "gateway host"})
+                      for _ in range(3)]
+            return list(await asyncio.gather(*calls))
+
+    async def both() -> list[list[Any]]:
+        return list(await asyncio.gather(agent("alpha"), agent("beta")))
+
+    results = [r for per_agent in asyncio.run(both()) for r in per_agent]
+    assert not [text_of(r) for r in results if r.is_error]
+    retained = [json_of(r) for r in results if "fact_id" in json_of(r) and "results" not in
+                json_of(r)]
+    assert len(retained) == 6
+    note = (repo / retained[0]["path"]).read_text(encoding="utf-8")
+    for name in ("alpha", "beta"):
+        for n in range(3):
+            assert note.count(f"- B @{name}: Step {n} done.") == 1
+    commits = git(repo, "rev-list", f"{head_before}..HEAD").split()
+    assert sorted(commits) == sorted(r["commit"] for r in retained)
+    searches = [json_of(r) for r in results if "results" in json_of(r)]
+    assert len(searches) == 6 and all(s["results"] for s in searches)
+
+
+def test_failing_provider_is_a_tool_error_with_the_spec_wording(fixture_repo: Path,
+                                                                 tmp_path: Path) -> None:
+    """An explicitly named provider that cannot be reached: 'memory search unavailable: ...'
+    as a tool error (SPEC §9), and the server keeps answering."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "user-config"
+    (config / "gitmem").mkdir(parents=True)
+    (config / "gitmem" / "config.toml").write_text(
+        f'[embed]\nprovider = "ollama"\nmodel = "nomic-embed-text"\nretries = 0\ntimeout = 2\n'
+        f'[embed.remote]\nbase_url = "http://127.0.0.1:{port}"\n', encoding="utf-8")
+
+    async def scenario() -> tuple[Any, Any]:
+        async with mcp_session(fixture_repo, {"XDG_CONFIG_HOME": str(config)}) as session:
+            failed = await session.call_tool("memory_search", {"query": "gateway host"})
+            lexical = await session.call_tool("memory_search", {"query": "gateway host",
+                                                                "mode": "lexical"})
+            return failed, lexical
+
+    failed, lexical = asyncio.run(scenario())
+    assert failed.is_error
+    assert text_of(failed).startswith("memory search unavailable: ")
+    assert json_of(lexical)["results"]
+
+
+def test_hybrid_search_with_the_model_loaded(fixture_repo: Path,
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    """With the local model: memory_search is hybrid and byte for byte the command line's, and a
+    retained entry is embedded at once (nothing left pending)."""
+    model = tiny_gguf(tmp_path_factory)
+    env = {"GITMEM_EMBED_PROVIDER": "local", "GITMEM_EMBED_MODEL": str(model)}
+    set_citations(fixture_repo, "off")
+    mp = pytest.MonkeyPatch()
+    for key, value in env.items():
+        mp.setenv(key, value)
+    try:
+        assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+
+        async def scenario() -> tuple[Any, str, Any]:
+            async with mcp_session(fixture_repo, env) as session:
+                found = await session.call_tool("memory_search", {"query": "gateway host"})
+                expected = cli_out(fixture_repo, "recall", "gateway host", "--json")
+                kept = await session.call_tool("memory_retain",
+                                               {"entry": "W @Peter: The ferry leaves at nine."})
+                return found, expected, kept
+
+        found, expected, kept = asyncio.run(scenario())
+        assert json_of(found)["mode"] == "hybrid"
+        assert text_of(found) == expected
+        assert json_of(kept)["kind"] == "world"
+        status = json.loads(cli_out(fixture_repo, "status", "--json"))
+        assert status["semantic"]["pending"] == 0
+    finally:
+        mp.undo()
+
+
+def test_mcp_without_the_sdk_names_the_extra(fixture_repo: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mcp" else real(name, *a))
+    code, _, err = gitmem("-C", str(fixture_repo), "mcp")
+    assert code == 1
+    assert "pip install 'gitmem-cli[mcp]'" in err
