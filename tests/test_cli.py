@@ -377,6 +377,8 @@ RECALL_MODULES = {
     "gitmem.parse.textfold", "gitmem.parse.timeparse", "gitmem.recall", "gitmem.recall.answer",
     "gitmem.recall.ranking", "gitmem.recall.search",
     "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
+    "gitmem.recall.present",  # --min-score, citations
+    "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
 NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",

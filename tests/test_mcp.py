@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from gguf_model import tiny_gguf
+
 from testing.cli import gitmem
 from testing.mcp import json_of, mcp_session, text_of
 from testing.repo import git

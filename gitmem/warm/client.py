@@ -48,8 +48,8 @@ def env_fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
     """The environment that can change an answer: gitmem's variables, the user's folders
     (config, model cache) and API keys (hashed, never sent)."""
     keep = sorted((k, v) for k, v in environ.items()
-                  if k.startswith(("GITMEM_", "XDG_CONFIG", "XDG_CACHE")) or k == "HOME"
-                  or k.endswith("_API_KEY"))
+                  if (k.startswith(("GITMEM_", "XDG_CONFIG", "XDG_CACHE")) or k == "HOME"
+                      or k.endswith("_API_KEY")) and k != "GITMEM_WARM")
     raw = json.dumps(keep).encode("utf-8", "surrogateescape")
     return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
 

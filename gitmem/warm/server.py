@@ -68,6 +68,7 @@ class WarmServer:
         self._stop = threading.Event()
         self._run_lock = threading.Lock()  # one command at a time: output capture is global
         self._active = 0
+        self._served = 0  # commands run for clients
         self._last = time.monotonic()
         self._count_lock = threading.Lock()
 
@@ -172,7 +173,8 @@ class WarmServer:
             return
         op = message.get("op")
         if op == "ping":
-            self._send(conn, {"done": True, "pid": os.getpid(), "repo": self.repo})
+            self._send(conn, {"done": True, "pid": os.getpid(), "repo": self.repo,
+                              "served": self._served})
         elif op == "stop":
             self._send(conn, {"done": True, "pid": os.getpid()})
             self.stop()
@@ -201,6 +203,7 @@ class WarmServer:
             self._send(conn, {"stale": "the warm process failed"})  # work alone
             return
         code, out, err = outcome[0]
+        self._served += 1
         self._send(conn, {"done": True, "code": code, "out": out, "err": err})
 
 

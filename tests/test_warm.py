@@ -1,0 +1,204 @@
+"""``gitmem serve`` and the thin client: the same output warm or cold (JSON, text, errors), a
+private socket, one server per repository, and no hang or wrong answer when the warm process is
+out of date, from another environment, stopped, killed, or drops the connection."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gguf_model import tiny_gguf
+
+from gitmem import __version__
+from gitmem.warm import client
+from testing.cli import gitmem
+
+QUERIES = [
+    ("recall", "gateway host", "--json"),
+    ("recall", "gateway host"),
+    ("recall", "Marrakech", "--entity", "Peter", "--kind", "W", "--json"),
+    ("recall", "what happened last week", "--json"),
+    ("recall", "gateway", "--mode", "lexical", "--k", "2", "--min-score", "0.1"),
+    ("recall", "gateway", "--since", "last blue moon"),  # a usage error: exit 2
+    ("recall", "gateway", "--entity", "Nobody", "--json"),  # an error the user can fix: exit 1
+]
+
+
+@pytest.fixture
+def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private runtime folder for sockets (short: socket paths are limited to ~100 bytes)."""
+    folder = tmp_path_factory.mktemp("run")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+def run_cli(repo: Path, *args: str, warm: bool = True,
+            env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``python -m gitmem -C repo ARGS`` as a real process; (result, wall seconds)."""
+    full = {**os.environ, **(env or {})}
+    if not warm:
+        full["GITMEM_WARM"] = "0"
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), *args],
+                          capture_output=True, text=True, env=full, timeout=90)
+    return proc, time.monotonic() - started
+
+
+def ping(repo: Path) -> dict[str, object] | None:
+    return client.request(str(repo.resolve()), "ping")
+
+
+def start_server(repo: Path, *extra: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "serve", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while ping(repo) is None:
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, "the warm process did not start"
+        time.sleep(0.1)
+    return proc
+
+
+@pytest.fixture
+def served(fixture_repo: Path, runtime: Path) -> Iterator[subprocess.Popen[str]]:
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    proc = start_server(fixture_repo, "--idle-timeout", "120")
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate()
+
+
+def served_count(repo: Path) -> int:
+    reply = ping(repo)
+    assert reply is not None
+    return int(str(reply["served"]))
+
+
+def test_warm_and_cold_print_the_same(fixture_repo: Path, served: subprocess.Popen[str]) -> None:
+    before = served_count(fixture_repo)
+    for args in QUERIES:
+        warm, _ = run_cli(fixture_repo, *args)
+        cold, _ = run_cli(fixture_repo, *args, warm=False)
+        assert (warm.returncode, warm.stdout, warm.stderr) == \
+            (cold.returncode, cold.stdout, cold.stderr), args
+    assert served_count(fixture_repo) == before + len(QUERIES)  # all of them went warm
+    codes = [run_cli(fixture_repo, *args)[0].returncode for args in QUERIES[-2:]]
+    assert codes == [2, 1]
+
+
+def test_socket_is_private_and_one_server_per_repository(fixture_repo: Path,
+                                                         served: subprocess.Popen[str]) -> None:
+    path = client.socket_path(str(fixture_repo.resolve()))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    second, _ = run_cli(fixture_repo, "serve", "--idle-timeout", "5")
+    assert second.returncode == 1 and "already serves" in second.stderr
+    stopped, _ = run_cli(fixture_repo, "serve", "--stop")
+    assert "stopped the warm process" in stopped.stdout
+    assert served.wait(timeout=10) == 0
+    assert not os.path.exists(path)
+
+
+def test_another_version_retires_the_server_and_recall_works_alone(
+        fixture_repo: Path, served: subprocess.Popen[str]) -> None:
+    path = client.socket_path(str(fixture_repo.resolve()))
+    reply = client.exchange(path, {"protocol": client.PROTOCOL, "version": "0.0.0-other",
+                                   "repo": str(fixture_repo.resolve()), "op": "ping"})
+    assert reply is not None and __version__ in str(reply["stale"])
+    assert served.wait(timeout=10) == 0  # out of date: it made way
+    cold, _ = run_cli(fixture_repo, "recall", "gateway host", "--json", warm=False)
+    after, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
+    assert after.returncode == 0 and after.stdout == cold.stdout
+
+
+def test_another_environment_is_answered_here(fixture_repo: Path,
+                                              served: subprocess.Popen[str]) -> None:
+    before = served_count(fixture_repo)
+    env = {"GITMEM_EMBED_PROVIDER": "none"}
+    warm, _ = run_cli(fixture_repo, "recall", "gateway host", "--json", env=env)
+    cold, _ = run_cli(fixture_repo, "recall", "gateway host", "--json", warm=False, env=env)
+    assert warm.returncode == 0 and warm.stdout == cold.stdout
+    assert served_count(fixture_repo) == before
+
+
+def test_a_stopped_or_killed_server_never_hangs_the_cli(fixture_repo: Path,
+                                                        served: subprocess.Popen[str]) -> None:
+    cold, _ = run_cli(fixture_repo, "recall", "gateway host", "--json", warm=False)
+    served.send_signal(signal.SIGSTOP)  # alive but silent: no heartbeat
+    try:
+        stuck, seconds = run_cli(fixture_repo, "recall", "gateway host", "--json")
+    finally:
+        served.kill()  # dead, its socket file left behind
+        served.wait(timeout=10)
+    assert stuck.returncode == 0 and stuck.stdout == cold.stdout
+    assert seconds < client.REPLY_TIMEOUT + 20
+    assert os.path.exists(client.socket_path(str(fixture_repo.resolve())))
+    dead, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
+    assert dead.returncode == 0 and dead.stdout == cold.stdout
+
+
+def test_a_server_dropping_the_request_falls_back(fixture_repo: Path, runtime: Path) -> None:
+    """A process that accepts, reads the request and dies before answering."""
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    path = client.socket_path(str(fixture_repo.resolve()))
+    os.makedirs(os.path.dirname(path), mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    requests: list[dict[str, object]] = []
+
+    def drop_one() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            requests.append(json.loads(conn.makefile("rb").readline()))
+            conn.sendall(b'{"working": true}\n')
+
+    thread = threading.Thread(target=drop_one, daemon=True)
+    thread.start()
+    try:
+        dropped, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
+    finally:
+        listener.close()
+    cold, _ = run_cli(fixture_repo, "recall", "gateway host", "--json", warm=False)
+    assert requests and requests[0]["op"] == "run"
+    assert dropped.returncode == 0 and dropped.stdout == cold.stdout
+
+
+def test_idle_timeout_ends_the_server(fixture_repo: Path, runtime: Path) -> None:
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    proc = start_server(fixture_repo, "--idle-timeout", "1")
+    assert proc.wait(timeout=30) == 0
+    assert not os.path.exists(client.socket_path(str(fixture_repo.resolve())))
+
+
+def test_hybrid_warm_and_cold_are_identical(fixture_repo: Path, runtime: Path,
+                                            tmp_path_factory: pytest.TempPathFactory,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "local")
+    monkeypatch.setenv("GITMEM_EMBED_MODEL", str(tiny_gguf(tmp_path_factory)))
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    proc = start_server(fixture_repo, "--idle-timeout", "60")
+    try:
+        before = served_count(fixture_repo)
+        for args in (("recall", "gateway host", "--json"), ("recall", "ferry crash")):
+            warm, _ = run_cli(fixture_repo, *args)
+            cold, _ = run_cli(fixture_repo, *args, warm=False)
+            assert warm.returncode == 0 and (warm.stdout, warm.stderr) == \
+                (cold.stdout, cold.stderr)
+        hybrid, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
+        assert json.loads(hybrid.stdout)["mode"] == "hybrid"
+        assert served_count(fixture_repo) == before + 3
+    finally:
+        proc.kill()
+        proc.communicate()
