@@ -40,10 +40,11 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 
 from bench import bench_lexical as lex  # noqa: E402
 from bench import synth  # noqa: E402
+from gitmem.config import Config  # noqa: E402
 from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
 from gitmem.index.store import open_store  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
-from gitmem.workspace import open_workspace  # noqa: E402
+from gitmem.workspace import Workspace, open_workspace  # noqa: E402
 
 
 def _index(ws: Path, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:
@@ -107,6 +108,25 @@ def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, A
     _index(ws, env, "--force")
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()))
     wsobj, cfg = open_workspace(ws)
+    have, searched, dims = fill_random_vectors(wsobj, cfg, target)
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    timings: dict[str, list[float]] = {"lexical": [], "hybrid": []}
+    for mode in ("lexical", "hybrid"):
+        answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=now)
+        for query in synth.QUERIES[:rounds]:
+            started = time.perf_counter()
+            answer(wsobj, cfg, RecallRequest(query=query, mode=mode), now=now)
+            timings[mode].append(time.perf_counter() - started)
+    return {"vectors": searched, "items": max(have, target), "dims": dims,
+            "lexical_ms": lex.summary_ms(timings["lexical"]),
+            "hybrid_ms": lex.summary_ms(timings["hybrid"])}
+
+
+def fill_random_vectors(wsobj: Workspace, cfg: Config, target: int = 0) -> tuple[int, int, int]:
+    """Give every current item of a lexically indexed workspace random unit vectors of the
+    configured local model's size, under its fingerprint (so recall runs hybrid), topped up to
+    ``target`` items: k-NN cost does not depend on content, and embedding 10 years of notes
+    would take an hour. Returns (current items, passage vectors searched, dimensions)."""
     from gitmem.embed.registry import select
 
     embedder = select(cfg).embedder
@@ -134,17 +154,7 @@ def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, A
         searched = _count(store, "SELECT count(*) FROM vec_bits")
     finally:
         store.close()
-    now = datetime(2026, 11, 30, tzinfo=UTC)
-    timings: dict[str, list[float]] = {"lexical": [], "hybrid": []}
-    for mode in ("lexical", "hybrid"):
-        answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=now)
-        for query in synth.QUERIES[:rounds]:
-            started = time.perf_counter()
-            answer(wsobj, cfg, RecallRequest(query=query, mode=mode), now=now)
-            timings[mode].append(time.perf_counter() - started)
-    return {"vectors": searched, "items": max(have, target), "dims": len(probe),
-            "lexical_ms": lex.summary_ms(timings["lexical"]),
-            "hybrid_ms": lex.summary_ms(timings["hybrid"])}
+    return have, searched, len(probe)
 
 
 def markdown(tp: dict[str, Any], lat: dict[str, Any]) -> str:

@@ -95,27 +95,29 @@ class MemoryTools:
         return _dumps(res.to_json(), indent=None)
 
     def retain(self, cfg: Config, entry: str) -> str:
+        from gitmem.index.replay import index_workspace
         from gitmem.reflect.retain import retain
 
         res = retain(self.ws, cfg, entry)
-        self._catch_up(cfg)
+        index_workspace(self.ws, cfg)
+        self._embed_note(cfg, res.path)
         return _dumps(res.to_json(), indent=None)
 
-    def _catch_up(self, cfg: Config) -> None:
-        """Index the new commit and embed its new items now, so the next search finds the entry
-        by meaning too. The loaded model stays loaded (not ``fill_embeddings``, which frees it)."""
+    def _embed_note(self, cfg: Config, path: str) -> None:
+        """Embed the retained note's new items before answering, so the next search finds the
+        entry by meaning as well as by its words (the rest of the index is left to hooks and
+        'gitmem index'). The loaded model stays loaded (not ``fill_embeddings``, which frees
+        it); a model that fails leaves the entry to lexical search, as recall then says."""
         from gitmem.embed.base import EmbeddingError
         from gitmem.embed.registry import select
-        from gitmem.index.replay import index_workspace
         from gitmem.index.vectors import embed_pending
 
-        index_workspace(self.ws, cfg)
         try:
             sel = select(cfg)
             if sel.embedder is not None:
-                embed_pending(self.ws, cfg, sel.embedder)
+                embed_pending(self.ws, cfg, sel.embedder, path=path)
         except EmbeddingError:
-            pass  # the entry is found lexically; recall reports what is not embedded
+            pass
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:
@@ -200,7 +202,8 @@ def build_server(ws: Workspace) -> "MCPServer":
                                                 "[@Entity ...]: <text>', KIND W|B|O|S")],
     ) -> CallToolResult:
         """Write a durable fact to memory: appends the entry to today's daily note
-        (memory/YYYY-MM-DD.md, '## Retain' section) and commits that file. Malformed entries
+        (memory/YYYY-MM-DD.md, '## Retain' section), commits that file and indexes it, so the
+        next memory_search finds it. Malformed entries
         are refused with the grammar. Returns the JSON of 'gitmem retain --json': path,
         start_line, end_line, source, commit, fact_id, kind, text, entities."""
         return tools.call(lambda cfg: tools.retain(cfg, entry))

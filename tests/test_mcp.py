@@ -214,18 +214,20 @@ def test_hybrid_search_with_the_model_loaded(fixture_repo: Path,
     try:
         assert gitmem("-C", str(fixture_repo), "index")[0] == 0
 
-        async def scenario() -> tuple[Any, str, Any]:
+        async def scenario() -> tuple[Any, str, Any, Any]:
             async with mcp_session(fixture_repo, env) as session:
                 found = await session.call_tool("memory_search", {"query": "gateway host"})
                 expected = cli_out(fixture_repo, "recall", "gateway host", "--json")
                 kept = await session.call_tool("memory_retain",
                                                {"entry": "W @Peter: The ferry leaves at nine."})
-                return found, expected, kept
+                later = await session.call_tool("memory_search", {"query": "ferry nine"})
+                return found, expected, kept, later
 
-        found, expected, kept = asyncio.run(scenario())
+        found, expected, kept, later = asyncio.run(scenario())
         assert json_of(found)["mode"] == "hybrid"
         assert text_of(found) == expected
-        assert json_of(kept)["kind"] == "world"
+        assert not json_of(later)["warnings"]  # embedded before retain answered
+        assert json_of(kept)["path"] in [r["path"] for r in json_of(later)["results"]]
         status = json.loads(cli_out(fixture_repo, "status", "--json"))
         assert status["semantic"]["pending"] == 0
     finally:

@@ -314,14 +314,17 @@ class Store:
         total = self.conn.execute("SELECT count(*) FROM items WHERE valid_to IS NULL").fetchone()
         return (int(have[0]) if have else 0, int(total[0]) if total else 0)
 
-    def pending_embeddings(self, limit: int) -> list[tuple[int, str, list[str]]]:
-        """(item id, version key, passages) of current items without vectors, oldest first."""
+    def pending_embeddings(self, limit: int,
+                           path: str | None = None) -> list[tuple[int, str, list[str]]]:
+        """(item id, version key, passages) of current items without vectors, oldest first
+        (of one file when ``path`` is given: a few index lookups instead of a scan)."""
+        in_path = "i.path = ? AND " if path is not None else ""
         rows = self.conn.execute(
             "SELECT i.id, i.vkey, i.type, i.heading, i.content, (SELECT group_concat(e.name, ' ') "
-            "FROM item_entities e WHERE e.item_id = i.id AND e.role = 'subject') "
-            "FROM items i WHERE i.valid_to IS NULL AND NOT EXISTS "
+            f"FROM item_entities e WHERE e.item_id = i.id AND e.role = 'subject') "
+            f"FROM items i WHERE {in_path}i.valid_to IS NULL AND NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id LIMIT ?",
-            (limit,)).fetchall()
+            (*([path] if path is not None else []), limit)).fetchall()
         return [(cast(int, i), str(k),
                  embedding_passages(str(t), str(h or ""), str(c), str(s or "")))
                 for i, k, t, h, c, s in rows]

@@ -80,8 +80,10 @@ def embed_pending(
     *,
     progress: Callable[[int, int], None] | None = None,
     limit: int | None = None,
+    path: str | None = None,
 ) -> EmbedReport:
-    """Embed current items that have no vector yet; resumable, one batch at a time."""
+    """Embed current items that have no vector yet; resumable, one batch at a time. ``path``:
+    only that file's (what a retain just wrote, embedded before it answers)."""
     started = time.monotonic()
     report = EmbedReport(stats=EmbedStats())
     with contextlib.ExitStack() as stack:
@@ -97,8 +99,8 @@ def embed_pending(
             while limit is None or report.done < limit:
                 store = open_store(ws.index_path, readonly=True)
                 try:
-                    batch = store.pending_embeddings(BATCH_ITEMS)
-                    have, total = store.vector_counts()
+                    batch = store.pending_embeddings(BATCH_ITEMS, path)
+                    have, total = store.vector_counts() if progress else (0, 0)
                 finally:
                     store.close()
                 if progress is not None:
