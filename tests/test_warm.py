@@ -102,6 +102,10 @@ def test_socket_is_private_and_one_server_per_repository(fixture_repo: Path,
     path = client.socket_path(str(fixture_repo.resolve()))
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    refused = client.request(str(fixture_repo.resolve()), "run",
+                             argv=["-C", str(fixture_repo), "reset"], color=False)
+    assert refused is not None and "stale" in refused  # only read-only commands run warm
+    assert (fixture_repo / ".memory" / "index.sqlite").exists()
     second, _ = run_cli(fixture_repo, "serve", "--idle-timeout", "5")
     assert second.returncode == 1 and "already serves" in second.stderr
     stopped, _ = run_cli(fixture_repo, "serve", "--stop")

@@ -25,7 +25,7 @@ PROTOCOL = 1
 CONNECT_TIMEOUT = 0.25  # seconds; a live server accepts at once
 REPLY_TIMEOUT = 2.0  # seconds without a message (the server sends one every HEARTBEAT)
 HEARTBEAT = 0.5
-_FAST = ("recall",)  # the commands a warm process answers
+FAST_COMMANDS = ("recall",)  # the commands a warm process answers (read-only)
 _NOT_FAST = {"-h", "--help", "--version", "--"}
 
 
@@ -83,7 +83,7 @@ def _split(argv: list[str]) -> tuple[str, list[str]] | None:
     start, rest = os.getcwd(), argv
     if rest[:1] == ["-C"] and len(rest) > 2:
         start, rest = os.path.join(start, rest[1]), rest[2:]
-    if not rest or rest[0] not in _FAST or _NOT_FAST & set(rest):
+    if not rest or rest[0] not in FAST_COMMANDS or _NOT_FAST & set(rest):
         return None
     return os.path.realpath(start), rest
 

@@ -31,6 +31,7 @@ from gitmem import __version__
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.locks import file_lock
 from gitmem.warm.client import (
+    FAST_COMMANDS,
     HEARTBEAT,
     PROTOCOL,
     env_fingerprint,
@@ -178,7 +179,7 @@ class WarmServer:
         elif op == "stop":
             self._send(conn, {"done": True, "pid": os.getpid()})
             self.stop()
-        elif op == "run" and isinstance(message.get("argv"), list):
+        elif op == "run" and _answerable(message.get("argv")):
             argv = [str(a) for a in message["argv"]]
             color = message.get("color")
             self._run(conn, argv, color if isinstance(color, bool) else None)
@@ -205,6 +206,12 @@ class WarmServer:
         code, out, err = outcome[0]
         self._served += 1
         self._send(conn, {"done": True, "code": code, "out": out, "err": err})
+
+
+def _answerable(argv: object) -> bool:
+    """Only ``-C PATH <a command a warm process answers> ...``: nothing that writes."""
+    return (isinstance(argv, list) and len(argv) >= 3 and argv[0] == "-C"
+            and argv[2] in FAST_COMMANDS and all(isinstance(a, str) for a in argv))
 
 
 def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
