@@ -627,7 +627,7 @@ def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
     if as_json:
         _print_json(res.to_json(), indent=None)
     else:
-        click.echo(f"retained {res.to_json()['source']} in {res.commit[:7]}")
+        click.echo(f"retained {res.source} in {res.commit[:7]}")
 
 
 @cli.command(context_settings=CONTEXT)

@@ -99,8 +99,11 @@ class MemoryTools:
         from gitmem.reflect.retain import retain
 
         res = retain(self.ws, cfg, entry)
-        index_workspace(self.ws, cfg)
-        self._embed_note(cfg, res.path)
+        try:  # the entry is committed: from here on, a failure only delays finding it
+            index_workspace(self.ws, cfg)
+            self._embed_note(cfg, res.path)
+        except GitmemError as exc:
+            print(f"gitmem mcp: {res.source} committed, not indexed yet: {exc}", file=sys.stderr)
         return _dumps(res.to_json(), indent=None)
 
     def _embed_note(self, cfg: Config, path: str) -> None:

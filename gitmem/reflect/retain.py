@@ -50,12 +50,16 @@ class RetainResult:
     confidence: float | None
     created: bool  # the daily note did not exist before
 
+    @property
+    def source(self) -> str:
+        return str(Citation(self.path, self.start_line, self.end_line))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
-            "source": str(Citation(self.path, self.start_line, self.end_line)),
+            "source": self.source,
             "commit": self.commit,
             "fact_id": self.fact_id,
             "kind": self.kind,
