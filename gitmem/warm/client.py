@@ -135,6 +135,8 @@ def try_warm(argv: list[str]) -> int | None:
     if split is None:
         return None
     start, args = split
+    if not os.path.isdir(start):
+        return None  # the command's own error message names the path as given
     root = find_repo_root(start)
     if root is None:
         return None

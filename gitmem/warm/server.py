@@ -96,7 +96,12 @@ class WarmServer:
         if os.path.lexists(self.path):  # we hold the lock: whatever is there is stale
             os.unlink(self.path)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(self.path)
+        try:
+            listener.bind(self.path)
+        except OSError as exc:  # most often a path longer than sockets allow (~100 bytes)
+            listener.close()
+            raise GitmemError(f"cannot listen on {self.path}: {exc.strerror or exc}; set "
+                              "XDG_RUNTIME_DIR to a short private folder") from None
         os.chmod(self.path, 0o600)
         listener.listen(16)
         listener.settimeout(ACCEPT_POLL)
