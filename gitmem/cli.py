@@ -634,7 +634,8 @@ def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
-    (memory_search, memory_get, memory_retain). Needs: pip install 'gitmem-cli[mcp]'."""
+    (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review).
+    Needs: pip install 'gitmem-cli[mcp]'."""
     from gitmem.mcp_server import serve_stdio
 
     ws, _ = _workspace(ctx)

@@ -2,7 +2,9 @@
 
 One server serves one workspace. Each tool calls the same typed function as the matching
 command and returns exactly the JSON that command prints with ``--json``
-(``memory_search`` = ``recall``, ``memory_get`` = ``get``, ``memory_retain`` = ``retain``), so
+(``memory_search`` = ``recall``, ``memory_get`` = ``get``, ``memory_retain`` = ``retain``,
+``memory_entity`` = ``entity``, ``memory_opinions`` = ``opinions``, ``memory_review`` =
+``review``), so
 an agent and a person see the same answers. The process stays up between calls: the embedding
 model stays loaded and the index catches up with HEAD on each call (recall's cheap check).
 Errors come back as tool errors with the command's message (SPEC §9: "memory search
@@ -93,6 +95,30 @@ class MemoryTools:
         res = get_lines(self.ws, cfg, rel, start=start or a_start, count=count or a_count,
                         at=at or a_rev)
         return _dumps(res.to_json(), indent=None)
+
+    def entity(self, cfg: Config, name: str | None, *, as_of: str | None = None,
+               limit: int = 10) -> str:
+        from gitmem.recall.entity import entity_view, list_entities
+
+        if name is None:
+            return _dumps(list_entities(self.ws, cfg, as_of=as_of).to_json(), indent=2)
+        view = entity_view(self.ws, cfg, name, as_of=as_of, show=limit)
+        return _dumps(view.to_json(), indent=2)
+
+    def opinions(self, cfg: Config, *, entity: str | None = None,
+                 min_confidence: float | None = None, as_of: str | None = None,
+                 history: bool = False) -> str:
+        from gitmem.recall.opinions import list_opinions
+
+        answer = list_opinions(self.ws, cfg, entity=entity, min_confidence=min_confidence,
+                               as_of=as_of, history=history)
+        return _dumps(answer.to_json(), indent=2)
+
+    def review(self, cfg: Config, range_spec: str, *, markdown: bool = False) -> str:
+        from gitmem.reflect.review import review
+
+        result = review(self.ws, cfg, range_spec)
+        return result.to_markdown(None) if markdown else _dumps(result.to_json(), indent=2)
 
     def retain(self, cfg: Config, entry: str) -> str:
         from gitmem.index.replay import index_workspace
@@ -211,9 +237,52 @@ def build_server(ws: Workspace) -> "MCPServer":
         start_line, end_line, source, commit, fact_id, kind, text, entities."""
         return tools.call(lambda cfg: tools.retain(cfg, entry))
 
-    # memory_entity, memory_opinions and memory_review are registered here, the same way,
-    # once 'gitmem entity', 'gitmem opinions' and 'gitmem review' exist (recall/entity.py,
-    # recall/opinions.py, reflect/review.py).
+    @server.tool(name="memory_entity", annotations=read_only, structured_output=False)
+    def memory_entity(
+        name: Annotated[str | None, Field(description="The entity: @The-Castle, the_castle, "
+                                          "'The Castle' or an alias; none lists every "
+                                          "entity")] = None,
+        as_of: Annotated[str | None, Field(description="As the memory stood then")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Current facts shown per "
+                                    "kind")] = 10,
+    ) -> CallToolResult:
+        """Tell me about an entity: its page's text, facts by kind (newest first, each cited),
+        opinions with confidence, first and last mention, a timeline and related entities.
+        Returns the JSON of 'gitmem entity NAME --json' (without a name: every entity)."""
+        return tools.call(lambda cfg: tools.entity(cfg, name, as_of=as_of, limit=limit))
+
+    @server.tool(name="memory_opinions", annotations=read_only, structured_output=False)
+    def memory_opinions(
+        entity: Annotated[str | None, Field(description="Only opinions about this "
+                                            "entity")] = None,
+        min_confidence: Annotated[float | None, Field(ge=0.0, le=1.0, description="Only "
+                                                      "opinions held at least this "
+                                                      "strongly")] = None,
+        as_of: Annotated[str | None, Field(description="The confidence as it stood "
+                                           "then")] = None,
+        history: Annotated[bool, Field(description="How each confidence moved, commit by "
+                                       "commit")] = False,
+    ) -> CallToolResult:
+        """The opinions of bank/opinions.md, strongest first: statement, confidence, updated
+        date, evidence for and against, each cited. Returns the JSON of 'gitmem opinions
+        --json'."""
+        return tools.call(lambda cfg: tools.opinions(cfg, entity=entity,
+                                                     min_confidence=min_confidence,
+                                                     as_of=as_of, history=history))
+
+    @server.tool(name="memory_review", annotations=read_only, structured_output=False)
+    def memory_review(
+        range: Annotated[str, Field(description="BASE..HEAD, BASE...HEAD (against the merge "
+                                    "base) or BASE, e.g. origin/main..HEAD")],
+        format: Annotated[Literal["json", "markdown"], Field(
+            description="json (as 'gitmem review --json') or markdown (a pull request "
+                        "comment)")] = "json",
+    ) -> CallToolResult:
+        """How the memory changed between two revisions: opinions added, removed and changed
+        (with the evidence that moved them), facts added and removed per entity, superseded
+        facts, entity pages changed."""
+        return tools.call(lambda cfg: tools.review(cfg, range, markdown=format == "markdown"))
+
     return server
 
 

@@ -19,6 +19,18 @@ from testing.mcp import json_of, mcp_session, text_of
 from testing.repo import git
 
 CITATIONS = ".gitmem.toml"
+# (name, tool, arguments, the command whose output the tool's text equals)
+VIEWS_CLI = [
+    ("peter", "memory_entity", {"name": "the_castle", "limit": 3},
+     ("entity", "the_castle", "--limit", "3", "--json")),
+    ("entities", "memory_entity", {}, ("entity", "--json")),
+    ("opinions", "memory_opinions", {"min_confidence": 0.5, "history": True},
+     ("opinions", "--min-confidence", "0.5", "--history", "--json")),
+    ("review", "memory_review", {"range": "HEAD~3..HEAD"}, ("review", "HEAD~3..HEAD", "--json")),
+    ("review-md", "memory_review", {"range": "HEAD~3..HEAD", "format": "markdown"},
+     ("review", "HEAD~3..HEAD")),
+]
+VIEWS = [(name, tool, arguments) for name, tool, arguments, _ in VIEWS_CLI]
 
 
 def cli_out(repo: Path, *args: str) -> str:
@@ -63,11 +75,14 @@ def test_tools_answer_like_the_command_line(fixture_repo: Path) -> None:
             seen["entity"] = await session.call_tool(
                 "memory_search", {"query": "Marrakech", "entity": "Peter", "kind": ["W"],
                                   "mode": "lexical"})
+            for name, tool, arguments in VIEWS:
+                seen[name] = await session.call_tool(tool, arguments)
         return seen
 
     seen = asyncio.run(scenario())
     tools = seen["tools"]
-    assert {"memory_search", "memory_get", "memory_retain"} <= set(tools)
+    assert set(tools) == {"memory_search", "memory_get", "memory_retain", "memory_entity",
+                          "memory_opinions", "memory_review"}
     assert "from" in tools["memory_get"].input_schema["properties"]
     assert tools["memory_search"].annotations.read_only_hint is True
 
@@ -93,6 +108,12 @@ def test_tools_answer_like_the_command_line(fixture_repo: Path) -> None:
     for name, words in (("outside", "outside the workspace"), ("not-memory", "not a memory file"),
                         ("bad-time", "invalid time 'last blue moon'")):
         assert seen[name].is_error and words in text_of(seen[name]), name
+    for name, _, _, command in VIEWS_CLI:
+        assert not seen[name].is_error, text_of(seen[name])
+        code, printed, _ = gitmem("-C", str(repo), *command)
+        # JSON is echoed with a final newline; the Markdown review is printed as it is.
+        assert code == 0 and text_of(seen[name]) == (
+            printed if name == "review-md" else printed.removesuffix("\n")), name
     entity = json_of(seen["entity"])
     assert entity["results"] and all("Peter" in r["entities"] for r in entity["results"])
     assert {r["kind"] for r in entity["results"]} == {"world"}
