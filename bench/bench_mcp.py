@@ -63,6 +63,11 @@ def prepare(years: int, seed: int, model: Path, threads: int,
            "XDG_CONFIG_HOME": str(config),
            "PYTHONPATH": os.pathsep.join(p for p in (str(lex.REPO_ROOT),
                                                      os.environ.get("PYTHONPATH")) if p)}
+    # Byte-compiled, as pip installs it (a shell with PYTHONDONTWRITEBYTECODE=1 would otherwise
+    # make every process compile gitmem again).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(lex.REPO_ROOT / "gitmem")],
+                   check=True, env=env)
     run = lex.run_child([sys.executable, "-m", "gitmem", "-C", str(ws), "index", "--no-embed"],
                         env=env)
     if run.returncode:
