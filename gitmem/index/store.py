@@ -389,6 +389,11 @@ class Store:
         return [Warn(str(p), int(ln), str(c), str(m)) for p, ln, c, m in self.conn.execute(
             "SELECT path, line, code, message FROM warnings ORDER BY path, line")]
 
+    def integrity(self) -> str:
+        """``PRAGMA integrity_check``: 'ok', or SQLite's list of problems."""
+        rows = self.conn.execute("PRAGMA integrity_check").fetchall()
+        return "; ".join(str(r[0]) for r in rows)
+
     def vec_self_test(self) -> str:
         """Run a real vec0 function: proves the extension loads and answers."""
         if self.vec_error is not None:
