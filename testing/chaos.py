@@ -8,6 +8,7 @@ parent (same command line: the pool forks) is found as well.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -68,10 +69,8 @@ def wait_gone(text: str, timeout: float) -> list[int]:
 def reap(pids: Sequence[int]) -> None:
     """SIGKILL leftovers a failed check found (so one failure does not spoil the next trial)."""
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def gitmem_process(repo: Path, *args: str, env: dict[str, str] | None = None

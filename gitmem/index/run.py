@@ -12,6 +12,7 @@ from gitmem.errors import LockBusy
 from gitmem.git import head_id
 from gitmem.index.changes import ChangePlan, IndexReport
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
+from gitmem.locks import RECALL_WAIT_SECONDS, writer_lock
 from gitmem.workspace import Workspace, scope_fingerprint
 
 if TYPE_CHECKING:
@@ -83,9 +84,12 @@ def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
         return []
     from gitmem.index.replay import index_workspace
 
+    missing = not ws.index_path.exists()
     try:
-        return list(index_workspace(ws, cfg, wait=not ws.index_path.exists()).notes)
+        return list(index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS).notes)
     except LockBusy:
+        if missing:  # nothing to answer from: the error names the process building it
+            raise
         return ["the index is being updated by another process; answering from the last "
                 "complete index"]
 
@@ -112,7 +116,7 @@ def index_and_embed(
         finally:
             store.close()
         report = IndexReport(head_id(ws.repo_root), False, ChangePlan((), (), (), ()), files,
-                             0.0, ())
+                             0.0, tuple(_sweep(ws)))
     else:
         from gitmem.index.replay import index_workspace
 
@@ -121,6 +125,19 @@ def index_and_embed(
     if embed:
         fill_embeddings(ws, cfg, outcome, progress=embed_progress)
     return outcome
+
+
+def _sweep(ws: Workspace) -> list[str]:
+    """Remove what killed rebuilds left behind, when the index itself needs no work."""
+    if not any(ws.memory_dir.glob(f"{ws.index_path.name}.tmp-*")):
+        return []
+    from gitmem.index.store import remove_stale_temporaries
+
+    try:
+        with writer_lock(ws, wait=False):
+            return remove_stale_temporaries(ws.index_path)
+    except LockBusy:  # a writer is at work: the files may be its own
+        return []
 
 
 def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,

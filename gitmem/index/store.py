@@ -530,3 +530,34 @@ def remove_index_files(path: Path) -> None:
             os.unlink(str(path) + suffix)
 
 
+def remove_stale_temporaries(index: Path) -> list[str]:
+    """Remove the half-built files of full rebuilds that were killed (``index.sqlite.tmp-<pid>``
+    and their journals). Only a writer builds one, under the writer lock, so a writer that holds
+    the lock knows every one it finds is stale. Returns a note when it removed any."""
+    stale = sorted(index.parent.glob(f"{index.name}.tmp-*"))
+    for path in stale:
+        with suppress(FileNotFoundError):
+            path.unlink()
+    if not stale:
+        return []
+    return [f"removed {len(stale)} temporary file(s) left in {index.parent} by an index run "
+            "that was killed"]
+
+
+def settle_journal(path: Path) -> None:
+    """Roll back the hot journal a killed writer left beside ``path`` (opening the file does
+    that), then remove what is left: a journal of a file that is not a database, or one that was
+    not hot. Raises BusyError when another process is still using the file."""
+    journal = Path(f"{path}-journal")
+    if journal.exists():
+        try:
+            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+            try:
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                conn.close()
+        except UNUSABLE:
+            pass
+    for suffix in ("-journal", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
