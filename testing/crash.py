@@ -194,5 +194,6 @@ def trial(scenario: Scenario, tally: CrashTally, rng: random.Random, *,
         tally.failures.append(f"{where}: left behind: {left}")
     if dump(scenario.repo) != scenario.expected:
         tally.failures.append(f"{where}: the index differs from a clean rebuild")
-    if scenario.expected_vectors is not None and vectors(scenario.repo) != scenario.expected_vectors:
+    wanted = scenario.expected_vectors
+    if wanted is not None and vectors(scenario.repo) != wanted:
         tally.failures.append(f"{where}: the vectors differ from a clean rebuild")

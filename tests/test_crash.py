@@ -14,14 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
+from gguf_model import tiny_gguf
 
 from bench import synth
-from gguf_model import tiny_gguf
 from testing.chaos import (
     children_of,
     gitmem_process,
     integrity,
-    kill_after,
     kill_when,
     leftovers,
     reap,
