@@ -44,9 +44,10 @@ def scratch() -> Iterator[Path]:
 def tiny_model(base: Path) -> Path:
     """The tests' tiny real GGUF embedding model (tests/gguf_model.py), written into ``base``."""
     sys.path.insert(0, str(REPO_ROOT / "tests"))
-    from gguf_model import write_tiny_gguf
+    from gguf_model import write_tiny_gguf  # type: ignore[import-not-found]
 
-    return write_tiny_gguf(base / "tiny-bert.gguf")
+    path: Path = write_tiny_gguf(base / "tiny-bert.gguf")
+    return path
 
 
 CRASH_SCENARIOS = {  # name: (days, incremental, with embeddings)
