@@ -201,6 +201,9 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     if not info["indexed"]:
         click.echo("index: none yet; run 'gitmem index'")
         return
+    if info.get("index_error"):
+        click.echo(f"index: {info['index']}: {info['index_error']}")
+        return
     state = "up to date" if info["up_to_date"] else "behind HEAD; run 'gitmem index'"
     last = info["last_indexed_commit"]
     click.echo(
@@ -224,6 +227,8 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         )
     else:
         click.echo(f"semantic search: off ({sem['hint']})")
+    if info.get("integrity") not in (None, "ok"):
+        click.echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
     if "sqlite_vec_check" in info:
         click.echo(f"sqlite-vec: {info['sqlite_vec_check']}")
     elif not info.get("sqlite_vec", True):

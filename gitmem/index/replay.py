@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from gitmem.config import Config
 from gitmem.domain import MemoryFile, ParsedFile, Warn
+from gitmem.errors import GitmemError
 from gitmem.git import GitRepo, chain_changes, read_blobs
 from gitmem.index.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.index.items import ItemVersion, item_versions
@@ -133,6 +134,12 @@ def _reusable_index(ws: Workspace, cfg: Config, notes: list[str]) -> Store | Non
     """The existing index, if an incremental update can bring it to HEAD; None means rebuild
     (and ``notes`` says why, unless there simply is no index yet)."""
     if not ws.index_path.exists():
+        return None
+    if ws.index_path.is_dir():
+        raise GitmemError(f"{ws.index_path} is a folder, not an index file: move it away and "
+                          "run 'gitmem index' again")
+    if ws.index_path.stat().st_size == 0:
+        notes.append(f"index at {ws.index_path} was an empty file; rebuilt it")
         return None
     try:
         store = open_store(ws.index_path)

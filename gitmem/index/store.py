@@ -28,7 +28,7 @@ from gitmem.index.items import (
     page_entity,
     path_search_text,
 )
-from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION
+from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 
@@ -37,8 +37,15 @@ T = TypeVar("T")
 WORKTREE = "worktree"  # the commit id recorded for uncommitted edits (index --worktree)
 BUSY_TIMEOUT_MS = 15000
 
+
+
+class DamagedIndex(Exception):
+    """A SQLite file that is not, or no longer, a whole gitmem index (foreign tables, tables
+    missing): rebuilt like a corrupt one."""
+
+
 # Errors that mean "this file is not a usable index": rebuild it.
-UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError)
+UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, DamagedIndex)
 BUSY = apsw.BusyError
 BATCH = 500  # ids per "IN (...)" statement (SQLite's default limit of variables is 32766)
 
@@ -130,12 +137,15 @@ class Store:
         for version, name, fn in MIGRATIONS:
             if version <= current:
                 continue
-            with self.conn:
-                fn(self.conn)
-                self.conn.execute(
-                    "INSERT INTO migrations VALUES (?, ?, ?)", (version, name, now_iso())
-                )
-                self.set_meta("schema_version", str(version))
+            try:
+                with self.conn:
+                    fn(self.conn)
+                    self.conn.execute(
+                        "INSERT INTO migrations VALUES (?, ?, ?)", (version, name, now_iso())
+                    )
+                    self.set_meta("schema_version", str(version))
+            except apsw.SQLError as exc:  # tables of something else in the way
+                raise DamagedIndex(f"not a gitmem index: {exc}") from exc
             applied.append(name)
         return applied
 
@@ -517,6 +527,11 @@ def open_store(path: Path, *, readonly: bool = False) -> Store:
             store.migrate()
         elif store.schema_version() != SCHEMA_VERSION:
             raise NewerIndexError("index schema differs; it must be re-indexed")
+        tables = {str(r[0]) for r in store.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if TABLES - tables:
+            missing = ", ".join(sorted(TABLES - tables))
+            raise DamagedIndex(f"tables missing from the index: {missing}")
         store.conn.execute("SELECT count(*) FROM meta").fetchall()
     except BaseException:
         store.close()
