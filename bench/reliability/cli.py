@@ -18,6 +18,8 @@ from typing import Any
 
 from testing.crash import CrashTally, build_scenario, trial
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
+from testing.load import prepare, run_load
+from testing.rewrites import run_rewrites
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "reliability.json"
@@ -83,8 +85,35 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
     return {"trials_per_scenario": per, "rows": rows}
 
 
+def load(args: argparse.Namespace) -> dict[str, Any]:
+    """Waves of 20 hooks fired at once while recall loops, for ``--seconds``."""
+    with scratch() as base:
+        repo = prepare(base, days=args.days)
+        report = run_load(repo, args.seconds, wave_every=args.wave_every)
+    row = report.to_json() | {"days": args.days, "wave_every": args.wave_every}
+    print(f"load: {report.waves} waves, {report.hooks_fired} hooks, {report.recalls} recalls "
+          f"(p50 {row['recall_p50_ms']} ms, p99 {row['recall_p99_ms']} ms), "
+          f"{len(report.errors)} errors")
+    for error in report.errors:
+        print(f"  {error}")
+    return {"rows": [row | {"failures": report.errors}]}
+
+
+def rewrites(args: argparse.Namespace) -> dict[str, Any]:
+    """``--ops`` random git operations, re-indexed after each, compared every ``--every``."""
+    with scratch() as base:
+        report = run_rewrites(base, args.ops, every=args.every, seed=args.seed)
+    row = report.to_json() | {"every": args.every}
+    print(f"rewrites: {report.operations} operations, {report.checked} compared with a "
+          f"rebuild, {len(report.mismatches)} mismatches, {len(report.errors)} errors; "
+          f"done {dict(report.done)}, skipped {dict(report.skipped)}")
+    return {"rows": [row | {"failures": report.mismatches + report.errors}]}
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], dict[str, Any]], str]] = {
     "crash": (crash, "SIGKILL gitmem index at random moments"),
+    "load": (load, "20 hooks at once, repeatedly, while recall loops"),
+    "rewrites": (rewrites, "random git operations, re-indexed after each"),
 }
 
 
@@ -113,6 +142,13 @@ def parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
         if name == "crash":
             cmd.add_argument("--trials", type=int, default=200)
+        elif name == "load":
+            cmd.add_argument("--seconds", type=float, default=60.0)
+            cmd.add_argument("--wave-every", type=float, default=5.0)
+            cmd.add_argument("--days", type=int, default=90)
+        elif name == "rewrites":
+            cmd.add_argument("--ops", type=int, default=500)
+            cmd.add_argument("--every", type=int, default=5)
     return top
 
 
