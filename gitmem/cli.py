@@ -751,15 +751,14 @@ def _crash_log(exc: BaseException) -> Path:
     import tempfile
     import traceback
 
-    from gitmem.config import user_cache_dir
+    from gitmem.config import private_dir, private_file, user_cache_dir
 
-    base = user_cache_dir()
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        base = private_dir(user_cache_dir())
     except OSError:
         base = Path(tempfile.gettempdir())
     path = base / f"crash-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    path.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+    private_file(path).write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
     return path
 
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gitmem.config import private_dir, private_file
 from gitmem.errors import GitmemError
 from gitmem.git import find_repo_root, hooks_dir
 
@@ -139,12 +140,12 @@ def status(repo_root: Path) -> list[HookState]:
 
 def log_line(memory_dir: Path, message: str) -> None:
     """Append to .memory/hook.log, keeping it under LOG_MAX_BYTES (one old copy kept)."""
-    memory_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(memory_dir)
     log = memory_dir / LOG_NAME
     if log.exists() and log.stat().st_size > LOG_MAX_BYTES:
         log.replace(memory_dir / f"{LOG_NAME}.1")
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    with log.open("a", encoding="utf-8") as fh:
+    with private_file(log).open("a", encoding="utf-8") as fh:
         fh.write(f"{stamp} {message}\n")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import ssl
 import struct
 import threading
 from collections import deque
@@ -59,19 +60,24 @@ class Fault:
 
 
 class EmbedServer:
-    def __init__(self, dim: int = 8) -> None:
+    def __init__(self, dim: int = 8, tls: ssl.SSLContext | None = None) -> None:
+        """``tls``: serve HTTPS with this server-side context (certificate tests)."""
         self.dim = dim
+        self.scheme = "https" if tls is not None else "http"
         self.requests: list[Recorded] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self._httpd.handle_error = lambda request, address: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
                                         daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self._httpd.server_address[1]}"
 
     def script(self, *faults: Fault) -> None:
         with self._lock:

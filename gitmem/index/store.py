@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 
 import apsw
 
+from gitmem.config import private_file
 from gitmem.domain import MemoryFile, Opinion, ParsedFile, Warn
 from gitmem.index.items import (
     MAX_PASSAGES,
@@ -88,6 +89,8 @@ class Store:
         # Readers open read-write (never creating) but do not write: a read-only connection
         # cannot roll back the hot journal a killed writer leaves, and would fail until then.
         flags = apsw.SQLITE_OPEN_READWRITE | (0 if readonly else apsw.SQLITE_OPEN_CREATE)
+        if not readonly:
+            private_file(path)  # user-only; SQLite gives its journal the same mode
         self.conn = apsw.Connection(str(path), flags=flags)
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error: str | None = self._load_vec()
