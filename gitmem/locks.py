@@ -30,7 +30,7 @@ from pathlib import Path
 from gitmem.errors import LockBusy
 from gitmem.workspace import Workspace, ensure_memory_dir
 
-LOCK_WAIT_SECONDS = 120.0  # a writer waits this long for another writer, then gives up
+LOCK_WAIT_SECONDS = 600.0  # a writer (a hook: it must not lose its commit) waits this long
 RECALL_WAIT_SECONDS = 30.0  # recall waits this long for another process to build the index
 _POLL = 0.05
 _guards: dict[str, threading.Lock] = {}

@@ -110,10 +110,62 @@ def rewrites(args: argparse.Namespace) -> dict[str, Any]:
     return {"rows": [row | {"failures": report.mismatches + report.errors}]}
 
 
+def _pools() -> dict[str, Callable[[int], Any]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from gitmem.index.pool import parse_pool
+
+    def plain(method: str) -> Callable[[int], Any]:
+        return lambda workers: ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context(method))
+
+    return {"fork, workers may outlive gitmem (before)": plain("fork"),
+            "fork + die with parent (gitmem now)": parse_pool,
+            "forkserver": plain("forkserver"), "spawn": plain("spawn")}
+
+
+def pool(args: argparse.Namespace) -> dict[str, Any]:
+    """The full-index time of each way to start the parse workers (rounds interleaved)."""
+    import statistics
+
+    import gitmem.index.replay as replay
+    from bench import synth
+    from gitmem.workspace import open_workspace
+
+    rows: list[dict[str, Any]] = []
+    with scratch() as base:
+        for days in args.days:
+            repo = base / f"ws{days}"
+            synth.generate(repo, days=days, seed=args.seed)
+            ws, cfg = open_workspace(repo)
+            times: dict[str, list[float]] = {name: [] for name in _pools()}
+            module: Any = replay  # the replay's pool factory is swapped for each variant
+            original = module.parse_pool
+            try:
+                for _ in range(args.rounds):
+                    for name, make in _pools().items():
+                        module.parse_pool = make
+                        started = time.perf_counter()
+                        replay.index_workspace(ws, cfg, force=True)
+                        times[name].append(time.perf_counter() - started)
+            finally:
+                module.parse_pool = original
+            for name, values in times.items():
+                row = {"days": days, "pool": name, "rounds": args.rounds,
+                       "median_s": round(statistics.median(values), 3),
+                       "min_s": round(min(values), 3)}
+                rows.append(row)
+                print(f"{days} days, {name}: median {row['median_s']} s, min {row['min_s']} s",
+                      flush=True)
+    return {"rows": rows}
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], dict[str, Any]], str]] = {
     "crash": (crash, "SIGKILL gitmem index at random moments"),
     "load": (load, "20 hooks at once, repeatedly, while recall loops"),
     "rewrites": (rewrites, "random git operations, re-indexed after each"),
+    "pool": (pool, "full-index time of the parse-pool start methods"),
 }
 
 
@@ -146,6 +198,9 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("--seconds", type=float, default=60.0)
             cmd.add_argument("--wave-every", type=float, default=5.0)
             cmd.add_argument("--days", type=int, default=90)
+        elif name == "pool":
+            cmd.add_argument("--days", type=int, nargs="+", default=[300, 1095])
+            cmd.add_argument("--rounds", type=int, default=7)
         elif name == "rewrites":
             cmd.add_argument("--ops", type=int, default=500)
             cmd.add_argument("--every", type=int, default=5)
