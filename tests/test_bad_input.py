@@ -551,8 +551,8 @@ def test_utf16_files_with_a_byte_order_mark(tmp_path: Path) -> None:
     text = "# Wide\n\n## Retain\n- W @Peter: A UTF-16 note about the pangolin.\n"
     repo = repo_with(tmp_path, {"memory/2025-11-18.md": "\ufeff".encode("utf-16-le")
                                 + text.encode("utf-16-le"),
-                                "memory/2025-11-17.md": text.replace("pangolin", "gharial")
-                                .encode("utf-16")})
+                                "memory/2025-11-17.md": "# Big endian\n\nThe gharial basks "
+                                "on a sandbank.\n".encode("utf-16")})
     fact = recall_json(repo, "pangolin", "--kind", "W")["results"][0]
     assert fact["source"] == "memory/2025-11-18.md#L4"
     assert recall_json(repo, "gharial")["results"][0]["path"] == "memory/2025-11-17.md"

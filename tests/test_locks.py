@@ -106,7 +106,7 @@ def test_a_busy_lock_is_a_bounded_wait_then_an_error_naming_the_holder(repo: Pat
 
 def test_recall_without_an_index_waits_bounded_for_the_builder(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gitmem.index.run.RECALL_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr("gitmem.locks.RECALL_WAIT_SECONDS", 0.5)
     proc = hold(repo)
     try:
         started = time.monotonic()

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from gitmem.config import private_dir, private_file, user_cache_dir
 from gitmem.embed.base import EmbeddingError
 from gitmem.errors import LockBusy
-from gitmem.locks import file_lock
 
 if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
     import httpx
@@ -142,6 +141,8 @@ PULL_WAIT_SECONDS = 3600.0  # another process downloading the same model: wait t
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive lock on ``path`` (created if needed), held for the block; waits for it
     (bounded: a download by another process may take a while, not for ever)."""
+    from gitmem.locks import file_lock  # only a download needs it, not recall's model check
+
     try:
         with file_lock(path, wait=True, timeout=PULL_WAIT_SECONDS,
                        busy="another gitmem process is downloading this model"):

@@ -12,7 +12,6 @@ from gitmem.errors import LockBusy
 from gitmem.git import head_id
 from gitmem.index.changes import ChangePlan, IndexReport
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.locks import RECALL_WAIT_SECONDS, writer_lock
 from gitmem.workspace import Workspace, scope_fingerprint
 
 if TYPE_CHECKING:
@@ -83,6 +82,7 @@ def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
     if index_is_current(ws, cfg, keep_layer=True):
         return []
     from gitmem.index.replay import index_workspace
+    from gitmem.locks import RECALL_WAIT_SECONDS
 
     missing = not ws.index_path.exists()
     try:
@@ -132,6 +132,7 @@ def _sweep(ws: Workspace) -> list[str]:
     if not any(ws.memory_dir.glob(f"{ws.index_path.name}.tmp-*")):
         return []
     from gitmem.index.store import remove_stale_temporaries
+    from gitmem.locks import writer_lock
 
     try:
         with writer_lock(ws, wait=False):
