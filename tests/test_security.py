@@ -377,3 +377,15 @@ def test_hook_scripts_quote_the_python_path(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("PWNED*"))
     hook = (repo / ".git" / "hooks" / "post-commit").read_text(encoding="utf-8")
     assert subprocess.run(["sh", "-n"], input=hook, text=True).returncode == 0
+
+
+def test_recall_text_output_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-27.md", "## Retain\n- W @Peter: The \x1b]0;pwned\x07 title "
+                "\x1b[2J wombat \u202eevil\u202c fact.\n")
+    commit_all(repo, "escapes")
+    code, out, err = gitmem("-C", str(repo), "recall", "wombat")
+    assert code == 0, err
+    assert "wombat" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b[2J" in out and "\\u202e" in out  # shown, not hidden
