@@ -137,3 +137,25 @@ class Tally:
 
     def fail(self, trial: int, what: str) -> None:
         self.failures.append(f"trial {trial}: {what}")
+
+
+WRITER_KILLED_MID_TRANSACTION = """
+import apsw, os, sys
+conn = apsw.Connection(sys.argv[1])
+conn.execute("PRAGMA cache_size = 5")  # spill pages to the file early: the journal is hot
+conn.execute("BEGIN IMMEDIATE")
+for i in range(3000):
+    conn.execute(sys.argv[2], (f"junk{i}", "x" * 500))
+os._exit(9)
+"""
+
+
+def leave_hot_journal(db: Path, insert: str = "INSERT INTO meta VALUES (?, ?)") -> Path:
+    """Kill a writer of ``db`` in the middle of a big transaction (``insert`` takes two
+    parameters: junk<n>, filler); returns the hot journal it leaves."""
+    proc = subprocess.run([sys.executable, "-c", WRITER_KILLED_MID_TRANSACTION, str(db), insert],
+                          check=False)
+    assert proc.returncode == 9, proc
+    journal = Path(f"{db}-journal")
+    assert journal.exists(), "the killed writer left no journal"
+    return journal

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from testing.chaos import leave_hot_journal
 from testing.cli import gitmem, recall_json, sources, status_json
 from testing.contract import GOOD_DAILY, GOOD_TEXT
 from testing.repo import commit_all, git, make_repo, write
@@ -448,18 +447,7 @@ def test_a_killed_writer_leaves_nothing_that_breaks_readers(tmp_path: Path) -> N
     """A hot journal from a writer killed mid-transaction is rolled back, not an error."""
     repo = repo_with(tmp_path, {})
     index = repo / ".memory" / "index.sqlite"
-    script = (
-        "import apsw, os, sys\n"
-        "c = apsw.Connection(sys.argv[1])\n"
-        "c.execute('PRAGMA cache_size = 5')\n"
-        "c.execute('BEGIN IMMEDIATE')\n"
-        "for i in range(3000):\n"
-        "    c.execute('INSERT INTO meta VALUES (?, ?)', (f'junk{i}', 'x' * 500))\n"
-        "os._exit(9)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script, str(index)], check=False)
-    assert proc.returncode == 9
-    assert (repo / ".memory" / "index.sqlite-journal").exists()
+    leave_hot_journal(index)
     assert_good_fact(repo)  # the reader recovers the journal and answers
     code, out, _ = gitmem("-C", str(repo), "status", "--json")
     assert code == 0 and json.loads(out)["files"] == 1

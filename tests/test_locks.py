@@ -18,7 +18,14 @@ from gitmem.errors import LockBusy
 from gitmem.index.store import open_store, settle_journal
 from gitmem.locks import file_lock, writer_lock
 from gitmem.workspace import open_workspace
-from testing.chaos import children_of, integrity, leftovers, processes_mentioning, wait_gone
+from testing.chaos import (
+    children_of,
+    integrity,
+    leave_hot_journal,
+    leftovers,
+    processes_mentioning,
+    wait_gone,
+)
 from testing.cli import gitmem, recall_json
 from testing.contract import GOOD_DAILY, GOOD_TEXT
 from testing.repo import commit_all, make_repo, write
@@ -184,18 +191,7 @@ def test_stale_temporaries_are_removed_with_a_note(repo: Path) -> None:
 def test_a_hot_journal_is_rolled_back_before_a_rebuild_replaces_the_file(repo: Path) -> None:
     assert gitmem("-C", str(repo), "index")[0] == 0
     index = repo / ".memory" / "index.sqlite"
-    script = (
-        "import apsw, os, sys\n"
-        "c = apsw.Connection(sys.argv[1])\n"
-        "c.execute('PRAGMA cache_size = 5')\n"
-        "c.execute('BEGIN IMMEDIATE')\n"
-        "for i in range(3000):\n"
-        "    c.execute('INSERT INTO meta VALUES (?, ?)', (f'junk{i}', 'x' * 500))\n"
-        "os._exit(9)\n"
-    )
-    assert subprocess.run([sys.executable, "-c", script, str(index)]).returncode == 9
-    journal = Path(f"{index}-journal")
-    assert journal.exists()
+    journal = leave_hot_journal(index)
     settle_journal(index)
     assert not journal.exists()
     assert integrity(index) == "ok"
