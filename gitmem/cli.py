@@ -201,6 +201,9 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     if not info["indexed"]:
         click.echo("index: none yet; run 'gitmem index'")
         return
+    if info.get("index_error"):
+        click.echo(f"index: {info['index']}: {info['index_error']}")
+        return
     state = "up to date" if info["up_to_date"] else "behind HEAD; run 'gitmem index'"
     last = info["last_indexed_commit"]
     click.echo(
@@ -224,6 +227,8 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         )
     else:
         click.echo(f"semantic search: off ({sem['hint']})")
+    if info.get("integrity") not in (None, "ok"):
+        click.echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
     if "sqlite_vec_check" in info:
         click.echo(f"sqlite-vec: {info['sqlite_vec_check']}")
     elif not info.get("sqlite_vec", True):
@@ -236,6 +241,16 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         click.echo(f"  {w['location']}: {w['message']}")
 
 
+# Memory text may hold terminal escapes or bidi overrides; the text output shows them as
+# visible escapes, so a memory file cannot drive the terminal or reorder what is shown.
+_HIDDEN = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
+_HIDDEN.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def _shown(text: str) -> str:
+    return text.translate(_HIDDEN)
+
+
 def _print_results(results: list[Result], warnings: list[str]) -> None:
     if not results:
         click.echo("no results")
@@ -245,14 +260,15 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
         click.echo(
             click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
         )
-        click.echo(click.style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
+        click.echo(click.style(_shown(r.source) + ("  (uncommitted)" if r.uncommitted else ""),
+                               fg="cyan"))
         if r.superseded_by:
             click.echo(click.style(f"superseded by {r.superseded_by}", fg="yellow"))
         for e in (r.opinion or {}).get("evidence", []):
             c = "" if e["confidence"] is None else f" (c={e['confidence']:.2f})"
-            click.echo(f"  {e['stance']:<7} {e['source']}{c}  {e['fact_id']}")
+            click.echo(f"  {e['stance']:<7} {_shown(e['source'])}{c}  {e['fact_id']}")
         for line in r.snippet.splitlines():
-            click.echo(f"  {line}")
+            click.echo(f"  {_shown(line)}")
         click.echo("")
     for w in warnings:
         click.echo(f"note: {w}", err=True)
@@ -781,15 +797,14 @@ def _crash_log(exc: BaseException) -> Path:
     import tempfile
     import traceback
 
-    from gitmem.config import user_cache_dir
+    from gitmem.config import private_dir, private_file, user_cache_dir
 
-    base = user_cache_dir()
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        base = private_dir(user_cache_dir())
     except OSError:
         base = Path(tempfile.gettempdir())
     path = base / f"crash-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    path.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+    private_file(path).write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
     return path
 
 

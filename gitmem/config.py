@@ -158,6 +158,26 @@ def user_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("gitmem", appauthor=False))
 
 
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and its parents) if needed and make it user-only (0700): gitmem's own
+    folders hold memory text, vectors and logs."""
+    path.mkdir(parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` if needed as a user-only file (0600), or make an existing one so."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return path
+
+
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[tuple[str, str], Any]:
     out: dict[tuple[str, str], Any] = {}
     for key, value in data.items():
@@ -190,6 +210,8 @@ def _check(source: str, section: str, key: str, value: Any) -> tuple[str, Any]:
     if kind is list and ok:
         ok = all(isinstance(v, str) for v in value)
         value = tuple(value)
+        if ok and attr == "extra_paths":
+            ok = all(_inside(v) for v in value)
     if kind is dict and ok:
         ok = all(isinstance(v, str) for v in value.values())
         value = tuple(sorted(value.items()))
@@ -203,6 +225,13 @@ def _check(source: str, section: str, key: str, value: Any) -> tuple[str, Any]:
     if not ok:
         raise GitmemError(f"{source}: invalid value {value!r} for '{name}'; allowed: {allowed}")
     return attr, value
+
+
+def _inside(path: str) -> bool:
+    """A relative path that stays inside the repository (no '..', no control characters)."""
+    return (bool(path.strip("/")) and not path.startswith("/")
+            and ".." not in path.split("/") and "\\" not in path
+            and not any(ord(c) < 32 or ord(c) == 127 for c in path))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

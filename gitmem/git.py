@@ -48,21 +48,33 @@ def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
     return proc.stdout.decode("utf-8", "surrogateescape").strip()
 
 
+def _path_out(proc: subprocess.CompletedProcess[bytes]) -> str:
+    """A path git printed: only the line end is removed (names may end in spaces or hold
+    newlines)."""
+    text = proc.stdout.decode("utf-8", "surrogateescape")
+    return text[:-1] if text.endswith("\n") else text
+
+
 def find_repo_root(start: Path) -> tuple[Path, Path]:
     """(work tree root, git dir) of the repository containing ``start``."""
     if not start.is_dir():
         raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
-    # One git call: recall runs this on every query.
-    proc = run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel")
-    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) < 2:
+    # One git call: recall runs this on every query. A path may hold any character but NUL,
+    # newlines included, so only the last value is a path: the top folder comes as
+    # --show-cdup ('../' steps, never anything else) and the git dir takes the rest.
+    proc = run(start, "rev-parse", "--is-bare-repository", "--show-cdup", "--absolute-git-dir")
+    text = proc.stdout.decode("utf-8", "surrogateescape")
+    bare, _, rest = text.partition("\n")
+    if bare not in ("true", "false"):
         raise GitmemError(
             f"{start} is not inside a git repository; run 'gitmem init' there, or pass -C PATH"
         )
-    if proc.returncode != 0 or len(lines) < 3 or lines[0].strip() == "true":
-        raise GitmemError(f"{lines[1]} has no work tree (bare, or run from inside .git); "
+    cdup, _, git_dir = rest.partition("\n")
+    if proc.returncode != 0 or bare == "true" or not git_dir:
+        raise GitmemError(f"{start} has no work tree (bare, or run from inside .git); "
                           "gitmem needs a work tree")
-    return Path(lines[2].strip()).resolve(), Path(lines[1].strip()).resolve()
+    git_dir = git_dir[:-1] if git_dir.endswith("\n") else git_dir
+    return (start.resolve() / cdup).resolve(), Path(git_dir).resolve()
 
 
 def head_id(repo_root: Path) -> str | None:
@@ -78,7 +90,7 @@ def hooks_dir(repo_root: Path) -> Path:
     if proc.returncode != 0:
         reason = proc.stderr.decode("utf-8", "replace").strip()
         raise GitmemError(f"cannot ask git for the hooks directory of {repo_root}: {reason}")
-    path = Path(_out(proc))
+    path = Path(_path_out(proc))
     return path if path.is_absolute() else (repo_root / path).resolve()
 
 
@@ -86,7 +98,7 @@ def common_dir(git_dir: Path) -> Path:
     """The directory shared by all work trees (where info/exclude lives)."""
     commondir = git_dir / "commondir"
     if commondir.is_file():
-        return (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+        return (git_dir / commondir.read_text(encoding="utf-8").removesuffix("\n")).resolve()
     return git_dir
 
 

@@ -17,16 +17,23 @@ import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem.errors import GitmemError
+from gitmem.config import private_dir, private_file
+from gitmem.errors import GitmemError, LockBusy
 from gitmem.git import find_repo_root, hooks_dir
+from gitmem.locks import file_lock, writer_lock
+
+if TYPE_CHECKING:
+    from gitmem.workspace import Workspace
 
 HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# gitmem-hook v1"
 CHAINED_SUFFIX = ".gitmem-chained"
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1_000_000
+QUEUE_LOCK = "hook-queue.lock"  # held by the one hook run waiting for its turn to index
+COALESCED = "another hook run is waiting to index; it includes this commit"
 
 _TEMPLATE = """#!/bin/sh
 {marker} ({name}): re-index gitmem memory in the background.
@@ -139,12 +146,12 @@ def status(repo_root: Path) -> list[HookState]:
 
 def log_line(memory_dir: Path, message: str) -> None:
     """Append to .memory/hook.log, keeping it under LOG_MAX_BYTES (one old copy kept)."""
-    memory_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(memory_dir)
     log = memory_dir / LOG_NAME
     if log.exists() and log.stat().st_size > LOG_MAX_BYTES:
         log.replace(memory_dir / f"{LOG_NAME}.1")
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    with log.open("a", encoding="utf-8") as fh:
+    with private_file(log).open("a", encoding="utf-8") as fh:
         fh.write(f"{stamp} {message}\n")
 
 
@@ -153,10 +160,22 @@ def log_exception(memory_dir: Path, name: str, exc: BaseException) -> None:
     log_line(memory_dir, f"{name}: re-index failed: {exc}\n{detail}")
 
 
+def _my_turn(ws: Workspace) -> bool:
+    """Wait until no other run is writing, unless another hook run is already waiting: that one
+    reads HEAD after this commit was made, so it indexes it too, and this run can stop (a
+    rebase or twenty quick commits start one index run or two, not twenty)."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(file_lock(ws.memory_dir / QUEUE_LOCK, wait=False))
+        except LockBusy:
+            return False
+        with writer_lock(ws):  # the queue is left before indexing reads HEAD
+            return True
+
+
 def run_hook(start: Path, name: str) -> None:
     """Re-index as a hook does: wait for the index lock, log to .memory/hook.log, fill in
     embeddings, and never raise (a hook must never fail the git command)."""
-    from gitmem.index.run import index_and_embed
     from gitmem.workspace import open_workspace
 
     try:
@@ -167,6 +186,11 @@ def run_hook(start: Path, name: str) -> None:
             log_line(root / ".memory", f"{name}: not indexed: {exc}")
         return
     try:
+        if not _my_turn(ws):
+            log_line(ws.memory_dir, f"{name}: {COALESCED}")
+            return
+        from gitmem.index.run import index_and_embed
+
         outcome = index_and_embed(ws, cfg, check_current=False)
         report, emb = outcome.report, outcome.embed
         log_line(ws.memory_dir, f"{name}: indexed {report.commit or '-'} ({report.commits} "

@@ -10,7 +10,7 @@ from datetime import date
 from functools import partial
 from pathlib import Path, PurePosixPath
 
-from gitmem.config import REPO_CONFIG, Config, load_config
+from gitmem.config import REPO_CONFIG, Config, load_config, private_dir
 from gitmem.domain import MemoryFile, Warn
 from gitmem.errors import GitmemError
 from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root
@@ -184,6 +184,8 @@ def check_memory_path(ws: Workspace, cfg: Config, raw: str) -> str:
     it names an existing file relative to the current folder inside the workspace.
     """
     root = ws.root.resolve()
+    if any(ord(c) < 32 or ord(c) == 127 for c in raw):
+        raise GitmemError(f"refusing {raw!r}: a path with control characters is no memory file")
     given = Path(raw)
     if given.is_absolute():
         full = Path(os.path.normpath(given))
@@ -206,8 +208,9 @@ def check_memory_path(ws: Workspace, cfg: Config, raw: str) -> str:
 
 
 def ensure_memory_dir(ws: Workspace) -> None:
-    """Create .memory/ and keep it out of git via info/exclude (never a tracked file)."""
-    ws.memory_dir.mkdir(parents=True, exist_ok=True)
+    """Create .memory/ (user-only) and keep it out of git via info/exclude (never a tracked
+    file)."""
+    private_dir(ws.memory_dir)
     exclude = common_dir(ws.git_dir) / "info" / "exclude"
     pattern = f"/{ws.prefix}.memory/"
     try:

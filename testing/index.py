@@ -86,3 +86,15 @@ def records(rows: Iterable[tuple[Any, ...]], kind: str) -> list[dict[str, Any]]:
     """The ``item`` or ``opinion`` rows of a ``dump`` as {column: value}."""
     columns = {"item": ITEM_COLUMNS, "opinion": OPINION_COLUMNS}[kind]
     return [dict(zip(columns, row[1:], strict=True)) for row in rows if row[0] == kind]
+
+
+def vectors(repo: Path) -> dict[tuple[Any, ...], bytes]:
+    """The stored vectors of ``repo``'s index keyed by (version key, path, valid_from, passage),
+    plus the embedding fingerprint under the key ``("meta",)`` (row ids differ between runs)."""
+    with read_index(repo) as store:
+        rows = store.conn.execute(
+            "SELECT i.vkey, i.path, i.valid_from, v.part, v.vector FROM vectors v "
+            "JOIN items i ON i.id = v.item_id")
+        out: dict[tuple[Any, ...], bytes] = {(k, p, f, n): bytes(v) for k, p, f, n, v in rows}
+        out[("meta",)] = (store.get_meta("embed_fingerprint") or "").encode()
+        return out

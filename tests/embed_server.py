@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import ssl
 import struct
 import threading
 from collections import deque
@@ -49,33 +50,45 @@ class Fault:
     """One scripted misbehaviour. ``status``: answer that HTTP status with an error body that
     echoes the credentials received (so tests can check the client scrubs them). ``delay``: wait
     that many seconds before answering (normally, or with the other fault). ``body``: send these
-    raw bytes as a 200 answer. ``drop_vectors``: a normal answer with that many vectors missing."""
+    raw bytes as a 200 answer. ``drop_vectors``: a normal answer with that many vectors missing.
+    ``nan``: a normal answer whose first vector holds a NaN."""
 
     status: int | None = None
     retry_after: str | None = None
     delay: float = 0.0
     body: bytes | None = None
     drop_vectors: int = 0
+    nan: bool = False
 
 
 class EmbedServer:
-    def __init__(self, dim: int = 8) -> None:
+    def __init__(self, dim: int = 8, tls: ssl.SSLContext | None = None) -> None:
+        """``tls``: serve HTTPS with this server-side context (certificate tests)."""
         self.dim = dim
+        self.scheme = "https" if tls is not None else "http"
         self.requests: list[Recorded] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self._httpd.handle_error = lambda request, address: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
                                         daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self._httpd.server_address[1]}"
 
     def script(self, *faults: Fault) -> None:
         with self._lock:
             self._faults.extend(faults)
+
+    def heal(self) -> None:
+        """Drop the faults still queued: normal service from now on."""
+        with self._lock:
+            self._faults.clear()
 
     def __enter__(self) -> EmbedServer:
         self._thread.start()
@@ -118,6 +131,16 @@ class EmbedServer:
 _CREDENTIAL_HEADERS = ("authorization", "x-goog-api-key")
 
 
+def _poison(answer: dict[str, Any]) -> None:
+    """Put a NaN into the first vector of an answer (any of the four shapes)."""
+    rows = answer.get("data") or answer.get("embeddings") or []
+    if rows:
+        first = rows[0]
+        vector = first["embedding"] if "embedding" in first else (
+            first["values"] if isinstance(first, dict) else first)
+        vector[0] = float("nan")
+
+
 def _handler_for(server: EmbedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
@@ -149,6 +172,8 @@ def _handler_for(server: EmbedServer) -> type[BaseHTTPRequestHandler]:
                     self._send(400, json.dumps({"error": {"message": f"bad request: {exc}"}})
                                .encode(), {})
                 else:
+                    if fault.nan:
+                        _poison(answer)
                     self._send(200, json.dumps(answer).encode(), {})
 
         def _send(self, status: int, payload: bytes, extra: dict[str, str]) -> None:

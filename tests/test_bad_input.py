@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from testing.chaos import leave_hot_journal
 from testing.cli import gitmem, recall_json, sources, status_json
 from testing.contract import GOOD_DAILY, GOOD_TEXT
 from testing.repo import commit_all, git, make_repo, write
@@ -448,18 +447,7 @@ def test_a_killed_writer_leaves_nothing_that_breaks_readers(tmp_path: Path) -> N
     """A hot journal from a writer killed mid-transaction is rolled back, not an error."""
     repo = repo_with(tmp_path, {})
     index = repo / ".memory" / "index.sqlite"
-    script = (
-        "import apsw, os, sys\n"
-        "c = apsw.Connection(sys.argv[1])\n"
-        "c.execute('PRAGMA cache_size = 5')\n"
-        "c.execute('BEGIN IMMEDIATE')\n"
-        "for i in range(3000):\n"
-        "    c.execute('INSERT INTO meta VALUES (?, ?)', (f'junk{i}', 'x' * 500))\n"
-        "os._exit(9)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script, str(index)], check=False)
-    assert proc.returncode == 9
-    assert (repo / ".memory" / "index.sqlite-journal").exists()
+    leave_hot_journal(index)
     assert_good_fact(repo)  # the reader recovers the journal and answers
     code, out, _ = gitmem("-C", str(repo), "status", "--json")
     assert code == 0 and json.loads(out)["files"] == 1
@@ -474,3 +462,124 @@ def test_an_index_damaged_in_the_middle_is_rebuilt_at_recall(tmp_path: Path) -> 
     data_json = recall_json(repo, "gateway host")
     assert data_json["results"][0]["source"] == "memory/2025-11-27.md#L2"
     assert any("unreadable" in w or "unusable" in w for w in data_json["warnings"])
+
+
+# -- a corpus of nasty files (issue 10): each indexed, located, and never fatal --------------
+
+
+def test_hundred_thousand_line_file(tmp_path: Path) -> None:
+    path = "memory/2025-11-21.md"
+    lines = ["# Long"] + [f"line {i} of the long file" for i in range(100_000)]
+    lines[77_777] = "the okapi line"
+    lines += ["", "## Retain", "- W @Peter: The long file ends with a narwhal."]
+    repo = repo_with(tmp_path, {path: "\n".join(lines) + "\n"})
+    assert_good_fact(repo)
+    assert hit(repo, "okapi", path, 77_778)
+    fact = recall_json(repo, "narwhal", "--kind", "W")["results"][0]
+    assert fact["source"] == f"{path}#L{len(lines)}"
+
+
+def test_giant_single_line(tmp_path: Path) -> None:
+    """Six megabytes without a line break: one line, one chunk, a size warning."""
+    path = "memory/one-line.md"
+    words = " ".join(f"w{i}" for i in range(900_000))
+    repo = repo_with(tmp_path, {path: words[:3_000_000] + " axolotl " + words[3_000_000:]})
+    assert_warning(repo, path, 1, "large-file")
+    assert_good_fact(repo)
+    assert hit(repo, "axolotl", path, 1)
+
+
+def test_deep_nesting_of_quotes_and_lists(tmp_path: Path) -> None:
+    path = "memory/2025-11-23.md"
+    quotes = "> " * 5000 + "deep quoted capybara\n"
+    lists = "".join("  " * n + "- level\n" for n in range(3000))
+    text = f"# Deep\n\n{quotes}\n{lists}\n## Retain\n- W @Peter: After the depths, a quokka.\n"
+    repo = repo_with(tmp_path, {path: text})
+    assert warnings_for(repo, path), "over-deep structure must be reported"
+    assert hit(repo, "capybara", path, 3)
+    fact = recall_json(repo, "quokka", "--kind", "W")["results"][0]
+    assert fact["source"].startswith(f"{path}#L")
+    assert_good_fact(repo)
+
+
+def test_control_characters_and_bidi_overrides(tmp_path: Path) -> None:
+    path = "memory/2025-11-22.md"
+    text = ("# Ctl\x07\n\nescape \x1b[31mred\x1b[0m dugong and a \x08backspace\x7f\n"
+            "bidi \u202etxet desrever\u202c then \u2066isolated\u2069 manatee\n"
+            "line\u2028separator and next\x85line\x0c\x0b\n"
+            "## Retain\n- W @Peter: Bidi \u202eevil\u202c fact about the tapir.\n")
+    repo = repo_with(tmp_path, {path: text})
+    assert hit(repo, "dugong", path, 3)
+    assert hit(repo, "manatee", path, 4)
+    fact = recall_json(repo, "tapir", "--kind", "W")["results"][0]
+    assert fact["entities"] == ["Peter"] and "\u202e" in fact["content"]
+    assert_good_fact(repo)
+    code, out, _ = gitmem("-C", str(repo), "recall", "dugong")  # text output does not crash
+    assert code == 0 and "dugong" in out
+
+
+def test_mixed_encodings_in_one_file(tmp_path: Path) -> None:
+    path = "memory/2025-11-19.md"
+    data = ("# Mixed\n\nutf-8 line: Ærø ferry\n".encode()
+            + "latin-1 line: Smørrebrød\n".encode("latin-1")
+            + "cp1252 line: \u201cquoted\u201d coelacanth\n".encode("cp1252")
+            + b"shift-jis line: " + "日本語のメモ".encode("shift_jis") + b" saola\n"
+            + "utf-8 again: 日本語 okapi\n".encode())
+    repo = repo_with(tmp_path, {path: data})
+    assert_warning(repo, path, 4, "encoding")
+    assert hit(repo, "Smørrebrød", path, 4)
+    assert hit(repo, "coelacanth", path, 5)
+    assert hit(repo, "saola", path, 6)
+    assert hit(repo, "okapi", path, 7)
+    assert_good_fact(repo)
+
+
+def test_utf16_files_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors write UTF-16; its NUL bytes must not make it 'binary'."""
+    text = "# Wide\n\n## Retain\n- W @Peter: A UTF-16 note about the pangolin.\n"
+    repo = repo_with(tmp_path, {"memory/2025-11-18.md": "\ufeff".encode("utf-16-le")
+                                + text.encode("utf-16-le"),
+                                "memory/2025-11-17.md": "# Big endian\n\nThe gharial basks "
+                                "on a sandbank.\n".encode("utf-16")})
+    fact = recall_json(repo, "pangolin", "--kind", "W")["results"][0]
+    assert fact["source"] == "memory/2025-11-18.md#L4"
+    assert recall_json(repo, "gharial")["results"][0]["path"] == "memory/2025-11-17.md"
+    assert_warning(repo, "memory/2025-11-18.md", 1, "encoding")
+    assert_good_fact(repo)
+
+
+def test_random_bytes_named_md(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    noise = bytes(b for b in rng.randbytes(80_000) if b)  # no NULs: not obviously binary
+    repo = repo_with(tmp_path, {"memory/noise.md": noise,
+                                "memory/zeros.md": rng.randbytes(5000) + b"\x00" * 5000})
+    assert warnings_for(repo, "memory/noise.md")
+    assert warnings_for(repo, "memory/zeros.md")
+    assert_good_fact(repo)
+    assert status_json(repo)["files"] == 3
+
+
+@pytest.mark.parametrize("worktree", [False, True])
+def test_symlink_loops(tmp_path: Path, worktree: bool) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, GOOD_DAILY, GOOD_TEXT)
+    memory = repo / "memory"
+    os.symlink("self.md", memory / "self.md")
+    os.symlink("b.md", memory / "a.md")
+    os.symlink("a.md", memory / "b.md")
+    os.symlink(".", memory / "here")
+    os.symlink("..", memory / "up")
+    (repo / "bank").mkdir()
+    os.symlink("../bank", repo / "bank" / "loop")
+    commit_all(repo, "loops")
+    started = time.monotonic()
+    args = ("--worktree",) if worktree else ()
+    code, _, err = gitmem("-C", str(repo), "index", *args)
+    assert code == 0, err
+    assert time.monotonic() - started < 30
+    for path in ("memory/self.md", "memory/a.md", "memory/b.md"):
+        assert_warning(repo, path, 0, "symlink")
+    assert status_json(repo)["files"] == 1
+    assert_good_fact(repo)

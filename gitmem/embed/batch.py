@@ -61,9 +61,12 @@ def embed_texts(
     cache: VectorCache | None = None,
     batch_size: int = 32,
     stats: EmbedStats | None = None,
+    dims: int | None = None,
 ) -> list[bytes]:
     """Packed float32 vectors for ``texts`` in order. Cached text never reaches the provider;
-    each distinct missing text is embedded once, in batches of at most ``batch_size``."""
+    each distinct missing text is embedded once, in batches of at most ``batch_size``.
+    ``dims``: the size every vector must have (the index's); a batch of another size is an
+    error before anything of it is cached."""
     stats = stats if stats is not None else EmbedStats()
     hashes = [text_hash(t) for t in texts]
     stats.texts += len(texts)
@@ -71,7 +74,7 @@ def embed_texts(
     stats.cached += sum(1 for h in hashes if h in known)
     todo = list({h: t for h, t in zip(hashes, texts, strict=True) if h not in known}.items())
     size = max(1, min(batch_size, embedder.max_batch))
-    dims = next((len(b) // 4 for b in known.values()), None)
+    dims = dims or next((len(b) // 4 for b in known.values()), None)
     for start in range(0, len(todo), size):
         part = todo[start : start + size]
         vectors = embedder.embed_batch([t for _, t in part], input_type=input_type)

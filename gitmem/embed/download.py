@@ -12,7 +12,6 @@ the SHA-256, then renamed into place atomically. A lock file keeps two pulls of 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -21,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from gitmem.config import private_dir, private_file, user_cache_dir
 from gitmem.embed.base import EmbeddingError
+from gitmem.errors import LockBusy
 
 if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
     import httpx
@@ -65,9 +66,13 @@ def hf_endpoint() -> str:
 
 def models_dir() -> Path:
     """``models`` in the user's cache folder (``$XDG_CACHE_HOME/gitmem/models`` on Linux)."""
-    from gitmem.config import user_cache_dir
-
     return user_cache_dir() / "models"
+
+
+# Hugging Face organisation and repository names; file names are anything printable that needs
+# no escaping in a URL or a path (no spaces, backslashes, '%', '?', '#', control characters).
+_HF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_UNSAFE_PART = re.compile(r"[\x00-\x20\x7f\\%?#]")
 
 
 def parse_hf_ref(ref: str) -> HfRef | None:
@@ -79,7 +84,8 @@ def parse_hf_ref(ref: str) -> HfRef | None:
     parts = ref[3:].split("/")
     bad = (
         len(parts) < 3
-        or any(p in ("", ".", "..") or "\\" in p or p != p.strip() for p in parts)
+        or any(p in ("", ".", "..") or _UNSAFE_PART.search(p) for p in parts)
+        or not all(_HF_NAME.fullmatch(p) for p in parts[:2])
         or not parts[-1].lower().endswith(".gguf")
     )
     if bad:
@@ -128,18 +134,21 @@ def resolve_model(ref: str, *, download: bool = False, progress: Progress | None
     return pull(ref, progress=progress, timeout=timeout)
 
 
+PULL_WAIT_SECONDS = 3600.0  # another process downloading the same model: wait this long
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``path`` (created if needed), held for the block; waits for it."""
+    """An exclusive lock on ``path`` (created if needed), held for the block; waits for it
+    (bounded: a download by another process may take a while, not for ever)."""
+    from gitmem.locks import file_lock  # only a download needs it, not recall's model check
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        with file_lock(path, wait=True, timeout=PULL_WAIT_SECONDS,
+                       busy="another gitmem process is downloading this model"):
+            yield
+    except LockBusy as exc:
+        raise EmbeddingError(str(exc)) from None
 
 
 def _linked_sha256(response: httpx.Response) -> str | None:
@@ -182,6 +191,8 @@ def pull(ref: str, *, progress: Progress | None = None, timeout: float = 30.0,
     if target.is_file():
         return target
     try:
+        private_dir(user_cache_dir())
+        private_dir(models_dir())
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise EmbeddingError(f"cannot create the model cache {target.parent}: "
@@ -268,7 +279,7 @@ def _fetch(client: httpx.Client, hf: HfRef, url: str, part: Path,
         done = offset
         if progress is not None:
             progress(done, total)
-        with part.open(mode) as out:
+        with private_file(part).open(mode) as out:
             for chunk in resp.iter_bytes():  # as received: an interruption keeps all
                 out.write(chunk)
                 digest.update(chunk)

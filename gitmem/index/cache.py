@@ -13,6 +13,7 @@ from pathlib import Path
 
 import apsw
 
+from gitmem.config import private_dir, private_file
 from gitmem.index.store import batched, marks
 
 _DDL = """
@@ -28,7 +29,7 @@ CREATE TABLE IF NOT EXISTS cache (
 
 class EmbeddingCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(private_dir(path.parent) / path.name)
         self.conn = apsw.Connection(str(path))
         self.conn.set_busy_timeout(15000)
         try:
@@ -37,6 +38,7 @@ class EmbeddingCache:
             # A cache is only a cache: start a new one rather than fail.
             self.conn.close()
             path.unlink(missing_ok=True)
+            private_file(path)
             self.conn = apsw.Connection(str(path))
             self.conn.set_busy_timeout(15000)
             self.conn.execute(_DDL)

@@ -7,20 +7,19 @@ commit, which gives every version its record time and end time from git, not fro
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 from gitmem.config import Config
 from gitmem.domain import MemoryFile, ParsedFile, Warn
+from gitmem.errors import GitmemError
 from gitmem.git import GitRepo, chain_changes, read_blobs
 from gitmem.index.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.index.items import ItemVersion, item_versions
+from gitmem.index.pool import parse_pool
 from gitmem.index.store import (
     UNUSABLE,
     WORKTREE,
@@ -28,8 +27,10 @@ from gitmem.index.store import (
     Store,
     open_store,
     remove_index_files,
+    remove_stale_temporaries,
+    settle_journal,
 )
-from gitmem.locks import writer_lock
+from gitmem.locks import LOCK_WAIT_SECONDS, writer_lock
 from gitmem.parse.chunking import DEFAULT_CHUNKING
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.opinions import OPINIONS_PATH
@@ -85,8 +86,7 @@ class _Replay:
         if len(todo) < PARALLEL_MIN_FILES or workers < 2:
             return
         slices = [todo[i :: workers * 4] for i in range(workers * 4)]
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with parse_pool(workers) as pool:
             for batch in pool.map(_parse_blobs, [str(self.git.git_dir)] * len(slices), slices):
                 for parsed, versions in batch:
                     self.parsed[(parsed.file.path, parsed.file.blob)] = (parsed, versions)
@@ -135,6 +135,12 @@ def _reusable_index(ws: Workspace, cfg: Config, notes: list[str]) -> Store | Non
     (and ``notes`` says why, unless there simply is no index yet)."""
     if not ws.index_path.exists():
         return None
+    if ws.index_path.is_dir():
+        raise GitmemError(f"{ws.index_path} is a folder, not an index file: move it away and "
+                          "run 'gitmem index' again")
+    if ws.index_path.stat().st_size == 0:
+        notes.append(f"index at {ws.index_path} was an empty file; rebuilt it")
+        return None
     try:
         store = open_store(ws.index_path)
     except (*UNUSABLE, NewerIndexError) as exc:
@@ -159,6 +165,7 @@ def index_workspace(
     force: bool = False,
     progress: Progress | None = None,
     wait: bool = True,
+    timeout: float = LOCK_WAIT_SECONDS,
     worktree: bool | None = None,
 ) -> IndexReport:
     """Replay new commits of HEAD's first-parent chain into the index.
@@ -168,10 +175,10 @@ def index_workspace(
     """
     started = time.monotonic()
     use_worktree = cfg.worktree if worktree is None else worktree
-    with writer_lock(ws, wait=wait):
+    with writer_lock(ws, wait=wait, timeout=timeout):
         git = GitRepo(ws.repo_root, ws.git_dir)
         head = git.head
-        notes: list[str] = []
+        notes: list[str] = remove_stale_temporaries(ws.index_path)
         store = None if force else _reusable_index(ws, cfg, notes)
         if store is not None:
             try:
@@ -355,9 +362,9 @@ def _full_build(
         finally:
             store.close()
         # A journal left by a killed writer belongs to the file being replaced: were it kept,
-        # SQLite would "roll it back" into the new file.
-        for suffix in ("-journal", "-wal", "-shm"):
-            Path(f"{ws.index_path}{suffix}").unlink(missing_ok=True)
+        # SQLite would "roll it back" into the new file. It is rolled back into the old file
+        # first, so that a kill before the swap still leaves the old file whole.
+        settle_journal(ws.index_path)
         os.replace(tmp, ws.index_path)
     finally:
         remove_index_files(tmp)

@@ -82,10 +82,14 @@ def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
     if index_is_current(ws, cfg, keep_layer=True):
         return []
     from gitmem.index.replay import index_workspace
+    from gitmem.locks import RECALL_WAIT_SECONDS
 
+    missing = not ws.index_path.exists()
     try:
-        return list(index_workspace(ws, cfg, wait=not ws.index_path.exists()).notes)
+        return list(index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS).notes)
     except LockBusy:
+        if missing:  # nothing to answer from: the error names the process building it
+            raise
         return ["the index is being updated by another process; answering from the last "
                 "complete index"]
 
@@ -112,7 +116,7 @@ def index_and_embed(
         finally:
             store.close()
         report = IndexReport(head_id(ws.repo_root), False, ChangePlan((), (), (), ()), files,
-                             0.0, ())
+                             0.0, tuple(_sweep(ws)))
     else:
         from gitmem.index.replay import index_workspace
 
@@ -121,6 +125,20 @@ def index_and_embed(
     if embed:
         fill_embeddings(ws, cfg, outcome, progress=embed_progress)
     return outcome
+
+
+def _sweep(ws: Workspace) -> list[str]:
+    """Remove what killed rebuilds left behind, when the index itself needs no work."""
+    if not any(ws.memory_dir.glob(f"{ws.index_path.name}.tmp-*")):
+        return []
+    from gitmem.index.store import remove_stale_temporaries
+    from gitmem.locks import writer_lock
+
+    try:
+        with writer_lock(ws, wait=False):
+            return remove_stale_temporaries(ws.index_path)
+    except LockBusy:  # a writer is at work: the files may be its own
+        return []
 
 
 def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,

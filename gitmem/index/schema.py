@@ -5,6 +5,7 @@ Each migration runs in one transaction together with the row that records it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import apsw
@@ -121,6 +122,10 @@ CREATE VIRTUAL TABLE items_fts USING fts5 (
     tokenize = 'unicode61 remove_diacritics 0'
 );
 """
+
+
+# The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
+TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (\w+)", DDL_V1)) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from gitmem.config import Config
 from gitmem.domain import Warn
 from gitmem.git import head_id
-from gitmem.index.store import open_store
+from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
 from gitmem.workspace import Workspace
 
 
@@ -33,6 +33,8 @@ class StatusReport:
     sqlite_vec: bool | None = None
     sqlite_vec_error: str | None = None
     sqlite_vec_check: str | None = None  # --deep only
+    integrity: str | None = None  # --deep only: PRAGMA integrity_check
+    index_error: str | None = None  # the index cannot be read; the next index run rebuilds it
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -59,6 +61,10 @@ class StatusReport:
                        sqlite_vec=self.sqlite_vec, sqlite_vec_error=self.sqlite_vec_error)
         if self.sqlite_vec_check is not None:
             out["sqlite_vec_check"] = self.sqlite_vec_check
+        if self.integrity is not None:
+            out["integrity"] = self.integrity
+        if self.index_error is not None:
+            out["index_error"] = self.index_error
         return out
 
 
@@ -78,6 +84,15 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
     )
     if not report.indexed:
         return report
+    try:
+        _read_index(report, ws, deep)
+    except (*UNUSABLE, NewerIndexError) as exc:
+        report.index_error = (f"the index cannot be used ({exc}); 'gitmem index' or the next "
+                              "recall rebuilds it")
+    return report
+
+
+def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
     store = open_store(ws.index_path, readonly=True)
     try:
         counts = store.counts()
@@ -102,10 +117,10 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
             )
         if deep:
             report.sqlite_vec_check = store.vec_self_test()
+            report.integrity = store.integrity()
         report.warnings = store.warnings()
     finally:
         store.close()
-    return report
 
 
 def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 
 import apsw
 
+from gitmem.config import private_file
 from gitmem.domain import MemoryFile, Opinion, ParsedFile, Warn
 from gitmem.index.items import (
     MAX_PASSAGES,
@@ -28,7 +29,7 @@ from gitmem.index.items import (
     page_entity,
     path_search_text,
 )
-from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION
+from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 
@@ -37,8 +38,15 @@ T = TypeVar("T")
 WORKTREE = "worktree"  # the commit id recorded for uncommitted edits (index --worktree)
 BUSY_TIMEOUT_MS = 15000
 
+
+
+class DamagedIndex(Exception):
+    """A SQLite file that is not, or no longer, a whole gitmem index (foreign tables, tables
+    missing): rebuilt like a corrupt one."""
+
+
 # Errors that mean "this file is not a usable index": rebuild it.
-UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError)
+UNUSABLE = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, DamagedIndex)
 BUSY = apsw.BusyError
 BATCH = 500  # ids per "IN (...)" statement (SQLite's default limit of variables is 32766)
 
@@ -81,6 +89,8 @@ class Store:
         # Readers open read-write (never creating) but do not write: a read-only connection
         # cannot roll back the hot journal a killed writer leaves, and would fail until then.
         flags = apsw.SQLITE_OPEN_READWRITE | (0 if readonly else apsw.SQLITE_OPEN_CREATE)
+        if not readonly:
+            private_file(path)  # user-only; SQLite gives its journal the same mode
         self.conn = apsw.Connection(str(path), flags=flags)
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error: str | None = self._load_vec()
@@ -130,12 +140,15 @@ class Store:
         for version, name, fn in MIGRATIONS:
             if version <= current:
                 continue
-            with self.conn:
-                fn(self.conn)
-                self.conn.execute(
-                    "INSERT INTO migrations VALUES (?, ?, ?)", (version, name, now_iso())
-                )
-                self.set_meta("schema_version", str(version))
+            try:
+                with self.conn:
+                    fn(self.conn)
+                    self.conn.execute(
+                        "INSERT INTO migrations VALUES (?, ?, ?)", (version, name, now_iso())
+                    )
+                    self.set_meta("schema_version", str(version))
+            except apsw.SQLError as exc:  # tables of something else in the way
+                raise DamagedIndex(f"not a gitmem index: {exc}") from exc
             applied.append(name)
         return applied
 
@@ -392,6 +405,11 @@ class Store:
         return [Warn(str(p), int(ln), str(c), str(m)) for p, ln, c, m in self.conn.execute(
             "SELECT path, line, code, message FROM warnings ORDER BY path, line")]
 
+    def integrity(self) -> str:
+        """``PRAGMA integrity_check``: 'ok', or SQLite's list of problems."""
+        rows = self.conn.execute("PRAGMA integrity_check").fetchall()
+        return "; ".join(str(r[0]) for r in rows)
+
     def vec_self_test(self) -> str:
         """Run a real vec0 function: proves the extension loads and answers."""
         if self.vec_error is not None:
@@ -515,6 +533,11 @@ def open_store(path: Path, *, readonly: bool = False) -> Store:
             store.migrate()
         elif store.schema_version() != SCHEMA_VERSION:
             raise NewerIndexError("index schema differs; it must be re-indexed")
+        tables = {str(r[0]) for r in store.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if TABLES - tables:
+            missing = ", ".join(sorted(TABLES - tables))
+            raise DamagedIndex(f"tables missing from the index: {missing}")
         store.conn.execute("SELECT count(*) FROM meta").fetchall()
     except BaseException:
         store.close()
@@ -528,3 +551,34 @@ def remove_index_files(path: Path) -> None:
             os.unlink(str(path) + suffix)
 
 
+def remove_stale_temporaries(index: Path) -> list[str]:
+    """Remove the half-built files of full rebuilds that were killed (``index.sqlite.tmp-<pid>``
+    and their journals). Only a writer builds one, under the writer lock, so a writer that holds
+    the lock knows every one it finds is stale. Returns a note when it removed any."""
+    stale = sorted(index.parent.glob(f"{index.name}.tmp-*"))
+    for path in stale:
+        with suppress(FileNotFoundError):
+            path.unlink()
+    if not stale:
+        return []
+    return [f"removed {len(stale)} temporary file(s) left in {index.parent} by an index run "
+            "that was killed"]
+
+
+def settle_journal(path: Path) -> None:
+    """Roll back the hot journal a killed writer left beside ``path`` (opening the file does
+    that), then remove what is left: a journal of a file that is not a database, or one that was
+    not hot. Raises BusyError when another process is still using the file."""
+    journal = Path(f"{path}-journal")
+    if journal.exists():
+        try:
+            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+            try:
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                conn.close()
+        except UNUSABLE:
+            pass
+    for suffix in ("-journal", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.embed.base import Embedder
+from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.batch import EmbedStats, embed_texts
 from gitmem.errors import LockBusy
 from gitmem.index.cache import EmbeddingCache
@@ -51,17 +51,19 @@ class EmbedReport:
 
 
 def _prepare(ws: Workspace, embedder: Embedder, cache: EmbeddingCache,
-             stats: EmbedStats) -> None:
-    """Make the index's vectors belong to this embedder's fingerprint (reset on a change)."""
+             stats: EmbedStats) -> int:
+    """Make the index's vectors belong to this embedder's fingerprint (reset on a change);
+    returns their dimension."""
     store = open_store(ws.index_path, readonly=True)
     try:
         current = store.get_meta("embed_fingerprint")
         has_table = store.has_vec_table() or store.vec_error is not None
         layout = store.get_meta("embed_layout")
+        dims = int(store.get_meta("embed_dims") or 0)
     finally:
         store.close()
-    if current == embedder.fingerprint and has_table and layout == VECTOR_LAYOUT:
-        return
+    if current == embedder.fingerprint and has_table and layout == VECTOR_LAYOUT and dims:
+        return dims
     probe = embed_texts(embedder, ["gitmem dimension probe"], input_type="document",
                         cache=cache, batch_size=1, stats=stats)
     with writer_lock(ws):
@@ -71,6 +73,18 @@ def _prepare(ws: Workspace, embedder: Embedder, cache: EmbeddingCache,
                 store.reset_vectors(embedder.fingerprint, len(probe[0]) // 4)
         finally:
             store.close()
+    return len(probe[0]) // 4
+
+
+def _check_dims(vectors: list[bytes], dims: int, embedder: Embedder) -> None:
+    """Vectors must keep the index's dimension: a server that silently changed its output
+    (same settings) would otherwise mix sizes that cannot be compared."""
+    wrong = next((len(v) // 4 for v in vectors if len(v) // 4 != dims), None)
+    if wrong is not None:
+        raise EmbeddingError(
+            f"{embedder.name} returned vectors of {wrong} dimensions where the index holds "
+            f"{dims}-dimension vectors from the same settings; if the model changed, set "
+            "embed.dimensions or embed.model so that gitmem starts over with the new vectors")
 
 
 def embed_pending(
@@ -95,7 +109,7 @@ def embed_pending(
         cache = EmbeddingCache(ws.memory_dir / "embeddings.sqlite")
         try:
             assert report.stats is not None
-            _prepare(ws, embedder, cache, report.stats)
+            dims = _prepare(ws, embedder, cache, report.stats)
             while limit is None or report.done < limit:
                 store = open_store(ws.index_path, readonly=True)
                 try:
@@ -109,7 +123,9 @@ def embed_pending(
                     break
                 texts = [t for _, _, passages in batch for t in passages]
                 vectors = embed_texts(embedder, texts, input_type="document", cache=cache,
-                                      batch_size=cfg.embed_batch_size, stats=report.stats)
+                                      batch_size=cfg.embed_batch_size, stats=report.stats,
+                                      dims=dims)
+                _check_dims(vectors, dims, embedder)
                 rows: list[tuple[int, str, int, bytes]] = []
                 at = 0
                 for item_id, vkey, passages in batch:

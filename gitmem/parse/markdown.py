@@ -46,6 +46,11 @@ def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
                 f"file is {len(data) / 1048576:.1f} MB; indexed, but it slows indexing",
             )
         )
+    wide = _wide_encoding(data)
+    if wide is not None:  # UTF-16/32 (Windows editors write it): its NULs are not binary
+        warns.append(Warn(path, 1, "encoding", f"file is {wide}; read as such (UTF-8 is "
+                          "what git and other tools expect)"))
+        data = data.decode(wide, errors="replace").encode("utf-8")
     sample = data[:8192]
     if sample.count(0) > max(8, len(sample) // 10):
         warns.append(Warn(path, 1, "binary", "file looks binary (many NUL bytes); not indexed"))
@@ -61,6 +66,15 @@ def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
         warns.append(Warn(path, line, "nul-byte", "NUL bytes replaced with U+FFFD"))
         text = text.replace("\x00", "\ufffd")
     return text, warns
+
+
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+              (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """UTF-16 or UTF-32, when ``data`` starts with its byte order mark."""
+    return next((name for bom, name in _WIDE_BOMS if data.startswith(bom)), None)
 
 
 def _legacy_char(byte: int) -> str:

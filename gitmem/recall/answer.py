@@ -247,6 +247,15 @@ class _QueryVector:
                 "yet; run 'gitmem index' to add them; results are lexical"
             )
             return None
+        dims = int(store.get_meta("embed_dims") or 0)
+        if dims and len(self.vector) // 4 != dims:  # a server that changed its output size
+            reason = (f"{self.embedder.name} returned a query vector of "
+                      f"{len(self.vector) // 4} dimensions; the index holds {dims}-dimension "
+                      "vectors from the same settings")
+            if self.cfg.embed_provider not in ("auto", "local"):
+                raise SearchUnavailable(reason)
+            self.warnings.append(f"{reason}; results are lexical")
+            return None
         have, total = store.vector_counts()
         if have < total:
             self.warnings.append(
