@@ -14,15 +14,18 @@ missing), one run measures:
   In-process and isolated are measured in alternation (load, load, pass, pass, query, query...)
   so that both see the same load on a shared machine;
 - **before** (issue 10): in a child process of its own, llama.cpp's default extra buffer types
-  (weights repacked for special kernels; the AMX kind crashes Q8_0): throughput, or the signal
-  the child died of;
+  (weights repacked for special kernels; the AMX kind crashes Q8_0) against the fixed setting,
+  both in-process and in alternation: throughput, or the signal the child died of;
 - **cold query**: a fresh process that imports, loads, embeds one query and exits — what one
   ``gitmem recall`` pays for its query vector — in-process against isolated, alternating.
 
 Throughput: 64 chunks of ~320 tokens (synthetic daily notes from ``bench/synth.py``), 16 per
 call as ``gitmem index`` sends them, best of ``--rounds`` passes; tokens are counted by the
 model's own tokenizer. Query latency: the 50 benchmark queries, one per call, median and p95.
-Ratios are against the in-process baseline of the same run.
+The two runs compared take turns call by call; the ratio in brackets is the median over calls
+of the run's time over the baseline's on the same input moments apart (> 1: slower), which a
+shared machine's changing load disturbs far less than the totals. Load and cold-query ratios
+are of medians.
 """
 
 from __future__ import annotations
@@ -150,55 +153,73 @@ class Isolated:
         self.embedder.embed_batch([text], input_type="query")
 
 
-def _pass(runner: Native | Isolated, texts: list[str]) -> float:
-    return sum(_timed(partial(runner.documents, texts[i : i + BATCH]))
-               for i in range(0, len(texts), BATCH))
+def _batches(texts: list[str]) -> list[list[str]]:
+    return [texts[i : i + BATCH] for i in range(0, len(texts), BATCH)]
+
+
+def _alternate(runners: dict[str, Native | Isolated], texts: list[str], tokens: int,
+               rounds: int) -> dict[str, Any]:
+    """Embed every batch with each runner in turn, ``rounds`` times: tokens/s of each (best
+    round), and the median over batches of each runner's time over the first runner's on the
+    same batch, moments apart (robust to the load of a shared machine)."""
+    first = next(iter(runners))
+    best = {k: float("inf") for k in runners}
+    ratios: dict[str, list[float]] = {k: [] for k in runners}
+    for _ in range(rounds):
+        spent = dict.fromkeys(runners, 0.0)
+        for batch in _batches(texts):
+            took = {k: _timed(partial(r.documents, batch)) for k, r in runners.items()}
+            for k in runners:
+                spent[k] += took[k]
+                ratios[k].append(took[k] / took[first])
+        best = {k: min(best[k], spent[k]) for k in runners}
+    return {k: {"tokens_per_s": tokens / best[k], "ratio": statistics.median(ratios[k])}
+            for k in runners}
 
 
 def paired(model: Path, threads: int, rounds: int) -> dict[str, Any]:
     """In-process and isolated, measured in alternation so both see the same machine load."""
     texts, queries = corpus(), synth.queries(0)
-    runners: dict[str, Native | Isolated] = {"in_process": Native(model, threads),
-                                             "isolated": Isolated(model, threads)}
-    native = runners["in_process"]
-    assert isinstance(native, Native)
+    native = Native(model, threads)
+    iso = Isolated(model, threads)
+    runners: dict[str, Native | Isolated] = {"in_process": native, "isolated": iso}
     tokens = native.tokens(texts)
     loads: dict[str, list[float]] = {k: [] for k in runners}
-    passes: dict[str, list[float]] = {k: [] for k in runners}
     lat: dict[str, list[float]] = {k: [] for k in runners}
     for _ in range(LOADS):
         for key, runner in runners.items():
             loads[key].append(_timed(runner.reload))
     for runner in runners.values():
         runner.documents(texts[:1])  # first-call warm-up
-    for _ in range(rounds):
-        for key, runner in runners.items():
-            passes[key].append(_pass(runner, texts))
+    throughput = _alternate(runners, texts, tokens, rounds)
     for q in queries:
         for key, runner in runners.items():
             lat[key].append(_timed(partial(runner.query, q)))
     out: dict[str, Any] = {"tokens": tokens, "chunks": len(texts)}
     for key in runners:
-        out[key] = {"load_s": statistics.median(loads[key]),
-                    "tokens_per_s": tokens / min(passes[key]), "query": _p(lat[key])}
-    iso = runners["isolated"]
-    assert isinstance(iso, Isolated)
+        out[key] = {"load_s": statistics.median(loads[key]), **throughput[key],
+                    "query": _p(lat[key]),
+                    "query_ratio": statistics.median(
+                        a / b for a, b in zip(lat[key], lat["in_process"], strict=True))}
     out["isolated"]["buffers"] = list(iso.embedder.model_info.buffers)
     out["isolated"]["close_s"] = _timed(iso.embedder.close)
     return out
 
 
 def default_buffers(model: Path, threads: int, rounds: int) -> dict[str, Any]:
-    """Runs in a child: llama.cpp's default extra buffer types, in-process, as before the fix."""
+    """Runs in a child: llama.cpp's default extra buffer types against the fixed setting, both
+    in-process and in alternation; on an AMX CPU the default one kills this child (Q8_0)."""
     texts = corpus()
+    fixed = Native(model, threads)
     load = time.perf_counter()
-    runner = Native(model, threads, extra_buffers=True)
+    default = Native(model, threads, extra_buffers=True)
     load = time.perf_counter() - load
-    tokens = runner.tokens(texts)
-    runner.documents(texts[:1])
-    best = min(_pass(runner, texts) for _ in range(rounds))
-    return {"load_s": load, "tokens_per_s": tokens / best,
-            "buffers": list(runner.native.info.buffers)}
+    runners: dict[str, Native | Isolated] = {"fixed": fixed, "default": default}
+    tokens = fixed.tokens(texts)
+    for runner in runners.values():
+        runner.documents(texts[:1])
+    throughput = _alternate(runners, texts, tokens, rounds)
+    return {"load_s": load, "buffers": list(default.native.info.buffers), **throughput}
 
 
 def _child(args: list[str], timeout: float = 900) -> dict[str, Any]:
@@ -247,31 +268,32 @@ def _fmt(value: float | None, unit: str, base: float | None = None) -> str:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    rows = ["| model | run | load / first use | throughput | query p50 | query p95 | "
-            "cold query (fresh process) |", "|---|---|---|---|---|---|---|"]
+    rows = ["| model | run | load / first use | throughput (time ratio) | query p50 / p95 "
+            "(time ratio) | cold query, fresh process |", "|---|---|---|---|---|---|"]
     for outtype in OUTTYPES:
         r = results[outtype]
         base, iso, before, cold = (r["paired"]["in_process"], r["paired"]["isolated"],
                                    r["before"], r["cold_query_s"])
+        q = base["query"]
         rows.append(f"| {outtype} | in-process (baseline) | {_fmt(base['load_s'], 'ms')} | "
-                    f"{_fmt(base['tokens_per_s'], 'tok')} | "
-                    f"{_fmt(base['query']['p50_ms'], 'qms')} | "
-                    f"{_fmt(base['query']['p95_ms'], 'qms')} | "
-                    f"{_fmt(cold['in_process'], 'ms')} |")
+                    f"{_fmt(base['tokens_per_s'], 'tok')} | {q['p50_ms']:.1f} / "
+                    f"{q['p95_ms']:.1f} ms | {_fmt(cold['in_process'], 'ms')} |")
+        q = iso["query"]
         rows.append(f"| {outtype} | isolated (worker process) | "
                     f"{_fmt(iso['load_s'], 'ms', base['load_s'])} | "
-                    f"{_fmt(iso['tokens_per_s'], 'tok', base['tokens_per_s'])} | "
-                    f"{_fmt(iso['query']['p50_ms'], 'qms', base['query']['p50_ms'])} | "
-                    f"{_fmt(iso['query']['p95_ms'], 'qms', base['query']['p95_ms'])} | "
+                    f"{_fmt(iso['tokens_per_s'], 'tok')} ({iso['ratio']:.2f}×) | "
+                    f"{q['p50_ms']:.1f} / {q['p95_ms']:.1f} ms ({iso['query_ratio']:.2f}×) | "
                     f"{_fmt(cold['isolated'], 'ms', cold['in_process'])} |")
         if "failed" in before:
             rows.append(f"| {outtype} | before: llama.cpp default buffers, in-process | "
-                        f"{before['failed']} | — | — | — | — |")
+                        f"{before['failed']} | — | — | — |")
         else:
-            rows.append(f"| {outtype} | before: llama.cpp default buffers, in-process "
-                        f"({', '.join(before['buffers'])}) | {_fmt(before['load_s'], 'ms')} | "
-                        f"{_fmt(before['tokens_per_s'], 'tok', base['tokens_per_s'])} | — | — "
-                        "| — |")
+            d, f = before["default"], before["fixed"]
+            rows.append(f"| {outtype} | before: llama.cpp default buffers "
+                        f"({', '.join(before['buffers'])}), in-process, vs the fix in the same "
+                        f"child ({_fmt(f['tokens_per_s'], 'tok')}) | "
+                        f"{_fmt(before['load_s'], 'ms')} | "
+                        f"{_fmt(d['tokens_per_s'], 'tok')} ({d['ratio']:.2f}×) | — | — |")
     return "\n".join(rows)
 
 
