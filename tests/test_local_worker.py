@@ -234,6 +234,33 @@ def test_a_hung_worker_is_killed_after_the_timeout(tiny_model: Path,
         embedder.close()
 
 
+def test_ctrl_c_mid_call_stops_the_worker_and_the_next_call_works(tiny_model: Path) -> None:
+    """The terminal's Ctrl-C reaches gitmem and its worker: the worker ignores it (gitmem
+    decides), an interrupted call stops the worker, and a library caller that goes on gets a
+    new one."""
+    embedder = LocalEmbedder(tiny_model, threads=1)
+    texts = [f"{i} " + " ".join(["alice likes coffee and long walks in the garden"] * 12)
+             for i in range(1000)]  # a few seconds of work
+    try:
+        want = embedder.embed_batch(["coffee"], input_type="query")
+        pid = embedder.worker_pid
+        assert pid is not None
+        os.kill(pid, signal.SIGINT)
+        assert embedder.embed_batch(["coffee"], input_type="query") == want
+        assert embedder.worker_pid == pid
+
+        interrupt = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        interrupt.start()
+        with pytest.raises(KeyboardInterrupt):
+            embedder.embed_batch(texts, input_type="document")
+        interrupt.join()
+        assert _gone(pid)
+        assert embedder.embed_batch(["coffee"], input_type="query") == want
+        assert embedder.worker_pid not in (None, pid)
+    finally:
+        embedder.close()
+
+
 def test_close_stops_the_worker_and_the_next_use_starts_one(tiny_model: Path) -> None:
     embedder = LocalEmbedder(tiny_model, threads=1)
     first = embedder.embed_batch(["git commit"], input_type="query")

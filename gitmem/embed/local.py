@@ -106,8 +106,11 @@ class LocalEmbedder(Embedder):
 
     def _loaded(self) -> tuple[Worker, ModelInfo]:
         """The worker with the model loaded; started (and the model loaded) if need be."""
-        if self._worker is not None and self._worker.owner != os.getpid():
-            self._worker, self._info = None, None  # inherited through fork: the parent's own
+        if self._worker is not None and (self._worker.owner != os.getpid()
+                                         or self._worker.stopped):
+            # Inherited through fork (the parent's own), or stopped by a call interrupted
+            # half-way (Ctrl-C): a new worker is needed.
+            self._drop_worker()
         if self._worker is not None and self._info is not None:
             return self._worker, self._info
         if importlib.util.find_spec("llama_cpp") is None:
@@ -171,7 +174,8 @@ class LocalEmbedder(Embedder):
         timeout = EMBED_TIMEOUT + EMBED_TIMEOUT_PER_TEXT * len(texts)
         vectors = self._request(("embed", list(texts), input_type), timeout)
         if not isinstance(vectors, list) or len(vectors) != len(texts):
-            raise EmbeddingError(f"the local embedding model returned {len(vectors)} vectors "
+            count = len(vectors) if isinstance(vectors, list) else 0
+            raise EmbeddingError(f"the local embedding model returned {count} vectors "
                                  f"for {len(texts)} texts")
         return vectors
 

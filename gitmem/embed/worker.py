@@ -71,9 +71,9 @@ def _child_env() -> dict[str, str]:
 
 def _reap(proc: subprocess.Popen[bytes], sock: socket.socket, owner: int) -> None:
     """Stop a worker: close its socket (it exits at once), kill it if it does not."""
+    sock.close()  # only this process's descriptor: a forked copy closing it harms nobody
     if os.getpid() != owner:  # a forked copy of the owner: the worker is not ours to stop
         return
-    sock.close()
     try:
         proc.wait(_EXIT_GRACE)
     except subprocess.TimeoutExpired:
@@ -125,10 +125,19 @@ class Worker:
     def pid(self) -> int:
         return self.proc.pid
 
+    @property
+    def stopped(self) -> bool:
+        """True once the worker was stopped or killed (after a failed call, for instance)."""
+        return not self._stop.alive
+
     def call(self, request: tuple[Any, ...], timeout: float) -> Any:
         """Send one request and return the answer. Raises EmbeddingError for an error the
         child reported (the worker stays usable) and WorkerLost when the child died or did not
         answer within ``timeout`` seconds (the worker is then stopped)."""
+        if self.stopped:
+            lost = WorkerLost("had been stopped")
+            lost.op = str(request[0])
+            raise lost
         deadline = time.monotonic() + timeout
         try:
             self._send(pickle.dumps(request, pickle.HIGHEST_PROTOCOL), deadline, timeout)
