@@ -9,7 +9,9 @@ hidden size 64, 4 heads, context 128, ~370 tokens, float32 random weights from a
 file is ~0.3 MB and is written in milliseconds.
 
 Use ``tiny_gguf(tmp_path_factory)`` from a session fixture (built once per test session), or
-``write_tiny_gguf(path, seed=...)`` for a differently weighted model.
+``write_tiny_gguf(path, seed=...)`` for a differently weighted model. ``qtype`` Q8_0 (or Q4_0)
+stores the 2-D weight matrices quantized, as ``convert_hf_to_gguf --outtype q8_0`` does (norms,
+biases, position and token-type embeddings stay F32).
 """
 
 from __future__ import annotations
@@ -75,10 +77,19 @@ def _phantom(token: str, control: bool) -> str:
     return "\u2581" + token
 
 
+QTYPES = {
+    "f32": (gguf.GGMLQuantizationType.F32, gguf.LlamaFileType.ALL_F32),
+    "q8_0": (gguf.GGMLQuantizationType.Q8_0, gguf.LlamaFileType.MOSTLY_Q8_0),
+    "q4_0": (gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0),
+}
+
+
 def write_tiny_gguf(path: Path, *, seed: int = 0,
-                    pooling: gguf.PoolingType = gguf.PoolingType.MEAN) -> Path:
+                    pooling: gguf.PoolingType = gguf.PoolingType.MEAN,
+                    qtype: str = "f32") -> Path:
     """Write the tiny BERT to ``path``; the same arguments give the same bytes. ``pooling``
-    NONE makes a model that returns one vector per token."""
+    NONE makes a model that returns one vector per token; ``qtype`` is f32, q8_0 or q4_0."""
+    tensor_type, file_type = QTYPES[qtype]
     rng = np.random.default_rng(seed)
     vocab = vocabulary()
     n_vocab = len(vocab)
@@ -100,7 +111,7 @@ def write_tiny_gguf(path: Path, *, seed: int = 0,
     writer.add_feed_forward_length(N_FF)
     writer.add_head_count(N_HEAD)
     writer.add_layer_norm_eps(1e-12)
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(file_type)
     writer.add_causal_attention(False)
     writer.add_pooling_type(pooling)
 
@@ -122,7 +133,13 @@ def write_tiny_gguf(path: Path, *, seed: int = 0,
 
     # numpy shapes are ggml's reversed: ggml {n_embd, n_vocab} is numpy (n_vocab, n_embd), and a
     # Linear weight keeps the Hugging Face (out, in) layout.
-    writer.add_tensor("token_embd.weight", rand(n_vocab, N_EMBD, scale=1.0))
+    def add_matrix(name: str, data: np.ndarray) -> None:
+        if tensor_type == gguf.GGMLQuantizationType.F32:
+            writer.add_tensor(name, data)
+        else:
+            writer.add_tensor(name, gguf.quants.quantize(data, tensor_type), raw_dtype=tensor_type)
+
+    add_matrix("token_embd.weight", rand(n_vocab, N_EMBD, scale=1.0))
     writer.add_tensor("token_types.weight", rand(TYPE_VOCAB, N_EMBD, scale=0.1))
     writer.add_tensor("position_embd.weight", rand(N_CTX_TRAIN, N_EMBD, scale=0.1))
     writer.add_tensor("token_embd_norm.weight", ones(N_EMBD))
@@ -130,13 +147,13 @@ def write_tiny_gguf(path: Path, *, seed: int = 0,
     for i in range(N_LAYER):
         blk = f"blk.{i}"
         for name in ("attn_q", "attn_k", "attn_v", "attn_output"):
-            writer.add_tensor(f"{blk}.{name}.weight", rand(N_EMBD, N_EMBD))
+            add_matrix(f"{blk}.{name}.weight", rand(N_EMBD, N_EMBD))
             writer.add_tensor(f"{blk}.{name}.bias", rand(N_EMBD, scale=0.02))
         writer.add_tensor(f"{blk}.attn_output_norm.weight", ones(N_EMBD))
         writer.add_tensor(f"{blk}.attn_output_norm.bias", zeros(N_EMBD))
-        writer.add_tensor(f"{blk}.ffn_up.weight", rand(N_FF, N_EMBD))
+        add_matrix(f"{blk}.ffn_up.weight", rand(N_FF, N_EMBD))
         writer.add_tensor(f"{blk}.ffn_up.bias", rand(N_FF, scale=0.02))
-        writer.add_tensor(f"{blk}.ffn_down.weight", rand(N_EMBD, N_FF))
+        add_matrix(f"{blk}.ffn_down.weight", rand(N_EMBD, N_FF))
         writer.add_tensor(f"{blk}.ffn_down.bias", rand(N_EMBD, scale=0.02))
         writer.add_tensor(f"{blk}.layer_output_norm.weight", ones(N_EMBD))
         writer.add_tensor(f"{blk}.layer_output_norm.bias", zeros(N_EMBD))
@@ -150,12 +167,12 @@ def write_tiny_gguf(path: Path, *, seed: int = 0,
 
 
 def tiny_gguf(tmp_path_factory: pytest.TempPathFactory, *, seed: int = 0,
-              pooling: gguf.PoolingType = gguf.PoolingType.MEAN) -> Path:
+              pooling: gguf.PoolingType = gguf.PoolingType.MEAN, qtype: str = "f32") -> Path:
     """The tiny model for this test session (written once per variant, then reused)."""
-    name = f"tiny-bert-{seed}-{pooling.name.lower()}.gguf"
+    name = f"tiny-bert-{seed}-{pooling.name.lower()}-{qtype}.gguf"
     path = tmp_path_factory.getbasetemp() / "tiny-gguf" / name
     if not path.is_file():
         tmp = path.with_name(path.name + ".tmp")
-        write_tiny_gguf(tmp, seed=seed, pooling=pooling)
+        write_tiny_gguf(tmp, seed=seed, pooling=pooling, qtype=qtype)
         tmp.replace(path)
     return path

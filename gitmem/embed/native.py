@@ -1,0 +1,227 @@
+"""llama.cpp in the calling process: load a GGUF embedding model, embed texts.
+
+This is the code that can crash natively, so gitmem runs it only inside the worker process of
+``gitmem.embed.worker`` (the benchmark also runs it in-process, as the baseline). The context is
+kept at 512 tokens (or the model's training context if smaller): larger contexts make llama.cpp
+pack chunks together and ran 2-3x slower for MiniLM; longer texts are cut to the context, never
+rejected.
+
+Weights stay in llama.cpp's plain CPU buffer: its "extra" buffer types repack them for special
+CPU kernels, and the AMX one crashes the process (SIGSEGV/SIGILL) on the first embedding of any
+Q8_0 model on Intel CPUs with AMX (issue 10; upstream llama.cpp knows it). For an embedding model
+of this size the repacked kernels buy little.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitmem.embed.base import EmbeddingError, InputType, Vector
+
+DEFAULT_N_CTX = 512
+# A token never stands for more than a few dozen characters; texts are first cut to this many
+# characters per context token so a huge input costs no more than tokenizing a bounded prefix.
+_CHARS_PER_TOKEN = 32
+
+INSTALL_HINT = "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
+
+# Asymmetric models trained with task prompts, by the architecture their GGUF declares:
+# (query prefix, document prefix), as their model cards prescribe. Others embed text as is.
+_PROMPTS: dict[str, tuple[str, str]] = {
+    "gemma-embedding": ("task: search result | query: ", "title: none | text: "),
+    "nomic-bert": ("search_query: ", "search_document: "),
+    "nomic-bert-moe": ("search_query: ", "search_document: "),
+}
+PROMPTS_VERSION = "prompts-1"  # in the fingerprint: changing the table changes the vectors
+
+# "load_tensors:   CPU_Mapped model buffer size =    23.50 MiB": where the weights live.
+_BUFFER_LINE = re.compile(r"(\S+) model buffer size")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a loaded model is: vector size, context, architecture, and the llama.cpp buffer
+    types holding its weights (``CPU_Mapped``/``CPU``; never ``CPU_REPACK`` or ``AMX``)."""
+
+    n_embd: int
+    n_ctx: int
+    architecture: str
+    buffers: tuple[str, ...]
+
+
+class _Log:
+    """llama.cpp's log sink. llama.cpp logs to stderr even with verbose=False (llama-cpp-python
+    0.3.x maps the current ggml log levels wrongly, so warnings get through); failures surface
+    as exceptions, so lines are dropped, except that a load records its buffer lines."""
+
+    def __init__(self) -> None:
+        self.callback: Any = None  # the installed ctypes callback, kept alive while installed
+        self.lines: list[str] | None = None
+        self.lock = threading.Lock()
+
+    def install(self, llama_cpp: Any) -> None:
+        if self.callback is not None:
+            return
+        try:
+            self.callback = llama_cpp.llama_log_callback(self._receive)
+            llama_cpp.llama_log_set(self.callback, None)
+        except AttributeError:  # a binding without these names: keep its own logging
+            self.callback = False
+
+    def _receive(self, level: int, text: bytes, user_data: Any) -> None:
+        lines = self.lines
+        if lines is not None:
+            lines.append(text.decode("utf-8", "replace"))
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[list[str]]:
+        with self.lock:
+            captured: list[str] = []
+            self.lines = captured
+            try:
+                yield captured
+            finally:
+                self.lines = None
+
+
+_LOG = _Log()
+
+
+def import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise EmbeddingError(INSTALL_HINT) from exc
+    _LOG.install(llama_cpp)
+    return llama_cpp
+
+
+@contextlib.contextmanager
+def _model_params(llama_cpp: Any, extra_buffers: bool) -> Iterator[dict[str, Any]]:
+    """``use_extra_bufts`` for the model about to be created: a ``Llama`` argument when the
+    binding has one. llama-cpp-python 0.3.x has none (and drops unknown keyword arguments
+    silently), so the defaults that ``Llama`` starts from are adjusted while it loads."""
+    if "use_extra_bufts" in inspect.signature(llama_cpp.Llama.__init__).parameters:
+        yield {"use_extra_bufts": extra_buffers}
+        return
+    lowlevel = llama_cpp.llama_cpp
+    original = lowlevel.llama_model_default_params
+    if not hasattr(original(), "use_extra_bufts"):  # an older llama.cpp: nothing to switch off
+        yield {}
+        return
+
+    def params() -> Any:
+        p = original()
+        p.use_extra_bufts = extra_buffers
+        return p
+
+    lowlevel.llama_model_default_params = params
+    try:
+        yield {}
+    finally:
+        lowlevel.llama_model_default_params = original
+
+
+def _n_ctx_train(llama: Any) -> int:
+    """The model's training context from the GGUF metadata (0 if it does not say)."""
+    meta = getattr(llama, "metadata", None) or {}
+    arch = meta.get("general.architecture", "")
+    try:
+        return int(meta.get(f"{arch}.context_length", 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _mean(rows: Sequence[Sequence[float]]) -> list[float]:
+    width = len(rows[0])
+    return [sum(row[i] for row in rows) / len(rows) for i in range(width)]
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm > 0 else [float(x) for x in vector]
+
+
+class NativeModel:
+    """A GGUF embedding model loaded by llama-cpp-python in this process.
+
+    ``extra_buffers=True`` restores llama.cpp's default (weights repacked for special CPU
+    kernels); only the benchmark uses it, to measure what the default did."""
+
+    def __init__(self, path: Path, *, n_ctx: int = DEFAULT_N_CTX, threads: int = 1,
+                 extra_buffers: bool = False) -> None:
+        llama_cpp = import_llama_cpp()
+        if not path.is_file():
+            raise EmbeddingError(f"embedding model file {path} does not exist; set "
+                                 "embed.model or run 'gitmem model pull'")
+        self.path, self.threads, self.extra_buffers = path, threads, extra_buffers
+        llama, buffers = self._open(llama_cpp, n_ctx)
+        trained = _n_ctx_train(llama)
+        if 0 < trained < n_ctx:  # positions past the training context do not exist: reopen
+            llama.close()
+            n_ctx = trained
+            llama, buffers = self._open(llama_cpp, n_ctx)
+        arch = str((getattr(llama, "metadata", None) or {}).get("general.architecture", ""))
+        self._llama = llama
+        self._prompts = _PROMPTS.get(arch, ("", ""))
+        self.info = ModelInfo(int(llama.n_embd()), n_ctx, arch, buffers)
+
+    def _open(self, llama_cpp: Any, n_ctx: int) -> tuple[Any, tuple[str, ...]]:
+        try:
+            with _LOG.capture() as lines, _model_params(llama_cpp, self.extra_buffers) as extra:
+                # n_batch = n_ubatch = n_ctx: an encoder needs a whole sequence in one
+                # micro-batch, and a text is cut to n_batch tokens.
+                llama = llama_cpp.Llama(
+                    model_path=str(self.path), embedding=True, n_ctx=n_ctx, n_batch=n_ctx,
+                    n_ubatch=n_ctx, n_threads=self.threads, n_threads_batch=self.threads,
+                    verbose=False, **extra,
+                )
+        except Exception as exc:  # llama.cpp raises assorted types; all mean "unusable model"
+            raise EmbeddingError(f"cannot load the local embedding model {self.path}: {exc}; "
+                                 "embed.model must name a GGUF embedding model") from exc
+        buffers = tuple(m.group(1) for line in lines for m in _BUFFER_LINE.finditer(line))
+        return llama, buffers
+
+    def prepare(self, text: str, input_type: InputType) -> str:
+        """The text as the model sees it: task prompt, cut to a bounded prefix, never empty."""
+        prefix = self._prompts[0] if input_type == "query" else self._prompts[1]
+        text = prefix + text[: self.info.n_ctx * _CHARS_PER_TOKEN]
+        if not text.strip() or not self.count_tokens(text):
+            # Nothing to embed: a model without a BOS token would get an empty sequence, which
+            # llama.cpp cannot pool. A lone full stop stands in; such a text matches nothing.
+            text = "."
+        return text
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
+
+    def embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
+        """One unit vector per text, in order."""
+        try:
+            # One text per decode: a text's vector then does not depend on what else is in
+            # the batch (packed sequences differ in the last float bits), so the cache and
+            # a fresh embedding always agree. Chunks near n_ctx fill a batch alone anyway.
+            raw = [self._llama.embed([self.prepare(t, input_type)], normalize=False,
+                                     truncate=True)[0] for t in texts]
+        except Exception as exc:  # any llama.cpp failure is a provider failure (SPEC §9)
+            raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
+        out: list[Vector] = []
+        for item in raw:
+            # A model without pooling in its file gives one vector per token: mean-pool them.
+            vector = _mean(item) if item and isinstance(item[0], list) else item
+            if not vector or not all(math.isfinite(x) for x in vector):
+                raise EmbeddingError("the local embedding model returned an empty or "
+                                     "non-finite vector")
+            out.append(_unit(vector))
+        return out
+
+    def close(self) -> None:
+        self._llama.close()
