@@ -49,7 +49,6 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(HERE.parent))
 
 from bench import synth  # noqa: E402
-
 from gitmem.embed.worker import describe_exit  # noqa: E402
 
 NAME = "all-MiniLM-L6-v2"
