@@ -24,11 +24,13 @@ from pathlib import Path
 import pytest
 from embed_server import EmbedServer, Fault
 from gguf_model import N_EMBD, tiny_gguf
-from helpers import GOOD_DAILY, GOOD_TEXT, commit_all, gitmem, make_repo, recall_json, write
 
 from gitmem.embed import local
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.local import LocalEmbedder
+from testing.cli import gitmem, recall_json
+from testing.contract import GOOD_DAILY, GOOD_TEXT
+from testing.repo import commit_all, make_repo, write
 
 pytest.importorskip("llama_cpp")
 
