@@ -34,6 +34,8 @@ _PROMPTS: dict[str, tuple[str, str]] = {
     "nomic-bert-moe": ("search_query: ", "search_document: "),
 }
 _PROMPTS_VERSION = "prompts-1"  # in the fingerprint: changing the table changes the vectors
+# Prompts a converted file names itself (gitmem.embed.convert_e5 writes them); they win.
+PROMPT_KEYS = ("gitmem.prompt.query", "gitmem.prompt.document")
 
 
 _quiet: Any = None  # the installed llama.cpp log callback (kept alive while it is installed)
@@ -138,8 +140,10 @@ class LocalEmbedder(Embedder):
                 llama.close()
                 n_ctx = trained
                 llama = self._open(llama_cpp, n_ctx)
-            arch = str((getattr(llama, "metadata", None) or {}).get("general.architecture", ""))
-            self._prompts = _PROMPTS.get(arch, ("", ""))
+            meta = getattr(llama, "metadata", None) or {}
+            in_file = (str(meta.get(PROMPT_KEYS[0], "")), str(meta.get(PROMPT_KEYS[1], "")))
+            arch = str(meta.get("general.architecture", ""))
+            self._prompts = in_file if any(in_file) else _PROMPTS.get(arch, ("", ""))
             self._llama, self._n_ctx = llama, n_ctx
             return llama
 
