@@ -166,6 +166,8 @@ METHODS: dict[str, Method] = {
     "lexical": gitmem_recall("lexical"),
     "semantic": gitmem_recall("semantic"),
     "hybrid": gitmem_recall("hybrid"),
+    # gitmem's hybrid before passage units: whole chunks ranked and cited.
+    "hybrid-chunks": gitmem_recall("hybrid", Ranking(passages=False), "hybrid-chunks"),
     # OpenClaw's published hybrid: 0.7 x cosine + 0.3 x text, no decay, no diversity.
     "openclaw": gitmem_recall("hybrid", Ranking.openclaw(), "openclaw"),
 }

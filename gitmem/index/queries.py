@@ -161,6 +161,27 @@ def nearest(store: Store, qvec: bytes, k: int) -> dict[int, float]:
     return dict(heapq.nlargest(k, best.items(), key=lambda pair: pair[1]))
 
 
+def passage_similarities(store: Store, qvec: bytes,
+                         ids: Sequence[int]) -> dict[tuple[int, int], float]:
+    """(item id, passage number) -> cosine similarity to ``qvec``, for every embedded passage of
+    these items (exact; items without vectors are absent)."""
+    out: dict[tuple[int, int], float] = {}
+    if store.vec_error is None:
+        for part in batched(ids):
+            out.update(((int(i), int(n)), 1.0 - float(d)) for i, n, d in store.conn.execute(
+                f"SELECT item_id, part, vec_distance_cosine(vector, ?) FROM vectors "
+                f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
+        return out
+    query = unpack(qvec)
+    for part in batched(ids):
+        for i, n, v in store.conn.execute(
+                f"SELECT item_id, part, vector FROM vectors WHERE item_id IN ({marks(part)})",
+                part):
+            out[(int(i), int(n))] = sum(a * b for a, b in zip(query, unpack(bytes(v)),
+                                                             strict=False))
+    return out
+
+
 def rows_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> list[Row]:
     """The rows of ``ids`` that pass the filter."""
     columns, col_args = _select(flt)
