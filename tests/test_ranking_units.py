@@ -51,13 +51,17 @@ def test_adjacent_passages_merge_and_cited_lines_are_not_repeated() -> None:
     assert picked[0].score == 0.9
 
 
-def test_a_unit_bridging_two_results_joins_them_and_k_counts_results() -> None:
+def test_only_the_best_units_extend_a_result_and_k_counts_results() -> None:
     chunk = _row("memory/a.md", 1, [f"l{n}" for n in range(1, 21)])
     units = [(0.9, chunk, 1, 3), (0.8, chunk, 7, 9), (0.7, chunk, 4, 6), (0.6, chunk, 15, 16),
-             (0.5, chunk, 18, 19)]
-    assert [(p.start, p.end) for p in pick_units(units, k=2, diversity=True)] == [(1, 3), (7, 9)]
+             (0.5, chunk, 10, 11), (0.4, chunk, 17, 17)]
+    # 4-6 touches both 1-3 and 7-9: it joins the first; results never move forward
     picked = pick_units(units, k=3, diversity=True)
-    assert [(p.start, p.end) for p in picked] == [(1, 9), (15, 16), (18, 19)]
+    assert [(p.start, p.end) for p in picked] == [(1, 6), (7, 11), (15, 17)]
+    # past the merge window a touching unit is a result of its own, and k results end the list
+    picked = pick_units(units, k=3, diversity=True, merge_window=3)
+    assert [(p.start, p.end) for p in picked] == [(1, 6), (7, 9), (15, 16)]
+    assert [(p.start, p.end) for p in pick_units(units, k=1, diversity=True)] == [(1, 6)]
 
 
 def test_facts_stay_whole_and_inside_a_cited_range_they_are_dropped() -> None:

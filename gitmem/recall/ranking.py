@@ -23,6 +23,8 @@ _WORD = re.compile(r"\w+")
 
 # Lexical mode ranks passages by their own BM25 and their chunk's, half and half (BENCHMARKS.md).
 LEXICAL_CHUNK_SHARE = 0.5
+# Passages among this many best-ranked units join a touching earlier result (see pick_units).
+MERGE_WINDOW = 100
 BM25_K1, BM25_B = 1.2, 0.75
 
 
@@ -162,35 +164,37 @@ class Picked:
 
 
 def pick_units(
-    units: Sequence[tuple[float, dict[str, Any], int, int]], k: int, diversity: bool
+    units: Sequence[tuple[float, dict[str, Any], int, int]], k: int, diversity: bool,
+    merge_window: int = MERGE_WINDOW,
 ) -> list[Picked]:
     """The first ``k`` results from units ranked best first, ``(score, row, first, last)``.
 
-    A unit whose lines an earlier result already cites is dropped; a chunk passage that touches
-    or overlaps an earlier passage of the same file extends that result's range instead of
-    taking a place of its own, so the results cover distinct places. With ``diversity``, a unit
-    whose words are ≥90% those of an earlier result (a copy elsewhere) is dropped too.
+    A unit whose lines an earlier result already cites is dropped. Among the ``merge_window``
+    best units, a chunk passage that touches or overlaps an earlier passage result of the same
+    file extends that result's range instead of taking a place of its own: the neighbours of a
+    good passage are read with it (measured on LoCoMo: the context a hit needs is next to it),
+    and the results cover distinct places. With ``diversity``, a unit whose words are ≥90% those
+    of an earlier result (a copy elsewhere) is dropped too.
     """
     chosen: list[Picked] = []
     kept: list[tuple[str, int, int, frozenset[str]]] = []
-    for score, row, first, last in units:
+    for n, (score, row, first, last) in enumerate(units):
+        if len(chosen) >= k and n >= merge_window:
+            break
         mergeable = row["type"] == "chunk"
         version = (row["path"], row.get("commit_id") if row.get("valid_to") is not None else None)
-        same = [p for p in chosen if (p.row["path"], p.version[1]) == version]
+        same = [p for p in chosen if p.version == version]
         if any(p.start <= first and last <= p.end for p in same):
             continue
         lines = unit_lines(row, first, last)
         touching = [p for p in same if p.mergeable and mergeable
                     and p.start - 1 <= last and first <= p.end + 1]
-        if touching:
+        if touching and n < merge_window:
             target = touching[0]
-            for other in touching[1:]:  # the unit bridges two results: they become one
-                target.lines.update(other.lines)
-                target.start, target.end = min(target.start, other.start), max(target.end,
-                                                                               other.end)
-                chosen.remove(other)
             target.lines.update(lines)
             target.start, target.end = min(target.start, first), max(target.end, last)
+            continue
+        if len(chosen) >= k:
             continue
         words = frozenset(_WORD.findall(fold("\n".join(lines.values()))))
         probe = {"path": row["path"], "start_line": first, "end_line": last}
@@ -198,8 +202,6 @@ def pick_units(
             continue
         kept.append((row["path"], first, last, words))
         chosen.append(Picked(score, row, first, last, lines, mergeable, version))
-        if len(chosen) >= k:
-            break
     return chosen
 
 
