@@ -25,6 +25,9 @@ _WORD = re.compile(r"\w+")
 LEXICAL_CHUNK_SHARE = 0.5
 # Passages among this many best-ranked units join a touching earlier result (see pick_units).
 MERGE_WINDOW = 100
+# Passage BM25 matches words by their first five letters ("painted" meets "painting"; CJK
+# bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
+STEM_CHARS = 5
 BM25_K1, BM25_B = 1.2, 0.75
 
 
@@ -41,7 +44,7 @@ class Ranking:
     # Rank passages (the ~96-token parts of a chunk that are embedded) rather than whole chunks,
     # and cite each passage's lines; adjacent or overlapping ones are merged into one range.
     passages: bool = True
-    chunk_text: float = 0.0  # hybrid: share of the chunk's BM25 in a passage's text score
+    chunk_text: float = 0.2  # hybrid: share of the chunk's BM25 in a passage's text score
 
     @classmethod
     def openclaw(cls) -> Ranking:
@@ -119,6 +122,11 @@ def make_snippet(
         if not grew:
             break
     return "\n".join(lines[lo : hi + 1]), lo, hi
+
+
+def stems(text: str) -> list[str]:
+    """A text's folded words cut to their first ``STEM_CHARS`` letters, for passage BM25."""
+    return [w[:STEM_CHARS] for w in _WORD.findall(fold(text))]
 
 
 def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],

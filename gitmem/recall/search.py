@@ -31,6 +31,7 @@ from gitmem.recall.ranking import (
     make_snippet,
     pick_units,
     redundant,
+    stems,
 )
 from gitmem.recall.supersede import citation, current_first, superseders
 
@@ -265,20 +266,21 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
     passages, mixed with its chunk's; its vector score is its own cosine similarity."""
     psim = queries.passage_similarities(store, qvec, list(rows)) if qvec is not None else {}
-    query = list(dict.fromkeys(token for term in query_terms(q.text) for token in term))
+    query = list(dict.fromkeys(stem for term in query_terms(q.text) for token in term
+                               for stem in stems(token)))
     spans: list[tuple[Row, int, int, int]] = []  # row, passage number, first, last line
     docs: list[list[str]] = []
     for row in rows.values():
         content, start = str(row["content"]), int(row["start_line"])
         if row["type"] != "chunk":
             spans.append((row, 0, start, int(row["end_line"])))
-            docs.append(_WORD.findall(fold(content)))
+            docs.append(stems(content))
             continue
         lines = content.split("\n")
         for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS)[:MAX_PASSAGES]):
             if offsets:
                 spans.append((row, part, start + offsets[0], start + offsets[-1]))
-                docs.append(_WORD.findall(fold("\n".join(lines[o] for o in offsets))))
+                docs.append(stems("\n".join(lines[o] for o in offsets)))
     lexical = qvec is None
     raw = bm25_pool(query, docs) if mode != "semantic" or lexical else [0.0] * len(docs)
     top = max(raw, default=0.0) or 1.0
