@@ -36,6 +36,10 @@ from gitmem.recall.ranking import (
 from gitmem.recall.supersede import citation, current_first, superseders
 
 CANDIDATES_MIN = 200
+# Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
+# whole-item score: the rest cannot place a passage among the first k in practice, and
+# cutting and scoring passages is recall's costliest step.
+PASSAGE_ITEMS_MIN, PASSAGE_ITEMS = 50, 5
 
 
 @dataclass(frozen=True)
@@ -148,11 +152,13 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
     return queries.lexical(store, flt, build_match(terms), limit)
 
 
-def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes,
-                      limit: int) -> list[tuple[Row, float]]:
-    """Nearest items by cosine similarity (vectors are unit length), filters applied."""
+def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,
+                      passages: dict[tuple[int, int], float] | None = None,
+                      ) -> list[tuple[Row, float]]:
+    """Nearest items by cosine similarity (vectors are unit length), filters applied; their
+    passages' similarities go into ``passages`` when it is given."""
     k = limit * 10 if flt.narrows else limit
-    sim = queries.nearest(store, qvec, k)
+    sim = queries.nearest(store, qvec, k, passages)
     if not sim:
         return []
     out = [(row, sim[int(row["id"])]) for row in queries.rows_by_id(store, list(sim), flt)]
@@ -186,8 +192,9 @@ def rank(
         if mode == "semantic" and qvec is not None
         else lexical_candidates(store, q, flt, limit)
     )
+    psim: dict[tuple[int, int], float] = {}
     semantic = (
-        vector_candidates(store, flt, qvec, ranking.vector_candidates)
+        vector_candidates(store, flt, qvec, ranking.vector_candidates, psim)
         if qvec is not None and mode != "lexical"
         else []
     )
@@ -209,7 +216,11 @@ def rank(
     terms = query_terms(q.text)
     qvec = qvec if mode != "lexical" else None
     if ranking.passages:
-        units = passage_units(store, q, now, rows, text, qvec, mode, ranking)
+        # The passages of the items that score best whole (cheap) are ranked (costly)
+        items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
+                                                   vec.get(i, 0.0), qvec, mode, ranking))
+        rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
+        units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -260,12 +271,18 @@ def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[t
 
 
 def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, Row],
-                  text: dict[int, float], qvec: bytes | None, mode: str,
-                  ranking: Ranking) -> list[tuple[float, Row, int, int]]:
+                  text: dict[int, float], qvec: bytes | None, mode: str, ranking: Ranking,
+                  psim: dict[tuple[int, int], float] | None = None,
+                  ) -> list[tuple[float, Row, int, int]]:
     """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
-    passages, mixed with its chunk's; its vector score is its own cosine similarity."""
-    psim = queries.passage_similarities(store, qvec, list(rows)) if qvec is not None else {}
+    passages, mixed with its chunk's; its vector score is its own cosine similarity (``psim``
+    holds those already known, the rest are computed)."""
+    psim = dict(psim or {})
+    if qvec is not None:
+        known = {item for item, _ in psim}
+        psim.update(queries.passage_similarities(store, qvec,
+                                                 [i for i in rows if i not in known]))
     query = list(dict.fromkeys(stem for term in query_terms(q.text) for token in term
                                for stem in stems(token)))
     spans: list[tuple[Row, int, int, int]] = []  # row, passage number, first, last line
