@@ -141,23 +141,19 @@ def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Row],
     """The ranked rows, each with the fact that replaced it (or None), every replacing fact
     placed above the fact it replaced (brought in when the search had not found it)."""
     out: list[tuple[float, Row, Row | None]] = []
-    # (item id, first line) -> the score it was placed with: several passages of one chunk are
-    # several results, a fact is one
-    placed: dict[tuple[int, int], float] = {}
-    scores = {_place(r): score for score, r in chosen}
+    placed: dict[int, float] = {}  # item id -> the score it was placed with
+    scores = {int(r["id"]): score for score, r in chosen}
     for score, row in chosen:
-        if _place(row) in placed:
+        item_id = int(row["id"])
+        if item_id in placed:
             continue
-        newer = found.get(int(row["id"]))
+        newer = found.get(item_id)
         if newer is not None:
-            if _place(newer) not in placed:
-                placed[_place(newer)] = max(score, scores.get(_place(newer), 0.0))
-                out.append((placed[_place(newer)], newer, found.get(int(newer["id"]))))
-            score = min(score, placed[_place(newer)])
-        placed[_place(row)] = score
+            newer_id = int(newer["id"])
+            if newer_id not in placed:
+                placed[newer_id] = max(score, scores.get(newer_id, 0.0))
+                out.append((placed[newer_id], newer, found.get(newer_id)))
+            score = min(score, placed[newer_id])
+        placed[item_id] = score
         out.append((score, row, newer))
     return out[:k]
-
-
-def _place(row: Row) -> tuple[int, int]:
-    return int(row["id"]), int(row["start_line"])
