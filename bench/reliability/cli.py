@@ -82,6 +82,8 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
                   f"max {row['recall_max']}s", flush=True)
             for failure in tally.failures:
                 print(f"  {failure}", flush=True)
+            for slow in tally.slow_exits:
+                print(f"  slow exit (not a failure): {slow}", flush=True)
     return {"trials_per_scenario": per, "rows": rows}
 
 
