@@ -126,7 +126,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     "--worktree/--no-worktree",
     default=None,
     help="Also index uncommitted edits of memory files (marked uncommitted in "
-    "results); default: index.worktree in config.",
+    "results; recall does this by itself); default: index.worktree in config (on).",
 )
 @click.option(
     "--no-embed",
@@ -252,13 +252,15 @@ def _shown(text: str) -> str:
 
 
 def _print_results(results: list[Result], warnings: list[str]) -> None:
+    from gitmem.recall.answer import shown_dates
+
     if not results:
         click.echo("no results")
     for r in results:
         ents = " ".join(f"@{e}" for e in r.entities)
         conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
         click.echo(
-            click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
+            click.style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}", bold=True)
         )
         click.echo(click.style(_shown(r.source) + ("  (uncommitted)" if r.uncommitted else ""),
                                fg="cyan"))
@@ -309,6 +311,12 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
 )
 @click.option("--min-score", "min_score", type=float, default=None,
               help="Leave out results scoring below this.")
+@click.option(
+    "--committed",
+    is_flag=True,
+    help="Answer from HEAD alone (by default uncommitted edits of memory files are "
+    "searched too, marked uncommitted).",
+)
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (a stable contract: fields are added, never renamed).")
 @click.pass_context
@@ -324,6 +332,7 @@ def recall(
     kinds: tuple[str, ...],
     mode: str,
     min_score: float | None,
+    committed: bool,
     as_json: bool,
 ) -> None:
     """Find memory about QUERY, each result cited as path#Lline.
@@ -345,6 +354,7 @@ def recall(
         entities=entities,
         kinds=kinds,
         mode=mode,
+        committed=committed,
     )
     response = recall_answer(ws, cfg, req, min_score=min_score)
     if as_json:

@@ -41,7 +41,7 @@ DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.g
 class Config:
     workspace_root: str = ""
     extra_paths: tuple[str, ...] = ()
-    worktree: bool = False
+    worktree: bool = True  # recall sees uncommitted memory edits (SPEC §10)
     recall_k: int = 8
     half_life_days: float = 30.0
     decay_floor: float = 0.9

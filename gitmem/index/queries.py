@@ -31,7 +31,6 @@ class ItemFilter:
     """Which item versions a query may return, and which window it prefers."""
 
     as_of_seq: int | None = None  # the versions held at this indexed commit (None: current)
-    as_of_day: str | None = None  # and no event time after this day
     kinds: tuple[str, ...] = ()
     entity_keys: tuple[tuple[str, ...], ...] = ()  # each: an entity and its aliases
     window: TimeWindow | None = None  # event time overlaps (record time when unknown)
@@ -74,12 +73,9 @@ def _where(flt: ItemFilter) -> tuple[str, list[Any]]:
         where = ["i.valid_to IS NULL"]
         args: list[Any] = []
     else:
-        where = [
-            "i.valid_from <= ?",
-            "(i.valid_to IS NULL OR i.valid_to > ?)",
-            "(i.event_start IS NULL OR i.event_start <= ?)",
-        ]
-        args = [flt.as_of_seq, flt.as_of_seq, flt.as_of_day]
+        # Record time only (SPEC §6): a plan recorded before then about a later day is found.
+        where = ["i.valid_from <= ?", "(i.valid_to IS NULL OR i.valid_to > ?)"]
+        args = [flt.as_of_seq, flt.as_of_seq]
     if flt.kinds:
         where.append(f"i.kind IN ({marks(flt.kinds)})")
         args.extend(flt.kinds)

@@ -12,7 +12,7 @@ from gitmem.errors import LockBusy
 from gitmem.git import head_id
 from gitmem.index.changes import ChangePlan, IndexReport
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.workspace import Workspace, scope_fingerprint
+from gitmem.workspace import Workspace, scope_fingerprint, worktree_layer
 
 if TYPE_CHECKING:
     from gitmem.index.vectors import EmbedReport
@@ -49,14 +49,20 @@ class IndexOutcome:
         }
 
 
-def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None, *,
-                     keep_layer: bool = False) -> bool:
-    """True when the index already holds HEAD with the same settings (no indexer needed).
+def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -> bool:
+    """True when the index already holds HEAD and the uncommitted layer as they are, with the
+    same settings (no indexer needed).
 
-    ``keep_layer``: an uncommitted layer from 'index --worktree' counts as current (recall
-    reads it as it is; only an index run replaces or drops it)."""
-    if (cfg.worktree if worktree is None else worktree) or not ws.index_path.exists():
+    One ``git status`` (which also names HEAD) and one meta read: recall runs this before every
+    query. Only the memory files git reports as changed are read, to compare their content with
+    the layer the index holds."""
+    if not ws.index_path.exists():
         return False
+    if cfg.worktree if worktree is None else worktree:
+        layer = worktree_layer(ws, cfg)
+        head, layer_state = layer.head, layer.key
+    else:
+        head, layer_state = head_id(ws.repo_root), "off"
     from gitmem.parse.chunking import DEFAULT_CHUNKING
 
     try:
@@ -67,19 +73,20 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None, *
         meta = store.meta()
     finally:
         store.close()
-    return (meta.get("last_indexed_commit") == (head_id(ws.repo_root) or "")
-            and (keep_layer or meta.get("worktree") != "1")
+    return (meta.get("last_indexed_commit") == (head or "")
+            and meta.get("worktree") == layer_state
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
 
 
 def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
-    """Build the index when missing, catch up with HEAD when behind (unless a writer is busy).
+    """Build the index when missing, catch up with HEAD and the working tree when behind
+    (unless a writer is busy).
 
-    The up-to-date check costs one ``git rev-parse`` and one meta read, so recall stays fast;
+    The up-to-date check costs one ``git status`` and one meta read, so recall stays fast;
     the indexer (and pygit2, markdown-it) is imported only when there is work to do.
     """
-    if index_is_current(ws, cfg, keep_layer=True):
+    if index_is_current(ws, cfg):
         return []
     from gitmem.index.replay import index_workspace
     from gitmem.locks import RECALL_WAIT_SECONDS

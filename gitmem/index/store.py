@@ -181,9 +181,12 @@ class Store:
                                 (commit_id,)).fetchone()
         return None if row is None else int(row[0])
 
-    def last_commit(self) -> tuple[int, str] | None:
+    def last_commit(self, *, committed: bool = False) -> tuple[int, str] | None:
+        """(seq, commit id) of the newest replayed commit; ``committed``: not the uncommitted
+        layer."""
+        where = f"WHERE commit_id != '{WORKTREE}' " if committed else ""
         row = self.conn.execute(
-            "SELECT seq, commit_id FROM commits ORDER BY seq DESC LIMIT 1"
+            f"SELECT seq, commit_id FROM commits {where}ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
@@ -203,6 +206,12 @@ class Store:
         ids = [
             (r[0],) for r in self.conn.execute("SELECT id FROM items WHERE valid_from > ?", (seq,))
         ]
+        reopened = [int(r[0]) for r in self.conn.execute(
+            "SELECT id FROM items WHERE valid_to > ?", (seq,))]
+        for part in batched([i for (i,) in ids] + reopened):
+            self._entities_touched.update(str(r[0]) for r in self.conn.execute(
+                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
+                part))
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.drop_vectors([i for (i,) in ids])
@@ -213,8 +222,7 @@ class Store:
             )
         self.conn.execute("UPDATE items SET ended_commit = NULL WHERE valid_to IS NULL")
         self.conn.execute("DELETE FROM commits WHERE seq > ?", (seq,))
-        self._next_id = None
-        self._entities_all = True
+        self._next_id = None  # entity pages that change with it are recounted by put_file
 
     # -- versions ---------------------------------------------------------------------------
 
@@ -229,8 +237,10 @@ class Store:
             )
         }
 
-    def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str) -> None:
-        self.drop_vectors(ids)
+    def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str, *,
+                       keep_vectors: bool = False) -> None:
+        if not keep_vectors:
+            self.drop_vectors(ids)
         for part in batched(ids):
             self._entities_touched.update(str(r[0]) for r in self.conn.execute(
                 f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
@@ -322,8 +332,11 @@ class Store:
         return len(live_ids)
 
     def vector_counts(self) -> tuple[int, int]:
-        """(current items with vectors, current items). Vectors exist for current items only."""
-        have = self.conn.execute("SELECT count(DISTINCT item_id) FROM vectors").fetchone()
+        """(current items with vectors, current items). Vectors belong to current items, and to
+        versions hidden by the uncommitted layer (not counted)."""
+        have = self.conn.execute(
+            "SELECT count(*) FROM items i WHERE i.valid_to IS NULL AND "
+            "EXISTS (SELECT 1 FROM vectors v WHERE v.item_id = i.id)").fetchone()
         total = self.conn.execute("SELECT count(*) FROM items WHERE valid_to IS NULL").fetchone()
         return (int(have[0]) if have else 0, int(total[0]) if total else 0)
 
@@ -457,6 +470,17 @@ class Store:
         self.conn.executemany(
             "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
             [(w.path, w.line, w.code, w.message) for w in warns],
+        )
+
+    def clear_warnings(self, code: str) -> None:
+        self.conn.execute("DELETE FROM warnings WHERE code = ?", (code,))
+
+    def replace_warnings(self, code: str, warns: Sequence[Warn]) -> None:
+        """Every warning of one kind, replaced (the uncommitted layer's symbolic links)."""
+        self.clear_warnings(code)
+        self.conn.executemany(
+            "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
+            [(w.path, w.line, code, w.message) for w in warns],
         )
 
     def clear_link_warnings(self, paths: Iterable[str]) -> None:

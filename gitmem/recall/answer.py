@@ -15,12 +15,12 @@ from gitmem.embed.batch import embed_texts
 from gitmem.embed.registry import fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
-from gitmem.index.store import BUSY, UNUSABLE, Store, open_store
+from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
 from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import as_of_bounds, build_window, find_query_window
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, classify
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class RecallRequest:
     entities: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     mode: str = "hybrid"
+    committed: bool = False  # answer from HEAD alone, without the uncommitted layer
 
 
 @dataclass
@@ -72,6 +73,19 @@ def _show(t: datetime | None) -> str | None:
     if t is None:
         return None
     return t.date().isoformat() if t.time() == datetime.min.time() else t.isoformat()
+
+
+def shown_dates(r: Result) -> str:
+    """A result's time for plain output: the event period, and the note's own date (the daily
+    note's day, else the day it was recorded) when that differs (SPEC §6)."""
+    start, end = r.event_start, r.event_end
+    period = start if start is None or end in (None, start) else f"{start} .. {end}"
+    found = classify(r.path)
+    noted = (found[1].isoformat() if found and found[1] else None) or (r.recorded_at or "")[:10]
+    if period is None:
+        return noted or r.timestamp or "-"
+    return period if not noted or noted == period else f"{period} (noted {noted})"
+
 
 
 def answer(
@@ -179,8 +193,15 @@ def _search(ws: Workspace, q: RecallQuery, req: RecallRequest, now: datetime,
         qvec = semantic.usable_vector(store) if semantic else None
         mode = req.mode if qvec is not None else "lexical"
         if req.as_of is None:
+            if req.committed and store.seq_of(WORKTREE) is not None:
+                last = store.last_commit(committed=True)
+                if last is None:
+                    warnings.append("the repository has no commits yet; without --committed, "
+                                    "recall reads the uncommitted memory files")
+                    return [], mode
+                q = replace(q, as_of_seq=last[0])
             return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
-        instant, day = as_of_bounds(req.as_of, now)
+        instant, _ = as_of_bounds(req.as_of, now)  # record time only (SPEC §6)
         seq = store.seq_at(instant.isoformat())
         if seq is None:
             warnings.append(f"the memory has no commit at or before {_show(instant)}")
@@ -188,7 +209,7 @@ def _search(ws: Workspace, q: RecallQuery, req: RecallRequest, now: datetime,
         if qvec is not None:
             warnings.append("as of an earlier commit, text that is no longer current "
                             "is found lexically only (vectors cover current text)")
-        q = replace(q, as_of_seq=seq, as_of_day=day)
+        q = replace(q, as_of_seq=seq)
         return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
     finally:
         store.close()
@@ -287,4 +308,4 @@ def _ranked(
     return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking)
 
 
-__all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer"]
+__all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer", "shown_dates"]

@@ -41,7 +41,6 @@ class RecallQuery:
     half_life_days: float = 30.0
     decay_floor: float = DECAY_FLOOR
     as_of_seq: int | None = None  # answer from the indexed commit with this seq
-    as_of_day: str | None = None  # and leave out event times after this day
     prefer: TimeWindow | None = None  # a window from the query's words: preferred, not a filter
 
 
@@ -125,7 +124,7 @@ def resolve_entities(store: Store, names: Sequence[str]) -> tuple[tuple[str, ...
 
 
 def _filter(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> ItemFilter:
-    return ItemFilter(as_of_seq=q.as_of_seq, as_of_day=q.as_of_day, kinds=q.kinds,
+    return ItemFilter(as_of_seq=q.as_of_seq, kinds=q.kinds,
                       entity_keys=tuple(tuple(k) for k in entity_keys), window=q.window,
                       prefer=q.prefer)
 

@@ -1,0 +1,181 @@
+"""Recall a user can trust (issue 9): what is on disk is found, nothing is silently empty or
+wrong, scaffolding and junk stay out, and the help says what to do.
+
+Each test here reproduced a problem found by trying gitmem as a new user would, before the fix.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.recall.answer import RecallRequest, answer
+from gitmem.workspace import open_workspace
+from testing.cli import gitmem, recall_json, sources
+from testing.repo import commit_all, git, make_repo, write
+
+NOW = datetime(2025, 3, 14, 12, tzinfo=UTC)
+
+
+def day_note(day: str, *facts: str, notes: str = "") -> str:
+    body = "".join(f"- {f}\n" for f in facts)
+    extra = f"\n## Notes\n{notes}\n" if notes else ""
+    return f"# {day}\n\n## Retain\n{body}{extra}"
+
+
+@pytest.fixture
+def harbor(tmp_path: Path) -> Path:
+    """A few dated commits about project Harbor (March 2025)."""
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Peter is allergic to peanuts.\n")
+    commit_all(repo, "memory", "2025-03-01T09:00:00+00:00")
+    write(repo, "memory/2025-03-06.md", day_note(
+        "2025-03-06", "B @Harbor: We decided to release Harbor 1.0 on March 20.",
+        notes="Long review of the database migration plan."))
+    commit_all(repo, "march 6", "2025-03-06T18:00:00+00:00")
+    write(repo, "memory/2025-03-13.md", day_note(
+        "2025-03-13", "W @Harbor: The staging server moved to Oslo."))
+    commit_all(repo, "march 13", "2025-03-13T18:00:00+00:00")
+    return repo
+
+
+def results(repo: Path, query: str, *extra: str) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = recall_json(repo, query, *extra)["results"]
+    return data
+
+
+# -- 1. uncommitted edits are visible by default ----------------------------------------------
+
+
+def test_recall_sees_an_uncommitted_edit_by_default(harbor: Path) -> None:
+    assert [r["source"] for r in results(harbor, "peanuts")] == ["MEMORY.md#L4"]
+    write(harbor, "MEMORY.md",
+          "# Memory\n\n## Retain\n- W @Peter: Peter is allergic to shellfish.\n")
+    [hit] = results(harbor, "shellfish")
+    assert hit["source"] == "MEMORY.md#L4" and hit["uncommitted"] is True
+    assert hit["commit"] is None
+    assert results(harbor, "peanuts") == []  # the line now says shellfish
+    code, out, _ = gitmem("-C", str(harbor), "recall", "shellfish")
+    assert code == 0 and "MEMORY.md#L4  (uncommitted)" in out
+
+
+def test_committed_flag_answers_from_head(harbor: Path) -> None:
+    write(harbor, "MEMORY.md",
+          "# Memory\n\n## Retain\n- W @Peter: Peter is allergic to shellfish.\n")
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: New shellfish note."))
+    assert len(results(harbor, "shellfish")) == 2
+    assert results(harbor, "shellfish", "--committed") == []
+    [hit] = results(harbor, "peanuts", "--committed")
+    assert hit["uncommitted"] is False and hit["commit"]
+    assert hit["source"].startswith("MEMORY.md#L4")
+    # and without --committed again: the layer is still there
+    assert len(results(harbor, "shellfish")) == 2
+
+
+def test_uncommitted_new_deleted_and_reverted_files(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    (harbor / "memory" / "2025-03-13.md").unlink()
+    assert sources(recall_json(harbor, "zeppelin")) == ["memory/2025-03-14.md#L4"]
+    assert results(harbor, "Oslo") == []  # deleted on disk
+    git(harbor, "checkout", "--", "memory/2025-03-13.md")  # restored
+    assert [r["uncommitted"] for r in results(harbor, "Oslo")] == [False]
+    (harbor / "memory" / "2025-03-14.md").unlink()
+    assert results(harbor, "zeppelin") == []
+
+
+def test_the_layer_is_not_rebuilt_while_nothing_changes(harbor: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import gitmem.index.replay as replay
+
+    results(harbor, "Oslo")  # index HEAD
+    parsed: list[str] = []
+    real = replay.parse_file
+
+    def spy(mf: Any, data: bytes, *args: Any) -> Any:
+        parsed.append(mf.path)
+        return real(mf, data, *args)
+
+    monkeypatch.setattr(replay, "parse_file", spy)
+    write(harbor, "memory/2025-03-13.md", day_note("2025-03-13", "W @Harbor: Moved to Bergen."))
+    assert [r["uncommitted"] for r in results(harbor, "Bergen")] == [True]
+    assert parsed == ["memory/2025-03-13.md"]  # only the edited file, not the unchanged ones
+    index = harbor / ".memory" / "index.sqlite"
+    before = index.stat().st_mtime_ns
+    parsed.clear()
+    assert [r["uncommitted"] for r in results(harbor, "Bergen")] == [True]
+    assert parsed == [] and index.stat().st_mtime_ns == before  # nothing written
+
+
+def test_committing_the_layer_converges_to_a_rebuild(harbor: Path) -> None:
+    from testing.index import dump
+
+    write(harbor, "memory/2025-03-13.md", day_note("2025-03-13", "W @Harbor: Moved to Bergen."))
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    assert len(results(harbor, "Bergen zeppelin")) >= 1
+    commit_all(harbor, "commit the session", "2025-03-14T18:00:00+00:00")
+    [hit] = results(harbor, "zeppelin")
+    assert hit["uncommitted"] is False and hit["recorded_at"] == "2025-03-14T18:00:00+00:00"
+    incremental = dump(harbor)
+    assert gitmem("-C", str(harbor), "index", "--force")[0] == 0
+    assert dump(harbor) == incremental
+
+
+def test_uncommitted_memory_in_a_repository_without_commits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Peter likes herring.\n")
+    [hit] = results(repo, "herring")
+    assert hit["uncommitted"] is True and hit["source"] == "MEMORY.md#L4"
+
+
+def test_library_answer_committed(harbor: Path) -> None:
+    write(harbor, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Allergic to shellfish.\n")
+    ws, cfg = open_workspace(harbor)
+    live = answer(ws, cfg, RecallRequest(query="shellfish"), now=NOW)
+    head = answer(ws, cfg, RecallRequest(query="shellfish", committed=True), now=NOW)
+    assert [r.uncommitted for r in live.results] == [True]
+    assert head.results == []
+    assert json.dumps(live.to_json())  # serialisable
+
+
+# -- 2. --as-of is a record-time axis ---------------------------------------------------------
+
+
+def test_as_of_finds_a_plan_recorded_before_about_a_later_date(harbor: Path) -> None:
+    [hit] = results(harbor, "release Harbor", "--as-of", "2025-03-10", "--kind", "B")
+    assert hit["content"] == "We decided to release Harbor 1.0 on March 20."
+    assert hit["event_start"] == "2025-03-20"
+    assert hit["recorded_at"] == "2025-03-06T18:00:00+00:00"
+    # not yet recorded on March 5
+    assert results(harbor, "release Harbor", "--as-of", "2025-03-05") == []
+    # --until limits event time as well
+    assert results(harbor, "release Harbor", "--as-of", "2025-03-10", "--until",
+                   "2025-03-15", "--kind", "B") == []
+
+
+def test_plain_output_shows_the_note_date_beside_the_event_period(harbor: Path) -> None:
+    code, out, _ = gitmem("-C", str(harbor), "recall", "release Harbor", "--kind", "B")
+    assert code == 0
+    assert "2025-03-20 (noted 2025-03-06)" in out
+    code, out, _ = gitmem("-C", str(harbor), "recall", "staging server", "--kind", "W")
+    assert "2025-03-13  @Harbor" in out and "noted" not in out  # the same day: said once
+
+
+# -- 5. a warning belongs to the state it describes -------------------------------------------
+
+
+def test_no_commits_warning_goes_away_after_the_first_commit(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Peter likes herring.\n")
+    assert gitmem("-C", str(repo), "index", "--no-worktree")[0] == 0
+    status = json.loads(gitmem("-C", str(repo), "status", "--json")[1])
+    [warning] = [w for w in status["warnings"] if w["code"] == "no-commits"]
+    assert warning["location"] == "(repository)"
+    commit_all(repo, "first", "2025-03-01T09:00:00+00:00")
+    assert gitmem("-C", str(repo), "index", "--no-worktree")[0] == 0
+    status = json.loads(gitmem("-C", str(repo), "status", "--json")[1])
+    assert [w for w in status["warnings"] if w["code"] == "no-commits"] == []
+    assert status["facts"] == 1
