@@ -45,12 +45,17 @@ class Workspace:
 
 
 def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, str | None] | None:
-    """(class, daily date, problem) for a workspace-relative path, or None if not memory."""
+    """(class, daily date, problem) for a workspace-relative path, or None if not memory.
+
+    A ``README.md`` inside ``memory/`` or ``bank/`` describes the folder (older versions of
+    ``gitmem init`` wrote one with placeholder entries): it is not memory."""
     if not path.endswith(".md"):
         return None
     # Paths here are normalised (git's, or made relative by the caller): a plain split is enough
     # and several times faster than PurePosixPath (review classifies thousands of grep hits).
     parts = path.split("/")
+    if parts[0] in MEMORY_FOLDERS and parts[-1].lower() == "readme.md":
+        return None
     if len(parts) == 1:
         cls = ROOT_FILES.get(parts[0])
         return (cls, None, None) if cls else _extra(path, extra)
@@ -87,9 +92,15 @@ def is_memory_path(path: str, extra: Sequence[str] = ()) -> bool:
     return classify(path, extra) is not None
 
 
+# Which paths count as memory: a new version re-indexes existing indexes (v2: README.md files
+# in memory/ and bank/ are not memory).
+LAYOUT_VERSION = "layout-v2"
+
+
 def scope_fingerprint(prefix: str, extra: Sequence[str]) -> str:
-    """Which files are memory (workspace folder, extra paths): a change re-indexes all."""
-    return "\x1f".join([prefix, *sorted(extra)])
+    """Which files are memory (the layout's rules, workspace folder, extra paths): a change
+    re-indexes all."""
+    return "\x1f".join([LAYOUT_VERSION, prefix, *sorted(extra)])
 
 
 def pathspecs(prefix: str, extra: Sequence[str]) -> list[str]:

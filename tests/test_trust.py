@@ -179,3 +179,72 @@ def test_no_commits_warning_goes_away_after_the_first_commit(tmp_path: Path) -> 
     status = json.loads(gitmem("-C", str(repo), "status", "--json")[1])
     assert [w for w in status["warnings"] if w["code"] == "no-commits"] == []
     assert status["facts"] == 1
+
+
+# -- 4. junk stays out: scaffolding, binary files, heading-only chunks ------------------------
+
+
+def item_rows(repo: Path) -> list[dict[str, Any]]:
+    from testing.index import dump, records
+
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    return [r for r in records(dump(repo), "item") if r["valid_to"] is None]
+
+
+def test_init_scaffolding_is_not_memory(tmp_path: Path) -> None:
+    target = tmp_path / "fresh"
+    assert gitmem("init", str(target), "--no-hooks")[0] == 0
+    commit_all(target, "init", "2025-03-01T09:00:00+00:00")
+    assert gitmem("-C", str(target), "index")[0] == 0
+    status = json.loads(gitmem("-C", str(target), "status", "--json")[1])
+    assert status["entities"] == 0 and status["facts"] == 0
+    assert item_rows(target) == []  # nothing but headings and scaffolding
+    code, out, _ = gitmem("-C", str(target), "recall", "Entity", "--entity", "Entity")
+    assert code == 1 and "no entity" in out + _
+
+
+def test_an_existing_scaffold_readme_is_not_indexed(harbor: Path) -> None:
+    write(harbor, "memory/README.md", "# Daily notes\n\n    ## Retain\n"
+          "    - W @Entity: an objective fact about the world.\n")
+    write(harbor, "bank/entities/README.md", "# Entity pages\n\nOne page per @Entity.\n")
+    commit_all(harbor, "scaffold of an older gitmem", "2025-03-13T19:00:00+00:00")
+    assert results(harbor, "objective fact") == []
+    assert not any(r["path"].endswith("README.md") for r in item_rows(harbor))
+    status = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert status["files"] == 3
+
+
+def test_a_binary_file_named_md_is_skipped_with_one_warning(harbor: Path) -> None:
+    import random
+
+    noise = random.Random(9).randbytes(6000)
+    assert b"\x00" in noise  # and many other control bytes
+    write(harbor, "memory/2025-03-12.md", noise.replace(b"\x00", b"\x01"))  # no NUL at all
+    write(harbor, "bank/entities/Blob.md", noise)
+    commit_all(harbor, "binary", "2025-03-13T19:00:00+00:00")
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    status = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    mine = [w for w in status["warnings"] if w["path"] == "memory/2025-03-12.md"]
+    assert [w["code"] for w in mine] == ["binary"], mine
+    assert not any(r["path"] == "memory/2025-03-12.md" for r in item_rows(harbor))
+    assert status["entities"] == 3  # Peter, Harbor and the Blob page; none from the noise
+
+
+def test_latin1_text_is_still_text(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-12.md",
+          "# 2025-03-12\n\n## Retain\n- W @Peter: Peter spiste k\xf8dboller i N\xf8rrebro.\n"
+          .encode("latin-1"))
+    commit_all(harbor, "latin-1", "2025-03-13T19:00:00+00:00")
+    [hit] = results(harbor, "kødboller", "--kind", "W")
+    assert hit["source"] == "memory/2025-03-12.md#L4"
+
+
+def test_heading_only_chunks_are_not_results(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-09.md", "# 2025-03-09\n\n## Retain\n- W @Harbor: Quiet day.\n"
+          "\n## Notes\n\n### Later\nSetext Heading\n==============\n")
+    commit_all(harbor, "march 9", "2025-03-09T18:00:00+00:00")
+    rows = [r for r in item_rows(harbor) if r["path"] == "memory/2025-03-09.md"]
+    assert sorted((r["type"], r["content"]) for r in rows) == [
+        ("chunk", "## Retain\n- W @Harbor: Quiet day."), ("fact", "Quiet day.")]
+    assert all(r["path"] != "memory/2025-03-09.md" or r["kind"] != "note"
+               or "Quiet" in r["content"] for r in results(harbor, "2025-03-09"))

@@ -156,7 +156,8 @@ def _reusable_index(ws: Workspace, cfg: Config, notes: list[str]) -> Store | Non
     if store.get_meta("chunking") not in (None, DEFAULT_CHUNKING.fingerprint):
         why = "chunking parameters changed: full re-index"
     elif store.get_meta("scope") not in (None, scope_fingerprint(ws.prefix, cfg.extra_paths)):
-        why = "workspace.root or index.extra_paths changed: full re-index"
+        why = ("which files are memory changed (workspace.root, index.extra_paths, or this "
+               "version's layout rules): full re-index")
     if why is None:
         return store
     notes.append(why)
