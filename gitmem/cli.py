@@ -134,10 +134,13 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     is_flag=True,
     help="Only the lexical index; leave embeddings for a later run.",
 )
+@click.option("--verbose", "-v", is_flag=True,
+              help="Repeat hints that are otherwise given once per workspace.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.pass_context
 def index(
-    ctx: click.Context, force: bool, worktree: bool | None, no_embed: bool, as_json: bool
+    ctx: click.Context, force: bool, worktree: bool | None, no_embed: bool, verbose: bool,
+    as_json: bool,
 ) -> None:
     """Bring the index up to date with HEAD by replaying new commits (only files whose blobs
     changed are parsed), then fill in embeddings when an embedding provider is configured.
@@ -150,7 +153,8 @@ def index(
     with _progress("indexing", "commits") as progress, \
             _progress("embedding", "items") as embed_progress:
         outcome = index_and_embed(ws, cfg, force=force, worktree=worktree, embed=not no_embed,
-                                  progress=progress, embed_progress=embed_progress)
+                                  progress=progress, embed_progress=embed_progress,
+                                  verbose=verbose)
     report, emb = outcome.report, outcome.embed
     data = outcome.to_json()
     if as_json:
@@ -170,8 +174,8 @@ def index(
                 or f"embedded {emb.done} items ({emb.pending} of {emb.total} "
                 f"still pending) in {emb.seconds:.1f}s"
             )
-        elif outcome.embed_note and not no_embed:
-            click.echo(f"note: {outcome.embed_note}", err=True)
+        elif outcome.hint:
+            click.echo(f"note: {outcome.hint}", err=True)
     if outcome.embed_error:
         raise SearchUnavailable(f"{outcome.embed_error} (the lexical index is up to date)")
 
@@ -311,6 +315,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
 )
 @click.option("--min-score", "min_score", type=float, default=None,
               help="Leave out results scoring below this.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Repeat hints that are otherwise given once per workspace.")
 @click.option(
     "--committed",
     is_flag=True,
@@ -332,6 +338,7 @@ def recall(
     kinds: tuple[str, ...],
     mode: str,
     min_score: float | None,
+    verbose: bool,
     committed: bool,
     as_json: bool,
 ) -> None:
@@ -355,6 +362,7 @@ def recall(
         kinds=kinds,
         mode=mode,
         committed=committed,
+        verbose=verbose,
     )
     response = recall_answer(ws, cfg, req, min_score=min_score)
     if as_json:

@@ -261,3 +261,26 @@ def ensure_memory_dir(ws: Workspace) -> None:
         sep = "" if not existing or existing.endswith("\n") else "\n"
         with exclude.open("a", encoding="utf-8") as fh:
             fh.write(f"{sep}# gitmem's derived index\n{pattern}\n")
+
+
+HINTS_SHOWN = "hints-shown"  # in .memory/: the one-time hints already given in this workspace
+
+
+def first_time(ws: Workspace, key: str) -> bool:
+    """True the first time a hint is given in this workspace, which is then remembered in
+    ``.memory/hints-shown`` (a hint repeated on every command is noise)."""
+    path = ws.memory_dir / HINTS_SHOWN
+    try:
+        if key in path.read_text(encoding="utf-8").split():
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return True
+    try:
+        ensure_memory_dir(ws)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{key}\n")
+    except OSError:
+        pass
+    return True

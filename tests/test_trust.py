@@ -248,3 +248,81 @@ def test_heading_only_chunks_are_not_results(harbor: Path) -> None:
         ("chunk", "## Retain\n- W @Harbor: Quiet day."), ("fact", "Quiet day.")]
     assert all(r["path"] != "memory/2025-03-09.md" or r["kind"] != "note"
                or "Quiet" in r["content"] for r in results(harbor, "2025-03-09"))
+
+
+# -- 3. no silent "no results" ----------------------------------------------------------------
+
+
+def test_an_empty_window_says_what_the_memory_spans(harbor: Path) -> None:
+    data = recall_json(harbor, "Harbor", "--since", "2025-04-01")
+    assert data["results"] == []
+    assert any("newest memory: 2025-03-20" in w for w in data["warnings"]), data["warnings"]
+    data = recall_json(harbor, "Harbor", "--until", "2025-02-01")
+    assert any("oldest memory: 2025-03-01" in w for w in data["warnings"]), data["warnings"]
+    code, out, err = gitmem("-C", str(harbor), "recall", "Harbor", "--since", "2025-04-01")
+    assert code == 0 and "no results" in out and "newest memory" in err
+    # a window with memory in it but no matching words: no span note
+    data = recall_json(harbor, "zeppelin", "--since", "2025-03-01")
+    assert data["results"] == [] and not any("memory:" in w for w in data["warnings"])
+
+
+def test_a_repository_without_memory_files_says_to_run_init(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "src/app.py", "print('hello')\n")
+    commit_all(repo, "code only", "2025-03-01T09:00:00+00:00")
+    data = recall_json(repo, "hello")
+    assert data["results"] == []
+    assert any("gitmem init" in w for w in data["warnings"]), data["warnings"]
+
+
+def test_committed_without_results_names_the_uncommitted_files(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    data = recall_json(harbor, "zeppelin", "--committed")
+    assert data["results"] == []
+    assert any("1 memory file has uncommitted changes" in w for w in data["warnings"]), data
+    assert len(results(harbor, "zeppelin")) == 1
+
+
+def test_semantic_mode_without_a_provider_is_an_error(harbor: Path) -> None:
+    code, out, err = gitmem("-C", str(harbor), "recall", "Harbor", "--mode", "semantic")
+    assert code == 4 and out == "", (out, err)
+    assert "no embedding model yet" in err and "gitmem model pull" in err
+    write(harbor, ".gitmem.toml", '[embed]\nprovider = "none"\n')
+    code, out, err = gitmem("-C", str(harbor), "recall", "Harbor", "--mode", "semantic")
+    assert code == 4 and "gitmem config set embed.provider auto" in err
+
+
+# -- 9. one short hint, once per workspace; nothing when lexical was chosen -------------------
+
+
+def test_the_lexical_hint_is_short_and_given_once(harbor: Path) -> None:
+    first = recall_json(harbor, "Harbor")["warnings"]
+    [hint] = first
+    assert len(hint) <= 160 and hint.count("embeddinggemma") <= 1, hint
+    assert "gitmem model pull" in hint
+    assert recall_json(harbor, "Harbor")["warnings"] == []  # said once per workspace
+    again = recall_json(harbor, "Harbor", "--verbose")["warnings"]
+    assert again == first
+    code, _out, err = gitmem("-C", str(harbor), "index")
+    assert code == 0 and "note:" not in err, err
+    code, _, err = gitmem("-C", str(harbor), "index", "--verbose")
+    assert code == 0 and "note:" in err
+
+
+def test_nothing_is_said_when_lexical_was_chosen(harbor: Path) -> None:
+    write(harbor, ".gitmem.toml", '[embed]\nprovider = "none"\n')
+    for verbose in ((), ("--verbose",)):
+        assert recall_json(harbor, "Harbor", *verbose)["warnings"] == []
+        code, out, err = gitmem("-C", str(harbor), "index", *verbose)
+        assert code == 0 and err == "", err
+    code, out, _ = gitmem("-C", str(harbor), "status")
+    [line] = [ln for ln in out.splitlines() if ln.startswith("semantic search")]
+    assert line == "semantic search: off (embed.provider = none)"
+
+
+def test_status_names_the_model_once(harbor: Path) -> None:
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    _, out, _ = gitmem("-C", str(harbor), "status")
+    [line] = [ln for ln in out.splitlines() if ln.startswith("semantic search")]
+    assert line.count("embeddinggemma-300M-Q8_0.gguf") == 1, line
+    assert "gitmem model pull" in line

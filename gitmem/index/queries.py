@@ -132,6 +132,16 @@ def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
     return _rows(store.conn.execute(sql, [*col_args, *args, limit]).fetchall())
 
 
+def memory_span(store: Store, flt: ItemFilter) -> tuple[str | None, str | None]:
+    """(oldest, newest) day the memory speaks of: event times, else the record day."""
+    where, args = _where(flt)
+    row = store.conn.execute(
+        "SELECT min(coalesce(i.event_start, i.day, substr(i.recorded_at, 1, 10))), "
+        "max(coalesce(i.event_end, i.event_start, i.day, substr(i.recorded_at, 1, 10))) "
+        f"FROM items i WHERE {where}", args).fetchone()
+    return (None, None) if row is None else (row[0], row[1])
+
+
 def nearest(store: Store, qvec: bytes, k: int) -> dict[int, float]:
     """Item id -> cosine similarity of its closest passage, for the ``k`` nearest items.
 

@@ -12,7 +12,7 @@ from gitmem.errors import LockBusy
 from gitmem.git import head_id
 from gitmem.index.changes import ChangePlan, IndexReport
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.workspace import Workspace, scope_fingerprint, worktree_layer
+from gitmem.workspace import Workspace, first_time, scope_fingerprint, worktree_layer
 
 if TYPE_CHECKING:
     from gitmem.index.vectors import EmbedReport
@@ -27,6 +27,8 @@ class IndexOutcome:
     report: IndexReport
     embed: EmbedReport | None = None  # when an embedder is configured
     embed_note: str | None = None  # why nothing was embedded (lexical only)
+    hint: str | None = None  # what the command line says about it (once, when not chosen)
+    model_missing: bool = False  # 'auto' found no local model: not set up yet
     embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
     embed_requested: bool = True
 
@@ -111,11 +113,13 @@ def index_and_embed(
     progress: Progress | None = None,
     embed_progress: Progress | None = None,
     check_current: bool = True,
+    verbose: bool = False,
 ) -> IndexOutcome:
     """The lexical index lands first (usable at once); then embeddings are filled in.
 
     ``check_current``: answer from the cheap freshness check when nothing changed (the
-    command line); hooks skip it, since they run because something did."""
+    command line); hooks skip it, since they run because something did. ``verbose``: repeat
+    the hint that 'auto' found no model (otherwise given once per workspace)."""
     if check_current and not force and index_is_current(ws, cfg, worktree):
         store = open_store(ws.index_path, readonly=True)
         try:
@@ -131,6 +135,7 @@ def index_and_embed(
     outcome = IndexOutcome(report, embed_requested=embed)
     if embed:
         fill_embeddings(ws, cfg, outcome, progress=embed_progress)
+        outcome.hint = _hint(ws, cfg, outcome, verbose)
     return outcome
 
 
@@ -148,6 +153,19 @@ def _sweep(ws: Workspace) -> list[str]:
         return []
 
 
+def _hint(ws: Workspace, cfg: Config, outcome: IndexOutcome, verbose: bool) -> str | None:
+    """Nothing when lexical was chosen; once per workspace when 'auto' has no model yet; every
+    time when a configured model fails."""
+    if outcome.embed is not None or outcome.embed_note is None or cfg.embed_provider == "none":
+        return None
+    if not outcome.model_missing or cfg.embed_provider != "auto":
+        return outcome.embed_note
+    from gitmem.embed.registry import TURN_ON_HINT
+
+    return f"the index is lexical: {TURN_ON_HINT}" if verbose or first_time(ws, "lexical") \
+        else None
+
+
 def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
                     progress: Progress | None = None) -> None:
     """Embed what the index lacks, recording the result (or why nothing ran) in ``outcome``."""
@@ -158,7 +176,7 @@ def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
     try:
         sel = select(cfg)
         if sel.embedder is None:
-            outcome.embed_note = sel.reason
+            outcome.embed_note, outcome.model_missing = sel.reason, sel.missing
             return
         try:
             outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=progress)

@@ -123,6 +123,16 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         store.close()
 
 
+def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:
+    """Why semantic search is off and how to turn it on, naming the model once."""
+    if cfg.embed_provider == "none":
+        return "embed.provider = none"
+    if missing and cfg.embed_model.startswith("hf:"):
+        return (f"no embedding model yet: 'gitmem model pull' downloads {cfg.embed_model}, or "
+                "'gitmem config set embed.model FILE.gguf' names one")
+    return str(reason)
+
+
 def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
     from gitmem.config import is_remote
     from gitmem.embed.base import EmbeddingError
@@ -147,11 +157,7 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
         )
         return out
     if sel.embedder is None:
-        out["hint"] = (
-            sel.reason
-            if cfg.embed_provider != "none"
-            else ("semantic search is off (embed.provider = none)")
-        )
+        out["hint"] = _off_hint(cfg, sel.reason, sel.missing)
         return out
     out.update(active=True, fingerprint=sel.embedder.fingerprint)
     if deep:

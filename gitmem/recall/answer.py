@@ -12,7 +12,7 @@ from gitmem.config import Config
 from gitmem.domain import TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.batch import embed_texts
-from gitmem.embed.registry import fallback, select
+from gitmem.embed.registry import TURN_ON_HINT, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
@@ -20,7 +20,7 @@ from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import as_of_bounds, build_window, find_query_window
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.workspace import Workspace, classify
+from gitmem.workspace import Workspace, classify, first_time
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class RecallRequest:
     kinds: tuple[str, ...] = ()
     mode: str = "hybrid"
     committed: bool = False  # answer from HEAD alone, without the uncommitted layer
+    verbose: bool = False  # repeat the hints that are otherwise given once per workspace
 
 
 @dataclass
@@ -85,6 +86,17 @@ def shown_dates(r: Result) -> str:
     if period is None:
         return noted or r.timestamp or "-"
     return period if not noted or noted == period else f"{period} (noted {noted})"
+
+
+def _semantic_off(cfg: Config, reason: str | None, missing: bool) -> str:
+    if cfg.embed_provider == "none":
+        why = "embed.provider is 'none'"
+        how = "'gitmem config set embed.provider auto' (or local)"
+    else:
+        why = "no embedding model yet" if missing else str(reason)
+        how = "'gitmem model pull' or 'gitmem config set embed.model FILE.gguf'"
+    return (f"--mode semantic needs an embedding provider ({why}); {how} turns semantic "
+            "search on (then 'gitmem index'); or use --mode hybrid or lexical")
 
 
 
@@ -148,15 +160,15 @@ def answer(
         prefer=prefer,
     )
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
-    semantic = _QueryVector(cfg, req.mode, text, warnings) if text.strip() else None
+    semantic = _QueryVector(ws, cfg, req, text, warnings) if text.strip() else None
     try:
-        results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
+        results, mode = _search(ws, cfg, q, req, now, semantic, ranking, warnings)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
         from gitmem.index.replay import index_workspace
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)
-        results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
+        results, mode = _search(ws, cfg, q, req, now, semantic, ranking, warnings)
     except BUSY:
         raise GitmemError("the index is locked by a long update in another process; "
                           "try again in a moment") from None
@@ -185,45 +197,74 @@ def _last_day(end: datetime | None) -> str | None:
     return end.isoformat()
 
 
-def _search(ws: Workspace, q: RecallQuery, req: RecallRequest, now: datetime,
+def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, now: datetime,
             semantic: _QueryVector | None, ranking: Ranking | None,
             warnings: list[str]) -> tuple[list[Result], str]:
     store = open_store(ws.index_path, readonly=True)
     try:
         qvec = semantic.usable_vector(store) if semantic else None
         mode = req.mode if qvec is not None else "lexical"
-        if req.as_of is None:
-            if req.committed and store.seq_of(WORKTREE) is not None:
-                last = store.last_commit(committed=True)
-                if last is None:
-                    warnings.append("the repository has no commits yet; without --committed, "
-                                    "recall reads the uncommitted memory files")
-                    return [], mode
-                q = replace(q, as_of_seq=last[0])
-            return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
-        instant, _ = as_of_bounds(req.as_of, now)  # record time only (SPEC §6)
-        seq = store.seq_at(instant.isoformat())
-        if seq is None:
-            warnings.append(f"the memory has no commit at or before {_show(instant)}")
+        found, seq = _state(store, req, now, warnings)
+        if not found:
             return [], mode
-        if qvec is not None:
+        if qvec is not None and req.as_of is not None:
             warnings.append("as of an earlier commit, text that is no longer current "
                             "is found lexically only (vectors cover current text)")
         q = replace(q, as_of_seq=seq)
-        return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
+        results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
+        if not results:
+            from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
+
+            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg)))
+        return results, mode
     finally:
         store.close()
 
 
-class _QueryVector:
-    """Embeds the query with the configured provider, applying SPEC §9's failure rules."""
+def _state(store: Store, req: RecallRequest, now: datetime,
+           warnings: list[str]) -> tuple[bool, int | None]:
+    """Which indexed state answers: (False, None) when there is none (with a warning), else
+    (True, the seq of a commit for --as-of and --committed, or None for the current state:
+    HEAD with the uncommitted layer)."""
+    if req.as_of is not None:
+        instant, _ = as_of_bounds(req.as_of, now)  # record time only (SPEC §6)
+        seq = store.seq_at(instant.isoformat())
+        if seq is None:
+            warnings.append(f"the memory has no commit at or before {_show(instant)}")
+        return seq is not None, seq
+    if not req.committed or store.seq_of(WORKTREE) is None:
+        return True, None
+    last = store.last_commit(committed=True)
+    if last is None:
+        warnings.append("the repository has no commits yet; without --committed, recall "
+                        "reads the uncommitted memory files")
+        return False, None
+    return True, last[0]
 
-    def __init__(self, cfg: Config, mode: str, text: str, warnings: list[str]) -> None:
-        self.cfg, self.warnings = cfg, warnings
+
+def _left_out(store: Store, req: RecallRequest, cfg: Config) -> str | None:
+    """Why uncommitted edits were not searched, when they were not."""
+    if req.as_of is not None:
+        return None
+    if req.committed:
+        return "--committed"
+    return None if store.get_meta("worktree") != "off" else "index.worktree = false"
+
+
+class _QueryVector:
+    """Embeds the query with the configured provider, applying SPEC §9's failure rules.
+
+    Without a provider: nothing is said when lexical was chosen (``none``); ``auto`` with no
+    model yet gives one short hint per workspace (every time with ``verbose``);
+    ``--mode semantic`` is an error (exit 4), never a lexical answer."""
+
+    def __init__(self, ws: Workspace, cfg: Config, req: RecallRequest, text: str,
+                 warnings: list[str]) -> None:
+        self.cfg, self.warnings, self.mode = cfg, warnings, req.mode
         self.embedder: Embedder | None = None
         self.fallback_used = False
         self.vector: bytes | None = None
-        if mode == "lexical":
+        if req.mode == "lexical":
             return
         try:
             sel = select(cfg)
@@ -231,7 +272,13 @@ class _QueryVector:
             self._fallback_or_fail(exc, text)
             return
         if sel.embedder is None:
-            warnings.append(f"{sel.reason}; results are lexical")
+            if req.mode == "semantic":
+                raise SearchUnavailable(_semantic_off(cfg, sel.reason, sel.missing))
+            if cfg.embed_provider == "auto" and sel.missing:  # not set up yet: said once
+                if req.verbose or first_time(ws, "lexical"):
+                    warnings.append(f"results are lexical: {TURN_ON_HINT}")
+            elif cfg.embed_provider != "none":  # configured, and failing: said every time
+                warnings.append(f"{sel.reason}; results are lexical")
             return
         try:
             self.vector = embed_texts(sel.embedder, [text], input_type="query")[0]
@@ -239,6 +286,8 @@ class _QueryVector:
         except EmbeddingError as exc:
             if sel.explicit:
                 self._fallback_or_fail(exc, text)
+            elif req.mode == "semantic":
+                raise SearchUnavailable(f"semantic search failed: {exc}") from exc
             else:
                 warnings.append(f"semantic search failed ({exc}); results are lexical")
 
@@ -263,10 +312,11 @@ class _QueryVector:
         if self.vector is None or self.embedder is None:
             return None
         if store.get_meta("embed_fingerprint") != self.embedder.fingerprint:
-            self.warnings.append(
-                f"the index has no embeddings from {self.embedder.name} ({self.embedder.model}) "
-                "yet; run 'gitmem index' to add them; results are lexical"
-            )
+            missing = (f"the index has no embeddings from {self.embedder.name} "
+                       f"({self.embedder.model}) yet; run 'gitmem index' to add them")
+            if self.mode == "semantic":
+                raise SearchUnavailable(f"--mode semantic: {missing}")
+            self.warnings.append(f"{missing}; results are lexical")
             return None
         dims = int(store.get_meta("embed_dims") or 0)
         if dims and len(self.vector) // 4 != dims:  # a server that changed its output size
