@@ -811,6 +811,87 @@ def model_list(as_json: bool) -> None:
         click.echo(f"{ref}  {size / 1048576:.1f} MB")
 
 
+@cli.group("config", context_settings=CONTEXT)
+def config_group() -> None:
+    """Settings, set once: in your user config (default) or, with --repo, the repository's
+    .gitmem.toml (which may not name remote providers, endpoints, headers or keys).
+
+    Every command and every git hook reads them, so 'gitmem config set embed.model FILE.gguf'
+    turns semantic search on for good."""
+
+
+def _config_repo(ctx: click.Context) -> Path | None:
+    from gitmem.git import find_repo_root
+
+    try:
+        return find_repo_root(_ctx_path(ctx))[0]
+    except GitmemError:
+        return None  # outside a repository: the user config alone
+
+
+@config_group.command("list", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def config_list(ctx: click.Context, as_json: bool) -> None:
+    """Every setting, its effective value and where it comes from (default, repository, user,
+    environment)."""
+    from gitmem.settings import list_settings
+
+    report = list_settings(_config_repo(ctx))
+    if as_json:
+        _print_json(report.to_json())
+        return
+    for source, path in report.files.items():
+        click.echo(f"# {source} config: {path}")
+    for s in report.settings:
+        click.echo(f"{s.key} = {s.listed()}  ({s.source})")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@config_group.command("get", context_settings=CONTEXT)
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
+    """Print the effective value of KEY (section.name, e.g. embed.provider)."""
+    from gitmem.settings import get_setting
+
+    setting = get_setting(_config_repo(ctx), key)
+    if as_json:
+        _print_json(setting.to_json(), indent=None)
+    else:
+        click.echo(setting.text())
+
+
+@config_group.command("set", context_settings=CONTEXT)
+@click.argument("key")
+@click.argument("value")
+@click.option("--repo", is_flag=True, help="Write the repository's .gitmem.toml (shared).")
+@click.pass_context
+def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
+    """Set KEY to VALUE (lists: a,b or ["a", "b"]; headers: Name=value,...)."""
+    from gitmem.settings import set_setting
+
+    change = set_setting(_config_repo(ctx), key, value, repo=repo)
+    click.echo(change.text())
+    if change.rewritten:
+        click.echo(f"note: {change.path} was rewritten from its settings (comments not kept)",
+                   err=True)
+
+
+@config_group.command("unset", context_settings=CONTEXT)
+@click.argument("key")
+@click.option("--repo", is_flag=True, help="Edit the repository's .gitmem.toml.")
+@click.pass_context
+def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
+    """Remove KEY from the user config (or the repository's), back to the next layer."""
+    from gitmem.settings import unset_setting
+
+    change = unset_setting(_config_repo(ctx), key, repo=repo)
+    click.echo(change.text())
+
+
 def _crash_log(exc: BaseException) -> Path:
     import tempfile
     import traceback

@@ -326,3 +326,81 @@ def test_status_names_the_model_once(harbor: Path) -> None:
     [line] = [ln for ln in out.splitlines() if ln.startswith("semantic search")]
     assert line.count("embeddinggemma-300M-Q8_0.gguf") == 1, line
     assert "gitmem model pull" in line
+
+
+# -- 8. semantic search set once: gitmem config, read by every command and by hooks -----------
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from gguf_model import tiny_gguf
+
+    return tiny_gguf(tmp_path_factory)
+
+
+def test_config_set_get_list_in_the_user_config(harbor: Path) -> None:
+    from gitmem.config import user_config_path
+
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# my settings\n[recall]\nk = 5  # fewer\n", encoding="utf-8")
+    assert gitmem("-C", str(harbor), "config", "set", "embed.provider", "none")[0] == 0
+    assert gitmem("-C", str(harbor), "config", "set", "recall.k", "12")[0] == 0
+    assert gitmem("-C", str(harbor), "config", "set", "index.extra_paths", "notes, docs")[0] == 0
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# my settings\n[recall]\nk = 12")  # edited in place, comments kept
+    assert 'provider = "none"' in text and 'extra_paths = ["notes", "docs"]' in text
+    code, out, _ = gitmem("-C", str(harbor), "config", "get", "embed.provider")
+    assert (code, out) == (0, "none\n")
+    listed = json.loads(gitmem("-C", str(harbor), "config", "list", "--json")[1])
+    by_key = {s["key"]: s for s in listed["settings"]}
+    assert by_key["recall.k"]["value"] == 12 and by_key["recall.k"]["source"] == "user"
+    assert by_key["recall.half_life_days"]["source"] == "default"
+    code, out, _ = gitmem("-C", str(harbor), "config", "list")
+    assert "recall.k = 12  (user" in out
+    assert gitmem("-C", str(harbor), "config", "unset", "recall.k")[0] == 0
+    assert gitmem("-C", str(harbor), "config", "get", "recall.k")[1] == "8\n"
+
+
+def test_config_set_refuses_bad_keys_values_and_untrusted_repo_settings(harbor: Path) -> None:
+    code, _, err = gitmem("-C", str(harbor), "config", "set", "embed.provdier", "local")
+    assert code == 1 and "unknown setting 'embed.provdier'" in err and "embed.provider" in err
+    code, _, err = gitmem("-C", str(harbor), "config", "set", "recall.k", "many")
+    assert code == 1 and "recall.k" in err and "whole number" in err
+    code, _, err = gitmem("-C", str(harbor), "config", "set", "--repo", "embed.remote.base_url",
+                          "https://example.invalid/v1")
+    assert code == 1 and "repository config may not" in err
+    code, _, err = gitmem("-C", str(harbor), "config", "set", "--repo", "embed.provider", "openai")
+    assert code == 1 and "repository config may not" in err
+    assert not (harbor / ".gitmem.toml").exists()
+    assert gitmem("-C", str(harbor), "config", "set", "--repo", "recall.around_days", "5")[0] == 0
+    assert (harbor / ".gitmem.toml").read_text(encoding="utf-8") == "[recall]\naround_days = 5\n"
+    code, out, _ = gitmem("-C", str(harbor), "config", "get", "recall.around_days")
+    assert out == "5\n"
+
+
+def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
+        harbor: Path, tiny_model: Path) -> None:
+    import time
+
+    from gitmem.cli import run
+
+    assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    assert recall_json(harbor, "Harbor")["mode"] == "hybrid"  # no environment variable
+    assert run(["-C", str(harbor), "hooks", "install"]) == 0
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Hooked fact."))
+    git(harbor, "add", "-A")
+    git(harbor, "commit", "-q", "-m", "via a real hook", date="2025-03-14T18:00:00+00:00")
+    head = git(harbor, "rev-parse", "HEAD").strip()
+    deadline = time.monotonic() + 60
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        log = harbor / ".memory" / "hook.log"
+        if log.exists() and "embedded" in log.read_text(encoding="utf-8"):
+            status = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+            if status["last_indexed_commit"] == head and status["semantic"]["pending"] == 0:
+                break
+        time.sleep(0.1)
+    assert status and status["semantic"]["active"], status
+    assert status["semantic"]["pending"] == 0 and status["semantic"]["embedded"] > 0
