@@ -72,8 +72,9 @@ def _megabytes(n: int) -> str:
 @click.option(
     "-C",
     "path",
+    metavar="PATH",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Run as if started in PATH (like git -C).",
+    help="Run as if started in PATH, a folder in the memory repository (like git -C).",
 )
 @click.version_option(__version__, prog_name="gitmem")
 @click.pass_context
@@ -106,12 +107,16 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
         click.echo(line)
+    ws, _ = open_workspace(target)
+    installed = all(h.state == "installed" for h in hookmod.status(ws.repo_root))
+    if with_hooks is None and installed:
+        click.echo("hooks: installed (each commit re-indexes memory)")
+        return
     if with_hooks is None and sys.stdin.isatty():
         with_hooks = click.confirm(
             "Install git hooks so each commit re-indexes memory?", default=True
         )
     if with_hooks:
-        ws, _ = open_workspace(target)
         for line in hookmod.install(ws.repo_root):
             click.echo(line)
     elif with_hooks is None:
@@ -233,6 +238,10 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         click.echo(f"semantic search: off ({sem['hint']})")
     if info.get("integrity") not in (None, "ok"):
         click.echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
+    if "dimensions" in sem:
+        done = "loaded" if sem["model_kind"] == "local" else "answered"
+        click.echo(f"model: {sem['model_name']} {done}: {sem['dimensions']} dimensions, "
+                   f"in {sem['load_seconds']:.2f} s")
     if "sqlite_vec_check" in info:
         click.echo(f"sqlite-vec: {info['sqlite_vec_check']}")
     elif not info.get("sqlite_vec", True):
@@ -578,6 +587,8 @@ def get(
         return
     for line in res.lines:
         click.echo(line)
+    if res.note:
+        click.echo(f"note: {res.note}", err=True)
 
 
 @cli.command("reflect", context_settings=CONTEXT)

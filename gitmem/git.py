@@ -58,7 +58,8 @@ def _path_out(proc: subprocess.CompletedProcess[bytes]) -> str:
 def find_repo_root(start: Path) -> tuple[Path, Path]:
     """(work tree root, git dir) of the repository containing ``start``."""
     if not start.is_dir():
-        raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
+        raise GitmemError(f"{start} is not a folder; pass -C PATH, a folder in the memory "
+                          "repository")
     # One git call: recall runs this on every query. A path may hold any character but NUL,
     # newlines included, so only the last value is a path: the top folder comes as
     # --show-cdup ('../' steps, never anything else) and the git dir takes the rest.

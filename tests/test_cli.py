@@ -264,6 +264,7 @@ def test_get_json(repo: Path) -> None:
         "end_line": 2,
         "revision": None,
         "text": FACT_LINE,
+        "note": None,  # added (issue 9): lines asked for past the end of the file
     }
 
 

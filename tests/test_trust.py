@@ -404,3 +404,56 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
         time.sleep(0.1)
     assert status and status["semantic"]["active"], status
     assert status["semantic"]["pending"] == 0 and status["semantic"]["embedded"] > 0
+
+
+# -- 10. help where it is needed --------------------------------------------------------------
+
+
+def test_an_unknown_entity_lists_the_closest(harbor: Path) -> None:
+    write(harbor, "bank/entities/Peter.md", "---\naliases: [Petya]\n---\n# Peter\n\nA person.\n")
+    commit_all(harbor, "page", "2025-03-13T19:00:00+00:00")
+    code, _out, err = gitmem("-C", str(harbor), "recall", "allergic", "--entity", "Habror")
+    assert code == 1 and "no entity 'Habror'" in err and "did you mean Harbor?" in err, err
+    code, _, err = gitmem("-C", str(harbor), "recall", "allergic", "--entity", "Petja")
+    assert code == 1 and "Petya (an alias of Peter)" in err, err
+    code, _, err = gitmem("-C", str(harbor), "recall", "allergic", "--entity", "Zzyzx")
+    assert code == 1 and "known entities include" in err and "Harbor" in err, err
+
+
+def test_get_past_the_end_of_a_shrunk_file_says_so(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-06.md", "# 2025-03-06\n\nShort now.\n")
+    code, out, err = gitmem("-C", str(harbor), "get", "memory/2025-03-06.md#L3-L8")
+    assert code == 0 and out == "Short now.\n"
+    assert "lines 4-8 are past the end" in err and "3 lines" in err, err
+    data = json.loads(gitmem("-C", str(harbor), "get", "memory/2025-03-06.md#L3-L8", "--json")[1])
+    assert data["end_line"] == 3 and "past the end" in data["note"]
+    code, _, err = gitmem("-C", str(harbor), "get", "memory/2025-03-06.md#L7")
+    assert code == 1 and "has 3 lines" in err and "--at" in err, err
+
+
+def test_status_deep_confirms_the_model_loaded(harbor: Path, tiny_model: Path) -> None:
+    from gguf_model import N_EMBD
+
+    assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    code, out, _ = gitmem("-C", str(harbor), "status", "--deep")
+    assert code == 0
+    [line] = [ln for ln in out.splitlines() if ln.startswith("model:")]
+    assert f"{tiny_model.name} loaded" in line and f"{N_EMBD} dimensions" in line, line
+    data = json.loads(gitmem("-C", str(harbor), "status", "--deep", "--json")[1])
+    assert data["semantic"]["dimensions"] == N_EMBD and data["semantic"]["load_seconds"] >= 0
+
+
+def test_dash_c_help_names_its_argument_consistently() -> None:
+    code, out, _ = gitmem("--help")
+    [line] = [ln for ln in out.splitlines() if ln.strip().startswith("-C")]
+    assert code == 0 and "-C PATH" in line and "in PATH" in line and "DIRECTORY" not in line
+
+
+def test_init_again_with_hooks_installed_does_not_say_they_are_missing(tmp_path: Path) -> None:
+    target = tmp_path / "brain"
+    code, out, _ = gitmem("init", str(target), "--hooks")
+    assert code == 0 and "post-commit: installed" in out
+    code, out, _ = gitmem("init", str(target))
+    assert code == 0 and "not installed" not in out
+    assert "hooks: installed" in out

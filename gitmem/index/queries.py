@@ -11,8 +11,9 @@ from typing import Any
 
 from gitmem.domain import TimeWindow
 from gitmem.embed.batch import unpack
-from gitmem.index.items import MAX_PASSAGES
-from gitmem.index.store import Store, batched, marks
+from gitmem.index.items import MAX_PASSAGES, page_entity
+from gitmem.index.store import Store, aliases, batched, marks
+from gitmem.parse.retain import entity_key
 
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
 
@@ -245,3 +246,16 @@ def entity_names_of(store: Store, ids: Sequence[int]) -> dict[int, list[str]]:
             if name not in names:
                 names.append(str(name))
     return out
+
+
+def entity_keys(store: Store) -> list[tuple[str, str, str | None]]:
+    """(key, entity name, the entity an alias names or None) of every entity and alias."""
+    rows: list[tuple[str, str, str | None]] = [
+        (str(k), str(n), None)
+        for k, n in store.conn.execute("SELECT key, name FROM entities ORDER BY name")]
+    for path, front_matter in store.conn.execute(
+            "SELECT path, front_matter FROM files WHERE class = 'entity' ORDER BY path"):
+        page = page_entity(str(path))
+        rows.extend((entity_key(alias), alias, page) for alias in aliases(str(front_matter))
+                    if entity_key(alias) and entity_key(alias) != entity_key(page))
+    return rows

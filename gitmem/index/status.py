@@ -3,7 +3,9 @@ with its ``path#Lline``."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gitmem.config import Config
@@ -144,6 +146,7 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
         "active": False,
         "hint": None,
     }
+    started = time.monotonic()
     try:
         sel = select(cfg) if deep or not is_remote(cfg.embed_provider) else None
     except EmbeddingError as exc:
@@ -165,7 +168,11 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
 
         try:
             vec = embed_texts(sel.embedder, ["gitmem status check"], input_type="query")[0]
-            out["dimensions"] = len(vec) // 4
+            # Set up (a local model: loaded) and answering: what --deep confirms.
+            remote = is_remote(sel.embedder.name)
+            out.update(dimensions=len(vec) // 4, load_seconds=round(time.monotonic() - started, 3),
+                       model_name=sel.embedder.model if remote else Path(sel.embedder.model).name,
+                       model_kind="remote" if remote else "local")
         except EmbeddingError as exc:
             out.update(active=False, hint=f"embedding check failed: {exc}")
     sel.embedder.close()

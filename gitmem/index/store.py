@@ -530,13 +530,14 @@ class Store:
             key = entity_key(slug)
             self.conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?)",
                               (key, slug, path))
-            for alias in _aliases(str(fm)):
+            for alias in aliases(str(fm)):
                 akey = entity_key(alias)
                 if akey and akey != key:
                     self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (akey, key))
 
 
-def _aliases(front_matter_json: str) -> list[str]:
+def aliases(front_matter_json: str) -> list[str]:
+    """The aliases an entity page's front matter (as stored, JSON) gives."""
     try:
         data = json.loads(front_matter_json)
     except ValueError:

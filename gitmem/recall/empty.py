@@ -1,15 +1,21 @@
 """Why a recall found nothing, said instead of a silent "no results" (issue 9): no memory files
-yet, a time window outside what the memory spans, or uncommitted files left out."""
+yet, a time window outside what the memory spans, uncommitted files left out, or an entity
+name that is not known (with the closest ones)."""
 
 from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
 
 from gitmem.config import Config
 from gitmem.domain import TimeWindow
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter
 from gitmem.index.store import Store
-from gitmem.recall.search import RecallQuery
 from gitmem.workspace import Workspace, worktree_layer
+
+if TYPE_CHECKING:
+    from gitmem.recall.search import RecallQuery
 
 
 def why_empty(store: Store, ws: Workspace, cfg: Config, q: RecallQuery,
@@ -44,3 +50,22 @@ def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
     span = (f"oldest memory: {oldest}, newest memory: {newest}" if oldest
             else "the memory holds no dated entries")
     return f"nothing in the memory falls between {first} and {last} ({span})"
+
+
+def unknown_entity(store: Store, name: str, key: str) -> str:
+    """The error for an unknown --entity: the closest entity names and aliases by similarity
+    of their keys (difflib's ratio), else a few known entities."""
+    known = queries.entity_keys(store)
+    if not known:
+        return f"no entity '{name}' in the memory: it names no entities yet (write @Name)"
+    by_key: dict[str, list[tuple[str, str | None]]] = {}
+    for k, shown, of in known:
+        by_key.setdefault(k, []).append((shown, of))
+    close = difflib.get_close_matches(key, list(by_key), n=5, cutoff=0.6)
+    if close:
+        names = [f"{shown} (an alias of {of})" if of else shown
+                 for k in close for shown, of in by_key[k]]
+        return f"no entity '{name}' in the memory; did you mean {', '.join(names)}?"
+    some = ", ".join(shown for _, shown, of in known if of is None)
+    listed = some if len(some) < 200 else some[:200].rsplit(", ", 1)[0] + ", ..."
+    return f"no entity '{name}' in the memory; known entities include {listed}"

@@ -116,9 +116,9 @@ def resolve_entities(store: Store, names: Sequence[str]) -> tuple[tuple[str, ...
         key = entity_key(name.lstrip("@"))
         keys = queries.entity_with_aliases(store, key)
         if keys is None:
-            near = queries.entity_names_like(store, key[:3])
-            hint = f"; did you mean {', '.join(near)}?" if near else ""
-            raise GitmemError(f"no entity '{name}' in the memory{hint}")
+            from gitmem.recall.empty import unknown_entity
+
+            raise GitmemError(unknown_entity(store, name, key))
         resolved.append(keys)
     return tuple(resolved)
 
