@@ -298,13 +298,15 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     default=None,
     help="How many results (default 8, or recall.k in config).",
 )
-@click.option("--since", help="Event time on or after: 30d, 2w, 2025-11, 2025-11-27, today...")
+@click.option("--since", help="Event time on or after: 30d, 2w, 2025-11, 2025-11-27, today, "
+              "'last week', 'March 6, 2025'...")
 @click.option("--until", help="Event time on or before (a month or year means its end).")
 @click.option("--around", help="A window of +-3 days (recall.around_days) around a date.")
 @click.option(
     "--as-of",
     "as_of",
-    help="Answer from the memory as it stood then (2025-11 means the end of November 2025).",
+    help="Answer from the memory as it was recorded by then: a time (2025-11 means the end of "
+    "November 2025) or a commit. Record time only: add --until to limit event time too.",
 )
 @click.option(
     "--entity",
@@ -313,7 +315,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     help="Only results about this entity (repeatable; aliases resolve).",
 )
 @click.option(
-    "--kind", "kinds", multiple=True, help="W, B, O, S (or note for plain text); repeatable."
+    "--kind", "kinds", multiple=True,
+    help="W, B, O, S (or note for plain text); repeatable, or a list: W,O."
 )
 @click.option(
     "--mode",
@@ -379,7 +382,9 @@ def recall(
         return
     if response.time_window and response.time_window["source"] == "query":
         tw = response.time_window
-        click.echo(f"window from '{tw['phrase']}': {tw['since']} .. {tw['until']}", err=True)
+        span = f"{tw['since'] or '...'} .. {tw['until'] or '...'}"
+        how = "preferring results near" if tw["applied_as"] == "boost" else "only"
+        click.echo(f"{how} {span} ('{tw['phrase']}')", err=True)
     _print_results(response.results, response.warnings)
 
 

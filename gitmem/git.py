@@ -126,6 +126,17 @@ def tree_status(repo_root: Path, pathspecs: Sequence[str]) -> TreeStatus:
     return TreeStatus(head, changed)
 
 
+def commit_time(repo_root: Path, rev: str) -> tuple[str, str] | None:
+    """(commit id, commit time as ISO 8601 UTC) of a revision (id, branch, tag, HEAD~2), or
+    None when it names no commit."""
+    proc = run(repo_root, "show", "-s", "--format=%H %ct", "--end-of-options", f"{rev}^{{commit}}")
+    fields = _out(proc).split()
+    if proc.returncode != 0 or len(fields) != 2:
+        return None
+    at = datetime.fromtimestamp(int(fields[1]), UTC).isoformat(timespec="seconds")
+    return fields[0], at
+
+
 def hooks_dir(repo_root: Path) -> Path:
     """The directory git runs hooks from, for this work tree (honours core.hooksPath and
     linked worktrees)."""

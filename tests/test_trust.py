@@ -457,3 +457,83 @@ def test_init_again_with_hooks_installed_does_not_say_they_are_missing(tmp_path:
     code, out, _ = gitmem("init", str(target))
     assert code == 0 and "not installed" not in out
     assert "hooks: installed" in out
+
+
+# -- 7. date phrases: said as applied, not searched as words; flags take them too -------------
+
+
+@pytest.fixture
+def dated(harbor: Path) -> Path:
+    write(harbor, "memory/2025-03-09.md", day_note(
+        "2025-03-09", "W @Market: Bought 6 apples.", "W @Tokyo: 3月20日にリリースすると決めた。",
+        notes="ごろごろした一日。"))
+    commit_all(harbor, "march 9", "2025-03-09T18:00:00+00:00")
+    return harbor
+
+
+def test_a_boosting_phrase_says_it_prefers_and_a_filter_says_only(dated: Path) -> None:
+    code, out, err = gitmem("-C", str(dated), "recall", "release around 2025-03-06")
+    assert code == 0
+    assert "preferring results near 2025-03-03 .. 2025-03-09 ('around 2025-03-06')" in err, err
+    code, out, err = gitmem("-C", str(dated), "recall", "what happened in March 2025")
+    assert code == 0 and "only 2025-03-01 .. 2025-03-31 ('in March 2025')" in err, err
+    assert "Bought 6 apples." in out and "staging server" in out  # generic words dropped
+    data = recall_json(dated, "what happened in March 2025")
+    assert data["time_window"]["until"] == "2025-03-31" == data["filters"]["until"]
+
+
+def test_the_phrase_is_not_searched_as_words(dated: Path) -> None:
+    found = [r["content"] for r in results(dated, "release around March 6, 2025")]
+    assert any("We decided to release Harbor 1.0 on March 20." in c for c in found), found
+    assert not any("apples" in c for c in found), found  # "6" is part of the date
+    data = recall_json(dated, "リリース 3月6日ごろ")
+    assert data["time_window"]["phrase"] == "3月6日ごろ"
+    found = [r["content"] for r in data["results"]]
+    assert any("リリース" in c for c in found) and not any(
+        "ごろごろ" in c and "リリース" not in c for c in found), found
+
+
+def test_flags_take_phrases_commits_and_kind_lists(dated: Path) -> None:
+    for flag, value in (("--since", "last week"), ("--until", "March 10, 2025"),
+                        ("--around", "March 6, 2025"), ("--around", "2025年3月6日")):
+        code, _, err = gitmem("-C", str(dated), "recall", "Harbor", flag, value, "--json")
+        assert code == 0, (flag, value, err)
+    data = recall_json(dated, "Harbor", "--around", "March 6, 2025")
+    assert (data["filters"]["since"], data["filters"]["until"]) == ("2025-03-03", "2025-03-09")
+    first = git(dated, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert results(dated, "peanuts", "--as-of", first[:7])  # a commit
+    assert results(dated, "staging", "--as-of", "HEAD~2") == []  # before March 13
+    assert results(dated, "staging", "--as-of", "HEAD~1")
+    code, _, err = gitmem("-C", str(dated), "recall", "x", "--as-of", "nonesuch")
+    assert code == 2 and "a commit" in err
+    kinds = {r["kind"] for r in results(dated, "Harbor", "--kind", "W,B")}
+    assert kinds == {"world", "experience"}
+
+
+def test_json_times_use_one_format(dated: Path) -> None:
+    import re
+
+    data = recall_json(dated, "Harbor", "--since", "30d")
+    instant = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
+    assert instant.match(data["filters"]["since"]), data["filters"]
+    assert data["time_window"]["since"] == data["filters"]["since"]
+    data = recall_json(dated, "Harbor", "--as-of", "2025-03")
+    assert data["filters"]["as_of"] == "2025-03-31"
+    for r in results(dated, "Harbor"):
+        assert instant.match(r["recorded_at"]), r
+        assert re.match(r"^\d{4}-\d\d-\d\d$", r["event_start"] or "2025-01-01")
+
+
+def test_time_flags_and_queries_read_the_same_phrases() -> None:
+    from datetime import date
+
+    from gitmem.parse.timeparse import find_query_window, parse_time_spec
+
+    start, end = parse_time_spec("last week", NOW)
+    assert (start.date(), end.date()) == (date(2025, 3, 3), date(2025, 3, 10))
+    start, end = parse_time_spec("2025年3月6日", NOW)
+    assert (start.date(), end.date()) == (date(2025, 3, 6), date(2025, 3, 7))
+    found = find_query_window("3月6日に何をした", NOW)
+    assert found is not None and found[1] == "3月6日"
+    with pytest.raises(Exception, match="date phrase"):
+        parse_time_spec("last weak", NOW)

@@ -14,10 +14,16 @@ from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.batch import embed_texts
 from gitmem.embed.registry import TURN_ON_HINT, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
+from gitmem.git import commit_time
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
 from gitmem.parse.textfold import query_terms
-from gitmem.parse.timeparse import as_of_bounds, build_window, find_query_window
+from gitmem.parse.timeparse import (
+    ACCEPTED_FORMS,
+    as_of_instant,
+    build_window,
+    find_query_window,
+)
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
 from gitmem.workspace import Workspace, classify, first_time
@@ -71,9 +77,14 @@ _GENERIC = frozenset({
 
 
 def _show(t: datetime | None) -> str | None:
+    """One format for times in JSON: a day as YYYY-MM-DD, an instant as ISO 8601 UTC seconds
+    (like ``recorded_at``)."""
     if t is None:
         return None
-    return t.date().isoformat() if t.time() == datetime.min.time() else t.isoformat()
+    t = t.astimezone(UTC)
+    if t.time() == datetime.min.time():
+        return t.date().isoformat()
+    return t.isoformat(timespec="seconds")
 
 
 def shown_dates(r: Result) -> str:
@@ -99,6 +110,65 @@ def _semantic_off(cfg: Config, reason: str | None, missing: bool) -> str:
             "search on (then 'gitmem index'); or use --mode hybrid or lexical")
 
 
+@dataclass(frozen=True)
+class AsOf:
+    """What --as-of names: the last instant included, and the commit when one was given."""
+
+    instant: datetime
+    commit: str | None = None
+
+    @property
+    def shown(self) -> str:
+        end = self.instant + timedelta(microseconds=1)
+        if self.commit is None and end.time() == datetime.min.time():
+            return self.instant.date().isoformat()  # a day, month or year: up to its end
+        return str(_show(self.instant))
+
+
+def _resolve_as_of(ws: Workspace, value: str, now: datetime) -> AsOf:
+    """--as-of as a time (SPEC §6: a record-time axis; a date, month or year means up to its
+    very end) or a commit (id, branch, tag, HEAD~2)."""
+    try:
+        instant = as_of_instant(value, now)
+    except UsageError:
+        found = commit_time(ws.repo_root, value)
+        if found is None:
+            raise UsageError(f"invalid --as-of {value.strip()!r}: use {ACCEPTED_FORMS}, or a "
+                             "commit (an id, branch, tag or HEAD~2)") from None
+        return AsOf(datetime.fromisoformat(found[1]), found[0])
+    if instant.time() == datetime.min.time() and instant != now:
+        instant -= timedelta(microseconds=1)
+    return AsOf(instant)
+
+
+def _time_filters(req: RecallRequest, now: datetime, around_days: int) -> tuple[
+        TimeWindow | None, TimeWindow | None, str, dict[str, Any] | None]:
+    """(filter window, preferred window, the words to search, the JSON ``time_window``) from
+    the time flags, else from a date phrase in the query, whose own words are then not
+    searched ("6" of "around March 6" is no topic)."""
+    window = build_window(since=req.since, until=req.until, around=req.around, now=now,
+                          around_days=around_days)
+    if window is not None:
+        return window, None, req.query, _window_json(window, "flags", None, "filter")
+    found = find_query_window(req.query, now, around_days=around_days)
+    if found is None:
+        return None, None, req.query, None
+    found_window, phrase = found
+    rest = req.query.replace(phrase, " ").strip()
+    # Words besides the date phrase: the window ranks matching results first but drops
+    # nothing (a phrase read loosely must not hide the answer). Only a date phrase and words
+    # such as "what happened": the window selects what to list.
+    content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
+    if content:
+        return None, found_window, rest, _window_json(found_window, "query", phrase, "boost")
+    return found_window, None, "", _window_json(found_window, "query", phrase, "filter")
+
+
+def _window_json(window: TimeWindow, source: str, phrase: str | None,
+                 applied: str) -> dict[str, Any]:
+    return {"source": source, "phrase": phrase, "since": _show(window.start),
+            "until": _last_day(window.end), "applied_as": applied}
+
 
 def answer(
     ws: Workspace,
@@ -109,41 +179,8 @@ def answer(
     ranking: Ranking | None = None,
 ) -> RecallResponse:
     now = now or datetime.now(UTC)
-    window = build_window(
-        since=req.since, until=req.until, around=req.around, now=now, around_days=cfg.around_days
-    )
-    text = req.query
-    prefer: TimeWindow | None = None
-    time_window: dict[str, Any] | None = None
-    if window is not None:
-        time_window = {
-            "source": "flags",
-            "phrase": None,
-            "since": _show(window.start),
-            "until": _show(window.end),
-            "applied_as": "filter",
-        }
-    else:
-        found = find_query_window(req.query, now, around_days=cfg.around_days)
-        if found is not None:
-            found_window, phrase = found
-            rest = req.query.replace(phrase, " ").strip()
-            # Words besides the date phrase: the window ranks matching results first but
-            # drops nothing (a phrase read loosely must not hide the answer). Only a date
-            # phrase ("what happened last week"): the window selects what to list.
-            content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
-            applied = "boost" if content else "filter"
-            if applied == "boost":
-                prefer = found_window
-            else:
-                window, text = found_window, rest
-            time_window = {
-                "source": "query",
-                "phrase": phrase,
-                "since": _show(found_window.start),
-                "until": _show(found_window.end),
-                "applied_as": applied,
-            }
+    window, prefer, text, time_window = _time_filters(req, now, cfg.around_days)
+    as_of = _resolve_as_of(ws, req.as_of, now) if req.as_of is not None else None
     if not query_terms(text) and window is None:
         raise UsageError(
             f"query {req.query!r} has no searchable words; use words, ids, "
@@ -162,13 +199,13 @@ def answer(
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
     semantic = _QueryVector(ws, cfg, req, text, warnings) if text.strip() else None
     try:
-        results, mode = _search(ws, cfg, q, req, now, semantic, ranking, warnings)
+        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
         from gitmem.index.replay import index_workspace
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)
-        results, mode = _search(ws, cfg, q, req, now, semantic, ranking, warnings)
+        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)
     except BUSY:
         raise GitmemError("the index is locked by a long update in another process; "
                           "try again in a moment") from None
@@ -176,7 +213,7 @@ def answer(
     filters = {
         "since": _show(filtered_by.start) if filtered_by else None,
         "until": _last_day(filtered_by.end) if filtered_by else None,
-        "as_of": req.as_of,
+        "as_of": as_of.shown if as_of else None,
         "entity": list(req.entities),
         "kind": list(kinds),
     }
@@ -194,17 +231,17 @@ def _last_day(end: datetime | None) -> str | None:
         return None
     if end.time() == datetime.min.time():
         return (end - timedelta(days=1)).date().isoformat()
-    return end.isoformat()
+    return _show(end)
 
 
-def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, now: datetime,
+def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
             semantic: _QueryVector | None, ranking: Ranking | None,
-            warnings: list[str]) -> tuple[list[Result], str]:
+            warnings: list[str], now: datetime) -> tuple[list[Result], str]:
     store = open_store(ws.index_path, readonly=True)
     try:
         qvec = semantic.usable_vector(store) if semantic else None
         mode = req.mode if qvec is not None else "lexical"
-        found, seq = _state(store, req, now, warnings)
+        found, seq = _state(store, req, as_of, warnings)
         if not found:
             return [], mode
         if qvec is not None and req.as_of is not None:
@@ -221,16 +258,17 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, now:
         store.close()
 
 
-def _state(store: Store, req: RecallRequest, now: datetime,
+def _state(store: Store, req: RecallRequest, as_of: AsOf | None,
            warnings: list[str]) -> tuple[bool, int | None]:
     """Which indexed state answers: (False, None) when there is none (with a warning), else
     (True, the seq of a commit for --as-of and --committed, or None for the current state:
     HEAD with the uncommitted layer)."""
-    if req.as_of is not None:
-        instant, _ = as_of_bounds(req.as_of, now)  # record time only (SPEC §6)
-        seq = store.seq_at(instant.isoformat())
+    if as_of is not None:
+        seq = store.seq_of(as_of.commit) if as_of.commit else None
+        if seq is None:  # a time, or a commit off the indexed first-parent chain: its time
+            seq = store.seq_at(as_of.instant.isoformat())
         if seq is None:
-            warnings.append(f"the memory has no commit at or before {_show(instant)}")
+            warnings.append(f"the memory has no commit at or before {as_of.shown}")
         return seq is not None, seq
     if not req.committed or store.seq_of(WORKTREE) is None:
         return True, None

@@ -92,9 +92,10 @@ class Result:
 
 
 def parse_kinds(values: Sequence[str]) -> tuple[str, ...]:
-    """``W``/``world`` etc. to JSON kind names; ``note`` selects chunks."""
+    """``W``/``world`` etc. (repeated, or listed as ``W,O``) to JSON kind names; ``note``
+    selects chunks."""
     out: list[str] = []
-    for value in values:
+    for value in (part for given in values for part in given.split(",") if part.strip()):
         v = value.strip()
         name = KIND_NAMES.get(v.upper()) if len(v) == 1 else v.lower()
         if name not in KIND_LETTERS and name != "note":
