@@ -379,6 +379,7 @@ RECALL_MODULES = {
     "gitmem.recall.ranking", "gitmem.recall.search",
     "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
     "gitmem.recall.present",  # --min-score, citations
+    "gitmem.parse.stemming",  # the query's word stems (issue 9)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.

@@ -537,3 +537,62 @@ def test_time_flags_and_queries_read_the_same_phrases() -> None:
     assert found is not None and found[1] == "3月6日"
     with pytest.raises(Exception, match="date phrase"):
         parse_time_spec("last weak", NOW)
+
+
+# -- 6. word forms: stems, exact forms first ---------------------------------------------------
+
+
+@pytest.fixture
+def forms(harbor: Path) -> Path:
+    write(harbor, "memory/2025-03-10.md", day_note(
+        "2025-03-10", "B @Harbor: We reviewed the migrations of the billing tables.",
+        "W @Harbor: Migrations are pending, migrations everywhere, more migrations.",
+        "W @Kbh: Vi tog beslutningerne om mødet i går.",
+        "W @Moskva: Мы обсудили миграции базы данных."))
+    write(harbor, "memory/2025-03-11.md", day_note(
+        "2025-03-11", "W @Harbor: The migration is done."))
+    commit_all(harbor, "forms", "2025-03-11T18:00:00+00:00")
+    return harbor
+
+
+def facts(repo: Path, query: str) -> list[str]:
+    return [r["content"] for r in results(repo, query, "--kind", "W,B,O,S")]
+
+
+def test_word_forms_are_found(forms: Path) -> None:
+    assert "We reviewed the migrations of the billing tables." in facts(forms, "review")
+    assert any("decided to release" in c for c in facts(forms, "what did we decide"))
+    assert "Vi tog beslutningerne om mødet i går." in facts(forms, "beslutning")
+    assert "Мы обсудили миграции базы данных." in facts(forms, "миграция")
+
+
+def test_the_exact_form_ranks_above_stem_only_matches(forms: Path) -> None:
+    found = facts(forms, "migration")
+    assert found[0] == "The migration is done.", found
+    assert "Migrations are pending, migrations everywhere, more migrations." in found
+
+
+def test_an_index_from_before_the_stems_column_is_rebuilt(forms: Path) -> None:
+    from gitmem.index.store import open_store
+
+    assert results(forms, "review")
+    index = forms / ".memory" / "index.sqlite"
+    store = open_store(index)
+    try:  # make it what gitmem before migration 2 wrote: no stems column
+        with store.conn:
+            store.conn.execute("DROP TABLE items_fts")
+            store.conn.execute("CREATE VIRTUAL TABLE items_fts USING fts5 (body, path, "
+                               "content = '', contentless_delete = 1, "
+                               "tokenize = 'unicode61 remove_diacritics 0')")
+            store.conn.execute("DELETE FROM migrations WHERE version > 1")
+            store.conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    finally:
+        store.close()
+    data = recall_json(forms, "review")
+    assert any("reviewed" in r["content"] for r in data["results"])
+    assert any("rebuilt" in w for w in data["warnings"]), data["warnings"]
+    store = open_store(index, readonly=True)
+    try:
+        assert store.schema_version() >= 2
+    finally:
+        store.close()

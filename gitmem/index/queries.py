@@ -16,6 +16,8 @@ from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
 
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
+# BM25 column weights: exact words, the file path, word stems (lower: exact forms rank first).
+BM25_WEIGHTS = (1.0, 0.3, 0.5)
 
 Row = dict[str, Any]
 
@@ -114,7 +116,8 @@ def lexical(store: Store, flt: ItemFilter, match: str, limit: int) -> list[tuple
     where, args = _where(flt)
     sql = (
         f"SELECT {columns}, m.score FROM (SELECT rowid AS rid, "
-        f"bm25(items_fts, 1.0, 0.3) AS score FROM items_fts WHERE items_fts MATCH ?) m "
+        f"bm25(items_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score "
+        f"FROM items_fts WHERE items_fts MATCH ?) m "
         f"JOIN items i ON i.id = m.rid WHERE {where} ORDER BY m.score LIMIT ?"
     )
     records = store.conn.execute(sql, [*col_args, match, *args, limit]).fetchall()

@@ -29,7 +29,7 @@ from gitmem.index.items import (
     page_entity,
     path_search_text,
 )
-from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
+from gitmem.index.schema import MIGRATIONS, REBUILD_BELOW, SCHEMA_VERSION, TABLES
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 
@@ -63,7 +63,8 @@ def marks(values: Sized) -> str:
 
 
 class NewerIndexError(Exception):
-    """The index was written by a newer gitmem; it is rebuilt rather than misread."""
+    """The index's schema is not this version's: written by a newer gitmem, or by one too old
+    to migrate in place. It is rebuilt rather than misread."""
 
 
 def vec_extension_path() -> str:
@@ -136,6 +137,9 @@ class Store:
         current = self.schema_version()
         if current > SCHEMA_VERSION:
             raise NewerIndexError(f"index schema {current} is newer than {SCHEMA_VERSION}")
+        if 0 < current < REBUILD_BELOW:
+            raise NewerIndexError(f"index schema {current} predates {SCHEMA_VERSION} (word "
+                                  "stems in the full-text index)")
         applied: list[str] = []
         for version, name, fn in MIGRATIONS:
             if version <= current:
@@ -265,7 +269,7 @@ class Store:
         day = mf.day.isoformat() if mf.day else None
         path_text = path_search_text(mf.path)
         items: list[tuple[Any, ...]] = []
-        fts: list[tuple[int, str, str]] = []
+        fts: list[tuple[int, str, str, str]] = []
         links: list[tuple[int, str, str, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
@@ -273,7 +277,7 @@ class Store:
                           v.fact_id, v.confidence, v.start_line, v.end_line, v.heading,
                           v.content, v.tokens, v.event_start, v.event_end, recorded_at,
                           commit_id, seq))
-            fts.append((item_id, v.search_text, path_text))
+            fts.append((item_id, v.search_text, path_text, v.stem_text))
             links.extend((item_id, entity_key(name), name, role) for name, role in v.links
                          if entity_key(name))
         self.conn.executemany(
@@ -281,7 +285,8 @@ class Store:
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
             "event_end, recorded_at, commit_id, valid_from) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
-        self.conn.executemany("INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)", fts)
+        self.conn.executemany(
+            "INSERT INTO items_fts (rowid, body, path, stems) VALUES (?, ?, ?, ?)", fts)
         self.conn.executemany(
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)

@@ -14,7 +14,7 @@ from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
-from gitmem.parse.textfold import build_match, fold, query_terms
+from gitmem.parse.textfold import build_match, fold, query_stems, query_terms
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
@@ -138,7 +138,7 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
             raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
-    return queries.lexical(store, flt, build_match(terms), limit)
+    return queries.lexical(store, flt, build_match(terms, query_stems(q.text)), limit)
 
 
 def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes,
