@@ -596,3 +596,17 @@ def test_an_index_from_before_the_stems_column_is_rebuilt(forms: Path) -> None:
         assert store.schema_version() >= 2
     finally:
         store.close()
+
+
+def test_reflect_reads_committed_memory_only(harbor: Path) -> None:
+    from gitmem.reflect.run import reflect
+
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Release is close."))
+    commit_all(harbor, "march 14", "2025-03-14T18:00:00+00:00")
+    write(harbor, "memory/2025-03-15.md", day_note("2025-03-15", "W @Zeppelin: Draft, unsaved."))
+    assert results(harbor, "Zeppelin")  # recall sees the uncommitted note
+    ws, cfg = open_workspace(harbor)
+    report = reflect(ws, cfg, since="2025-03-10", dry_run=True,
+                     now=datetime(2025, 3, 16, tzinfo=UTC))
+    entities = {p.entity for p in report.pages}
+    assert "Harbor" in entities and "Zeppelin" not in entities, entities
