@@ -3,6 +3,7 @@ ranked, and the JSON contract of SPEC §8 assembled."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -160,8 +161,24 @@ def _time_filters(req: RecallRequest, now: datetime, around_days: int) -> tuple[
     # such as "what happened": the window selects what to list.
     content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
     if content:
-        return None, found_window, rest, _window_json(found_window, "query", phrase, "boost")
+        text = f'{rest} "{stated}"' if (stated := _stated_date(phrase)) else rest
+        return None, found_window, text, _window_json(found_window, "query", phrase, "boost")
     return found_window, None, "", _window_json(found_window, "query", phrase, "filter")
+
+
+_PHRASE_FRAME = re.compile(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
+                           re.IGNORECASE)
+_NAMES_A_DATE = re.compile(r"\d{4}|月|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
+                           re.IGNORECASE)
+
+
+def _stated_date(phrase: str) -> str | None:
+    """The date a phrase states, as text may write it ("March 6, 2025" of "around March 6,
+    2025"; none for "last week"). Searched as one quoted phrase: a note that says "in June"
+    is found, a line with a lone "6" is not."""
+    stated = _PHRASE_FRAME.sub("", phrase).strip()
+    # Relative phrases (last week, 3 days ago, 先週) name no month or year: nothing to search.
+    return stated if _NAMES_A_DATE.search(stated) and '"' not in stated else None
 
 
 def _window_json(window: TimeWindow, source: str, phrase: str | None,
