@@ -222,6 +222,11 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
         f"chunks: {info['chunks']}"
     )
+    if info["uncommitted"]:
+        names = ", ".join(info["uncommitted"][:5]) + (", ..." if len(info["uncommitted"]) > 5
+                                                      else "")
+        click.echo(f"uncommitted: {len(info['uncommitted'])} memory files searched as they are "
+                   f"on disk ({names})")
     sem = info["semantic"]
     if sem["active"]:
         click.echo(

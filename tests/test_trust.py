@@ -61,6 +61,8 @@ def test_recall_sees_an_uncommitted_edit_by_default(harbor: Path) -> None:
     assert results(harbor, "peanuts") == []  # the line now says shellfish
     code, out, _ = gitmem("-C", str(harbor), "recall", "shellfish")
     assert code == 0 and "MEMORY.md#L4  (uncommitted)" in out
+    assert json.loads(gitmem("-C", str(harbor), "status", "--json")[1])["uncommitted"] == [
+        "MEMORY.md"]
 
 
 def test_committed_flag_answers_from_head(harbor: Path) -> None:

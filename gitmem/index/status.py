@@ -3,6 +3,7 @@ with its ``path#Lline``."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ class StatusReport:
     entities: int = 0
     last_indexed_commit: str | None = None
     up_to_date: bool = False
+    uncommitted: list[str] = field(default_factory=list)  # files layered over HEAD
     warnings: list[Warn] = field(default_factory=list)
     indexed_at: str | None = None
     schema_version: int | None = None
@@ -52,6 +54,7 @@ class StatusReport:
             "entities": self.entities,
             "last_indexed_commit": self.last_indexed_commit,
             "up_to_date": self.up_to_date,
+            "uncommitted": self.uncommitted,
             "warnings": [
                 {"path": w.path, "line": w.line, "code": w.code, "message": w.message,
                  "location": w.location}
@@ -104,6 +107,7 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         report.indexed_at = store.get_meta("indexed_at")
         report.schema_version = store.schema_version()
         report.up_to_date = report.last_indexed_commit == report.head
+        report.uncommitted = _layered(store.get_meta("worktree"))
         report.sqlite_vec = store.vec_error is None
         report.sqlite_vec_error = store.vec_error
         have, total = store.vector_counts()
@@ -123,6 +127,15 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         report.warnings = store.warnings()
     finally:
         store.close()
+
+
+def _layered(recorded: str | None) -> list[str]:
+    """The memory files of the uncommitted layer the index holds (as of its last update)."""
+    try:
+        state = json.loads(recorded or "")
+    except ValueError:
+        return []
+    return sorted(state) if isinstance(state, dict) else []
 
 
 def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:
