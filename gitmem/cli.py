@@ -270,7 +270,7 @@ def _shown(text: str) -> str:
 
 
 def _print_results(results: list[Result], warnings: list[str]) -> None:
-    from gitmem.recall.answer import shown_dates
+    from gitmem.recall.timing import shown_dates
 
     if not results:
         click.echo("no results")

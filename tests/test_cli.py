@@ -380,6 +380,7 @@ RECALL_MODULES = {
     "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
+    "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
