@@ -612,3 +612,13 @@ def test_reflect_reads_committed_memory_only(harbor: Path) -> None:
                      now=datetime(2025, 3, 16, tzinfo=UTC))
     entities = {p.entity for p in report.pages}
     assert "Harbor" in entities and "Zeppelin" not in entities, entities
+
+
+def test_an_uncommitted_edit_is_not_a_pending_embedding_warning(harbor: Path,
+                                                                tiny_model: Path) -> None:
+    assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Session note."))
+    data = recall_json(harbor, "session note")
+    assert data["mode"] == "hybrid" and data["warnings"] == [], data["warnings"]
+    assert next(r["uncommitted"] for r in data["results"] if "Session" in r["content"])

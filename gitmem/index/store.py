@@ -345,6 +345,12 @@ class Store:
         total = self.conn.execute("SELECT count(*) FROM items WHERE valid_to IS NULL").fetchone()
         return (int(have[0]) if have else 0, int(total[0]) if total else 0)
 
+    def uncommitted_pending(self) -> int:
+        """Current items of the uncommitted layer without vectors."""
+        return self._count(
+            f"SELECT count(*) FROM items i WHERE i.valid_to IS NULL AND i.commit_id = "
+            f"'{WORKTREE}' AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.item_id = i.id)")
+
     def pending_embeddings(self, limit: int,
                            path: str | None = None) -> list[tuple[int, str, list[str]]]:
         """(item id, version key, passages) of current items without vectors, oldest first

@@ -268,9 +268,12 @@ class _QueryVector:
             self.warnings.append(f"{reason}; results are lexical")
             return None
         have, total = store.vector_counts()
-        if have < total:
+        # Uncommitted edits are embedded by the next 'gitmem index' or commit; until then they
+        # are found by their words, as expected during a session: not worth a warning.
+        pending = total - have - store.uncommitted_pending()
+        if pending > 0:
             self.warnings.append(
-                f"{total - have} of {total} items are not embedded yet "
+                f"{pending} of {total} items are not embedded yet "
                 "('gitmem index' fills them in); they are found lexically"
             )
         return self.vector
