@@ -50,32 +50,28 @@ def _words(text: str) -> list[str]:
 
 def latin_language(words: list[str]) -> str:
     """'danish' when the text's function words are mostly Danish, else 'english'."""
-    danish = sum(1 for w in words if w in _DANISH)
-    english = sum(1 for w in words if w in _ENGLISH)
+    danish = sum(map(_DANISH.__contains__, words))
+    english = sum(map(_ENGLISH.__contains__, words))
     return "danish" if danish > english else "english"
-
-
-def _language(word: str, latin: str) -> str | None:
-    if _LATIN.fullmatch(word):
-        return latin
-    if _CYRILLIC.fullmatch(word):
-        return "russian"
-    return None  # CJK, digits, mixed scripts: the exact column only
 
 
 def stem_text(text: str) -> str:
     """The stems of a text's words, folded, for the index's stems column (stop words left
-    out: they are never searched)."""
-    words = _words(text)
-    latin = latin_language(words)
-    groups: dict[str, list[str]] = {}
-    for word in words:
-        language = _language(word, latin)
-        if language is not None and word not in STOPWORDS:
-            groups.setdefault(language, []).append(word)
-    stems: list[str] = []
-    for language, group in groups.items():
-        stems.extend(_stemmer(language).stemWords(group))
+    out: they are never searched). Whole words of Latin or of Cyrillic letters only: CJK,
+    numbers and ids like ``a828e60`` stay in the exact column alone."""
+    words: list[str] = []
+    cyrillic: list[str] = []
+    for word in _words(text):
+        if not word.isalpha():  # digits, ids, snake_case: exact column only
+            continue
+        if word[0] < "\u0250":  # Latin, with diacritics
+            words.append(word)
+        elif "\u0400" <= word[0] < "\u0530":
+            cyrillic.append(word)
+    latin = [w for w in words if w not in STOPWORDS]
+    stems = _stemmer(latin_language(words)).stemWords(latin) if latin else []
+    if cyrillic:
+        stems += _stemmer("russian").stemWords(cyrillic)
     return fold(" ".join(stems))
 
 
