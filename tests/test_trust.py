@@ -622,3 +622,11 @@ def test_an_uncommitted_edit_is_not_a_pending_embedding_warning(harbor: Path,
     data = recall_json(harbor, "session note")
     assert data["mode"] == "hybrid" and data["warnings"] == [], data["warnings"]
     assert next(r["uncommitted"] for r in data["results"] if "Session" in r["content"])
+
+
+def test_memory_files_without_text_say_so(tmp_path: Path) -> None:
+    target = tmp_path / "fresh"
+    assert gitmem("init", str(target), "--no-hooks")[0] == 0
+    data = recall_json(target, "anything")
+    assert data["results"] == []
+    assert any("no text yet" in w for w in data["warnings"]), data["warnings"]

@@ -22,9 +22,13 @@ def why_empty(store: Store, ws: Workspace, cfg: Config, q: RecallQuery,
               left_out: str | None) -> list[str]:
     """What the user should know about an empty answer; ``left_out`` names why uncommitted
     edits were not searched (``--committed``, ``index.worktree = false``), if they were not."""
-    if store.counts()["files"] == 0 and not _uncommitted(ws, cfg):
+    counts = store.counts()
+    if counts["files"] == 0 and not _uncommitted(ws, cfg):
         return [f"no memory files in {ws.root}: 'gitmem init' creates MEMORY.md, memory/ and "
                 "bank/; write notes there (memory/YYYY-MM-DD.md) and recall finds them"]
+    if counts["facts"] + counts["chunks"] == 0:
+        return ["the memory files hold no text yet (headings only): write notes in "
+                "memory/YYYY-MM-DD.md or MEMORY.md and recall finds them"]
     notes: list[str] = []
     if q.window is not None and not q.window.is_open and not queries.browse(
             store, ItemFilter(as_of_seq=q.as_of_seq, window=q.window), 1):
