@@ -20,7 +20,6 @@ ignores Ctrl-C (the parent decides) and imports exactly the parent's modules.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import pickle
 import select
@@ -38,10 +37,9 @@ from typing import IO, Any
 
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.native import NativeModel
+from gitmem.lifetime import die_with_parent
 
 _HEADER = struct.Struct(">Q")
-_PR_SET_PDEATHSIG = 1
-_PARENT_POLL = 0.5  # seconds between the child's checks that its parent is alive
 _EXIT_GRACE = 1.0  # seconds a worker gets to exit on its own before it is killed
 _STDERR_TAIL = 4096
 _NO_SIGPIPE = getattr(socket, "MSG_NOSIGNAL", 0)  # Linux; macOS has a socket option instead
@@ -225,21 +223,6 @@ class Worker:
 # -- the child's side ----------------------------------------------------------------------------
 
 
-def _die_with_parent(parent: int, pdeathsig: bool) -> None:
-    if pdeathsig and sys.platform == "linux":
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the line above
-        os._exit(0)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(_PARENT_POLL)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
 def _protocol_fds() -> tuple[int, int]:
     """The socket to the parent, moved off fds 0 and 1: a stray print (Python's or native code's)
     then lands on stderr instead of corrupting the protocol."""
@@ -281,7 +264,7 @@ def _answer(model: NativeModel | None, request: tuple[Any, ...]) -> tuple[Native
 def serve(parent: int, pdeathsig: bool) -> None:
     """The child's loop: answer requests until stdin closes, then exit at once (the OS frees
     the model faster than llama.cpp would)."""
-    _die_with_parent(parent, pdeathsig)
+    die_with_parent(parent, use_prctl=pdeathsig, exit_code=0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     rfd, wfd = _protocol_fds()
     model: NativeModel | None = None
