@@ -10,7 +10,8 @@ with it: no folded token (CJK bigrams for Japanese), and for Latin and Cyrillic 
 five-letter word stem either, so stemming cannot bridge it. The script checks that before it runs.
 A query scores a hit when one of the first ``--k`` results cites a target line. ``lexical`` needs
 no model (it can only find a target through other words of its chunk); ``semantic`` and
-``hybrid`` use the local provider with each ``--model`` GGUF in turn. In-process, ``now`` fixed.
+``hybrid`` use the local provider with each ``--model`` GGUF in turn; the "whole chunks" rows rank
+and cite whole chunks (the ranking before passages). In-process, ``now`` fixed.
 """
 
 from __future__ import annotations
@@ -33,10 +34,18 @@ from fixtures.build_fixture import build_fixture  # noqa: E402
 from gitmem.index.run import index_and_embed  # noqa: E402
 from gitmem.parse.textfold import fold  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
+from gitmem.recall.ranking import Ranking  # noqa: E402
 from gitmem.workspace import open_workspace  # noqa: E402
 
 NOW = datetime(2025, 12, 1, 12, 0, tzinfo=UTC)
-MODES = ("lexical", "semantic", "hybrid")
+# name -> (mode, ranking): the shipped ranking (passages), and whole chunks (the one before)
+MODES: dict[str, tuple[str, Ranking | None]] = {
+    "lexical": ("lexical", None),
+    "lexical, whole chunks": ("lexical", Ranking(passages=False)),
+    "semantic": ("semantic", None),
+    "hybrid": ("hybrid", None),
+    "hybrid, whole chunks": ("hybrid", Ranking(passages=False)),
+}
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -103,11 +112,14 @@ def run_model(repo: Path, model: Path | None, k: int,
         cfg = replace(cfg, embed_provider="none")
         index_and_embed(ws, cfg, force=True)
     out: dict[str, dict[str, Any]] = {}
-    for mode in MODES if model is not None else ("lexical",):
+    names = list(MODES) if model is not None else [n for n in MODES if n.startswith("lexical")]
+    for name in names:
+        mode, ranking = MODES[name]
         per_lang: dict[str, list[int]] = {}
         misses: list[str] = []
         for lang, query, path, lines in QUERIES:
-            resp = answer(ws, cfg, RecallRequest(query=query, k=k, mode=mode), now=NOW)
+            resp = answer(ws, cfg, RecallRequest(query=query, k=k, mode=mode), now=NOW,
+                          ranking=ranking)
             if resp.mode != mode:
                 raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
             hit = any(r.path == path and any(r.start_line <= n <= r.end_line for n in lines)
@@ -115,7 +127,7 @@ def run_model(repo: Path, model: Path | None, k: int,
             per_lang.setdefault(lang, []).append(int(hit))
             if not hit:
                 misses.append(f"{lang}: {query}")
-        out[mode] = {
+        out[name] = {
             "per_language": {lang: round(sum(v) / len(v), 3) for lang, v in per_lang.items()},
             "overall": round(sum(sum(v) for v in per_lang.values()) / len(QUERIES), 3),
             "misses": misses,
