@@ -92,7 +92,10 @@ def test_the_converted_model_matches_paraphrases_across_scripts(e5: Path) -> Non
     embedder = LocalEmbedder(e5, threads=1)
     try:
         assert embedder.dimension == 384
-        assert embedder._prompts == ("query: ", "passage: ")
+        # the file's prompts are applied: the same text embeds differently as query and document
+        [as_query] = embedder.embed_batch(["short replies"], input_type="query")
+        [as_doc] = embedder.embed_batch(["short replies"], input_type="document")
+        assert 0.8 < _cos(as_query, as_doc) < 0.9999
         docs = embedder.embed_batch([
             "アンディの四十歳の誕生日パーティーはマラケシュの屋上レストランで行われた。",
             "Пётр предпочитает короткие ответы, особенно вечером.",
