@@ -9,7 +9,9 @@ environment; these machines are shared and noisy, so only same-run ratios mean a
 - a lexical ``gitmem recall`` on the fixture workspace, end to end (target <= 2x);
 - a no-op ``gitmem index`` on the fixture workspace (target <= 1.5x);
 - ``gitmem index`` after a one-file commit on the N-year synthetic workspace (target p50 <= 250
-  ms, absolute).
+  ms, absolute);
+- a lexical recall on the N-year workspace: clean, with an uncommitted edit already layered
+  (the steady state of a session), and right after editing a file (the layer is rebuilt).
 
 Also prints the ten slowest imports of the recall path (``python -X importtime``). Standard
 library only; prints a Markdown table and writes JSON.
@@ -113,6 +115,21 @@ def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
             incremental[1].append(run.cpu_seconds)
         samples[f"index after a one-file commit ({years} y, {info['days']} commits)"] = \
             incremental
+        recall_ws = [*gm, "-C", str(ws), "recall", QUERY, "--mode", "lexical"]
+        samples[f"recall (lexical, {years} y)"] = timed(recall_ws, rounds, env)
+        note = sorted((ws / "memory").glob("????-??-??.md"))[-1]
+        with note.open("a", encoding="utf-8") as fh:
+            fh.write("- W @bench: an uncommitted line.\n")
+        samples[f"recall, one uncommitted file layered ({years} y)"] = timed(recall_ws, rounds,
+                                                                            env)
+        edited: Samples = ([], [])
+        for n in range(rounds):
+            with note.open("a", encoding="utf-8") as fh:
+                fh.write(f"- W @bench: uncommitted line {n}.\n")
+            run = lex.run_child(recall_ws, env=env)
+            edited[0].append(run.seconds)
+            edited[1].append(run.cpu_seconds)
+        samples[f"recall right after an uncommitted edit ({years} y)"] = edited
         imports = slowest_imports(["-m", "gitmem", "-C", str(fixture), "recall", QUERY,
                                    "--mode", "lexical"], env)
     finally:

@@ -72,8 +72,9 @@ def _megabytes(n: int) -> str:
 @click.option(
     "-C",
     "path",
+    metavar="PATH",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Run as if started in PATH (like git -C).",
+    help="Run as if started in PATH, a folder in the memory repository (like git -C).",
 )
 @click.version_option(__version__, prog_name="gitmem")
 @click.pass_context
@@ -106,12 +107,16 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
         click.echo(line)
+    ws, _ = open_workspace(target)
+    installed = all(h.state == "installed" for h in hookmod.status(ws.repo_root))
+    if with_hooks is None and installed:
+        click.echo("hooks: installed (each commit re-indexes memory)")
+        return
     if with_hooks is None and sys.stdin.isatty():
         with_hooks = click.confirm(
             "Install git hooks so each commit re-indexes memory?", default=True
         )
     if with_hooks:
-        ws, _ = open_workspace(target)
         for line in hookmod.install(ws.repo_root):
             click.echo(line)
     elif with_hooks is None:
@@ -126,7 +131,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     "--worktree/--no-worktree",
     default=None,
     help="Also index uncommitted edits of memory files (marked uncommitted in "
-    "results); default: index.worktree in config.",
+    "results; recall does this by itself); default: index.worktree in config (on).",
 )
 @click.option(
     "--no-embed",
@@ -134,10 +139,13 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     is_flag=True,
     help="Only the lexical index; leave embeddings for a later run.",
 )
+@click.option("--verbose", "-v", is_flag=True,
+              help="Repeat hints that are otherwise given once per workspace.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report.")
 @click.pass_context
 def index(
-    ctx: click.Context, force: bool, worktree: bool | None, no_embed: bool, as_json: bool
+    ctx: click.Context, force: bool, worktree: bool | None, no_embed: bool, verbose: bool,
+    as_json: bool,
 ) -> None:
     """Bring the index up to date with HEAD by replaying new commits (only files whose blobs
     changed are parsed), then fill in embeddings when an embedding provider is configured.
@@ -150,7 +158,8 @@ def index(
     with _progress("indexing", "commits") as progress, \
             _progress("embedding", "items") as embed_progress:
         outcome = index_and_embed(ws, cfg, force=force, worktree=worktree, embed=not no_embed,
-                                  progress=progress, embed_progress=embed_progress)
+                                  progress=progress, embed_progress=embed_progress,
+                                  verbose=verbose)
     report, emb = outcome.report, outcome.embed
     data = outcome.to_json()
     if as_json:
@@ -170,8 +179,8 @@ def index(
                 or f"embedded {emb.done} items ({emb.pending} of {emb.total} "
                 f"still pending) in {emb.seconds:.1f}s"
             )
-        elif outcome.embed_note and not no_embed:
-            click.echo(f"note: {outcome.embed_note}", err=True)
+        elif outcome.hint:
+            click.echo(f"note: {outcome.hint}", err=True)
     if outcome.embed_error:
         raise SearchUnavailable(f"{outcome.embed_error} (the lexical index is up to date)")
 
@@ -213,6 +222,11 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
         f"chunks: {info['chunks']}"
     )
+    if info["uncommitted"]:
+        names = ", ".join(info["uncommitted"][:5]) + (", ..." if len(info["uncommitted"]) > 5
+                                                      else "")
+        click.echo(f"uncommitted: {len(info['uncommitted'])} memory files searched as they are "
+                   f"on disk ({names})")
     sem = info["semantic"]
     if sem["active"]:
         click.echo(
@@ -229,6 +243,10 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         click.echo(f"semantic search: off ({sem['hint']})")
     if info.get("integrity") not in (None, "ok"):
         click.echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
+    if "dimensions" in sem:
+        done = "loaded" if sem["model_kind"] == "local" else "answered"
+        click.echo(f"model: {sem['model_name']} {done}: {sem['dimensions']} dimensions, "
+                   f"in {sem['load_seconds']:.2f} s")
     if "sqlite_vec_check" in info:
         click.echo(f"sqlite-vec: {info['sqlite_vec_check']}")
     elif not info.get("sqlite_vec", True):
@@ -252,13 +270,15 @@ def _shown(text: str) -> str:
 
 
 def _print_results(results: list[Result], warnings: list[str]) -> None:
+    from gitmem.recall.timing import shown_dates
+
     if not results:
         click.echo("no results")
     for r in results:
         ents = " ".join(f"@{e}" for e in r.entities)
         conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
         click.echo(
-            click.style(f"{r.score:.3f}  {r.kind}{conf}  {r.timestamp or '-'}  {ents}", bold=True)
+            click.style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}", bold=True)
         )
         click.echo(click.style(_shown(r.source) + ("  (uncommitted)" if r.uncommitted else ""),
                                fg="cyan"))
@@ -283,13 +303,15 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     default=None,
     help="How many results (default 8, or recall.k in config).",
 )
-@click.option("--since", help="Event time on or after: 30d, 2w, 2025-11, 2025-11-27, today...")
+@click.option("--since", help="Event time on or after: 30d, 2w, 2025-11, 2025-11-27, today, "
+              "'last week', 'March 6, 2025'...")
 @click.option("--until", help="Event time on or before (a month or year means its end).")
 @click.option("--around", help="A window of +-3 days (recall.around_days) around a date.")
 @click.option(
     "--as-of",
     "as_of",
-    help="Answer from the memory as it stood then (2025-11 means the end of November 2025).",
+    help="Answer from the memory as it was recorded by then: a time (2025-11 means the end of "
+    "November 2025) or a commit. Record time only: add --until to limit event time too.",
 )
 @click.option(
     "--entity",
@@ -298,7 +320,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     help="Only results about this entity (repeatable; aliases resolve).",
 )
 @click.option(
-    "--kind", "kinds", multiple=True, help="W, B, O, S (or note for plain text); repeatable."
+    "--kind", "kinds", multiple=True,
+    help="W, B, O, S (or note for plain text); repeatable, or a list: W,O."
 )
 @click.option(
     "--mode",
@@ -309,6 +332,14 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
 )
 @click.option("--min-score", "min_score", type=float, default=None,
               help="Leave out results scoring below this.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Repeat hints that are otherwise given once per workspace.")
+@click.option(
+    "--committed",
+    is_flag=True,
+    help="Answer from HEAD alone (by default uncommitted edits of memory files are "
+    "searched too, marked uncommitted).",
+)
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (a stable contract: fields are added, never renamed).")
 @click.pass_context
@@ -324,6 +355,8 @@ def recall(
     kinds: tuple[str, ...],
     mode: str,
     min_score: float | None,
+    verbose: bool,
+    committed: bool,
     as_json: bool,
 ) -> None:
     """Find memory about QUERY, each result cited as path#Lline.
@@ -345,6 +378,8 @@ def recall(
         entities=entities,
         kinds=kinds,
         mode=mode,
+        committed=committed,
+        verbose=verbose,
     )
     response = recall_answer(ws, cfg, req, min_score=min_score)
     if as_json:
@@ -352,7 +387,9 @@ def recall(
         return
     if response.time_window and response.time_window["source"] == "query":
         tw = response.time_window
-        click.echo(f"window from '{tw['phrase']}': {tw['since']} .. {tw['until']}", err=True)
+        span = f"{tw['since'] or '...'} .. {tw['until'] or '...'}"
+        how = "preferring results near" if tw["applied_as"] == "boost" else "only"
+        click.echo(f"{how} {span} ('{tw['phrase']}')", err=True)
     _print_results(response.results, response.warnings)
 
 
@@ -560,6 +597,8 @@ def get(
         return
     for line in res.lines:
         click.echo(line)
+    if res.note:
+        click.echo(f"note: {res.note}", err=True)
 
 
 @cli.command("reflect", context_settings=CONTEXT)
@@ -791,6 +830,87 @@ def model_list(as_json: bool) -> None:
         click.echo("no models downloaded; 'gitmem model pull' fetches embed.model")
     for ref, size in models:
         click.echo(f"{ref}  {size / 1048576:.1f} MB")
+
+
+@cli.group("config", context_settings=CONTEXT)
+def config_group() -> None:
+    """Settings, set once: in your user config (default) or, with --repo, the repository's
+    .gitmem.toml (which may not name remote providers, endpoints, headers or keys).
+
+    Every command and every git hook reads them, so 'gitmem config set embed.model FILE.gguf'
+    turns semantic search on for good."""
+
+
+def _config_repo(ctx: click.Context) -> Path | None:
+    from gitmem.git import find_repo_root
+
+    try:
+        return find_repo_root(_ctx_path(ctx))[0]
+    except GitmemError:
+        return None  # outside a repository: the user config alone
+
+
+@config_group.command("list", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def config_list(ctx: click.Context, as_json: bool) -> None:
+    """Every setting, its effective value and where it comes from (default, repository, user,
+    environment)."""
+    from gitmem.settings import list_settings
+
+    report = list_settings(_config_repo(ctx))
+    if as_json:
+        _print_json(report.to_json())
+        return
+    for source, path in report.files.items():
+        click.echo(f"# {source} config: {path}")
+    for s in report.settings:
+        click.echo(f"{s.key} = {s.listed()}  ({s.source})")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@config_group.command("get", context_settings=CONTEXT)
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
+    """Print the effective value of KEY (section.name, e.g. embed.provider)."""
+    from gitmem.settings import get_setting
+
+    setting = get_setting(_config_repo(ctx), key)
+    if as_json:
+        _print_json(setting.to_json(), indent=None)
+    else:
+        click.echo(setting.text())
+
+
+@config_group.command("set", context_settings=CONTEXT)
+@click.argument("key")
+@click.argument("value")
+@click.option("--repo", is_flag=True, help="Write the repository's .gitmem.toml (shared).")
+@click.pass_context
+def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
+    """Set KEY to VALUE (lists: a,b or ["a", "b"]; headers: Name=value,...)."""
+    from gitmem.settings import set_setting
+
+    change = set_setting(_config_repo(ctx), key, value, repo=repo)
+    click.echo(change.text())
+    if change.rewritten:
+        click.echo(f"note: {change.path} was rewritten from its settings (comments not kept)",
+                   err=True)
+
+
+@config_group.command("unset", context_settings=CONTEXT)
+@click.argument("key")
+@click.option("--repo", is_flag=True, help="Edit the repository's .gitmem.toml.")
+@click.pass_context
+def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
+    """Remove KEY from the user config (or the repository's), back to the next layer."""
+    from gitmem.settings import unset_setting
+
+    change = unset_setting(_config_repo(ctx), key, repo=repo)
+    click.echo(change.text())
 
 
 def _crash_log(exc: BaseException) -> Path:

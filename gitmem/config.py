@@ -41,7 +41,7 @@ DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.g
 class Config:
     workspace_root: str = ""
     extra_paths: tuple[str, ...] = ()
-    worktree: bool = False
+    worktree: bool = True  # recall sees uncommitted memory edits (SPEC §10)
     recall_k: int = 8
     half_life_days: float = 30.0
     decay_floor: float = 0.9
@@ -252,40 +252,91 @@ def _env_value(key: tuple[str, str], raw: str) -> Any:
     return raw
 
 
-def load_config(repo_root: Path | None) -> Config:
-    """Merge the layers; raises GitmemError naming file and key for an invalid setting."""
-    values: dict[str, Any] = {}
+# Where a setting's effective value comes from, in increasing precedence.
+SOURCES = ("default", "repository", "user", "environment")
+
+
+def repo_may_set(section: str, key: str, value: Any) -> bool:
+    """The trust rule (SPEC §14): a repository config may not name remote providers, endpoints,
+    headers or key variables."""
+    attr = _KEYS[(section, key)][0]
+    if attr in ("embed_provider", "embed_fallback") and is_remote(value):
+        return False
+    return section not in _UNTRUSTED_IN_REPO
+
+
+def check_setting(source: str, name: str, value: Any) -> tuple[str, Any]:
+    """(Config field, checked value) for a dotted setting name; GitmemError names the source,
+    the setting and what is allowed."""
+    section, _, key = name.rpartition(".")
+    return _check(source, section, key, value)
+
+
+def setting_names() -> list[str]:
+    return [f"{section}.{key}" for section, key in _KEYS]
+
+
+def setting_type(name: str) -> type:
+    section, _, key = name.rpartition(".")
+    return _KEYS[(section, key)][1]
+
+
+def setting_attr(name: str) -> str:
+    section, _, key = name.rpartition(".")
+    return _KEYS[(section, key)][0]
+
+
+def read_config_file(path: Path) -> dict[tuple[str, str], Any]:
+    """A config file's settings as {(section, key): value} ({} when there is none)."""
+    return _flatten(_read_toml(path))
+
+
+def read_config_text(text: str) -> dict[tuple[str, str], Any]:
+    """Like ``read_config_file``, for TOML text (raises tomllib.TOMLDecodeError)."""
+    return _flatten(tomllib.loads(text))
+
+
+def layered_values(repo_root: Path | None) -> tuple[dict[str, tuple[Any, str]], list[str]]:
+    """{Config field: (value, source)} of every setting that is set, and the warnings of
+    settings ignored by the trust rule. Raises GitmemError naming file and key when invalid."""
+    values: dict[str, tuple[Any, str]] = {}
     warnings: list[str] = []
     if repo_root is not None:
         path = repo_root / REPO_CONFIG
-        for (section, key), value in _flatten(_read_toml(path)).items():
+        for (section, key), value in read_config_file(path).items():
             attr, checked = _check(str(path), section, key, value)
-            if attr in ("embed_provider", "embed_fallback") and is_remote(checked):
-                warnings.append(
-                    f"{path}: '{section}.{key} = \"{checked}\"' is ignored: a repository config "
-                    f"may not send memory to a remote provider; name it in {user_config_path()} "
-                    "or GITMEM_EMBED_PROVIDER"
-                )
+            if not repo_may_set(section, key, checked):
+                warnings.append(_ignored(path, section, key, checked))
                 continue
-            if section in _UNTRUSTED_IN_REPO:
-                warnings.append(
-                    f"{path}: '{section}.{key}' is ignored: a repository config may not set remote "
-                    f"endpoints, headers or keys; set it in {user_config_path()} or the environment"
-                )
-                continue
-            values[attr] = checked
+            values[attr] = (checked, "repository")
     upath = user_config_path()
-    for (section, key), value in _flatten(_read_toml(upath)).items():
+    for (section, key), value in read_config_file(upath).items():
         attr, checked = _check(str(upath), section, key, value)
-        values[attr] = checked
+        values[attr] = (checked, "user")
     for env, (section, key) in _ENV.items():
         raw = os.environ.get(env)
         if raw is not None and raw != "":
             attr, checked = _check(
                 f"environment variable {env}", section, key, _env_value((section, key), raw)
             )
-            values[attr] = checked
+            values[attr] = (checked, "environment")
+    return values, warnings
+
+
+def _ignored(path: Path, section: str, key: str, value: Any) -> str:
+    if section in _UNTRUSTED_IN_REPO:
+        return (f"{path}: '{section}.{key}' is ignored: a repository config may not set remote "
+                f"endpoints, headers or keys; set it in {user_config_path()} or the environment")
+    return (f"{path}: '{section}.{key} = \"{value}\"' is ignored: a repository config "
+            f"may not send memory to a remote provider; name it in {user_config_path()} "
+            "or GITMEM_EMBED_PROVIDER")
+
+
+def load_config(repo_root: Path | None) -> Config:
+    """Merge the layers; raises GitmemError naming file and key for an invalid setting."""
+    values, warnings = layered_values(repo_root)
     known = {f.name for f in fields(Config)}
     return replace(
-        Config(), **{k: v for k, v in values.items() if k in known}, warnings=tuple(warnings)
+        Config(), **{k: v for k, (v, _) in values.items() if k in known},
+        warnings=tuple(warnings)
     )

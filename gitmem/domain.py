@@ -20,6 +20,8 @@ class Warn:
 
     @property
     def location(self) -> str:
+        if not self.path:
+            return "(repository)"  # about the repository as a whole, not one file
         return f"{self.path}#L{self.line}" if self.line else self.path
 
     def __str__(self) -> str:

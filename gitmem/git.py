@@ -58,7 +58,8 @@ def _path_out(proc: subprocess.CompletedProcess[bytes]) -> str:
 def find_repo_root(start: Path) -> tuple[Path, Path]:
     """(work tree root, git dir) of the repository containing ``start``."""
     if not start.is_dir():
-        raise GitmemError(f"{start} is not a folder; pass -C with the memory repository's path")
+        raise GitmemError(f"{start} is not a folder; pass -C PATH, a folder in the memory "
+                          "repository")
     # One git call: recall runs this on every query. A path may hold any character but NUL,
     # newlines included, so only the last value is a path: the top folder comes as
     # --show-cdup ('../' steps, never anything else) and the git dir takes the rest.
@@ -81,6 +82,59 @@ def head_id(repo_root: Path) -> str | None:
     """HEAD's commit id, or None when the branch has no commits yet."""
     proc = run(repo_root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
     return (_out(proc) or None) if proc.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class TreeStatus:
+    """HEAD and the paths whose working-tree content may differ from it (``git status``)."""
+
+    head: str | None  # None: no commits yet
+    # repository-relative path -> (its blob id at HEAD or None, its file mode on disk; 0: gone)
+    changed: dict[str, tuple[str | None, int]]
+
+
+_NO_BLOB = "0" * 40
+
+
+def tree_status(repo_root: Path, pathspecs: Sequence[str]) -> TreeStatus:
+    """One ``git status`` over ``pathspecs``: HEAD, and each path that is modified, staged,
+    deleted or untracked, with its HEAD blob id. This is recall's freshness check, so it is one
+    process; ``--no-optional-locks`` keeps it from writing git's index under a running git."""
+    proc = run(repo_root, "--no-optional-locks", "--literal-pathspecs", "status",
+               "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames",
+               "--ignore-submodules=all", "--", *pathspecs)
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot read the working tree of {repo_root}: {reason}")
+    head: str | None = None
+    changed: dict[str, tuple[str | None, int]] = {}
+    for record in proc.stdout.split(b"\x00"):
+        line = record.decode("utf-8", "surrogateescape")
+        if line.startswith("# branch.oid "):
+            oid = line[len("# branch.oid "):].strip()
+            head = None if oid == "(initial)" else oid
+        elif line.startswith("1 "):  # 1 XY sub mH mI mW hH hI path
+            parts = line.split(" ", 8)
+            blob = parts[6]
+            changed[parts[8]] = (None if blob == _NO_BLOB else blob, int(parts[5], 8))
+        elif line.startswith("u "):  # u XY sub m1 m2 m3 mW h1 h2 h3 path (h2: ours, HEAD)
+            parts = line.split(" ", 10)
+            blob = parts[8]
+            changed[parts[10]] = (None if blob == _NO_BLOB else blob, int(parts[6], 8))
+        elif line.startswith("? "):
+            changed[line[2:]] = (None, 0o100644)
+    return TreeStatus(head, changed)
+
+
+def commit_time(repo_root: Path, rev: str) -> tuple[str, str] | None:
+    """(commit id, commit time as ISO 8601 UTC) of a revision (id, branch, tag, HEAD~2), or
+    None when it names no commit."""
+    proc = run(repo_root, "show", "-s", "--format=%H %ct", "--end-of-options", f"{rev}^{{commit}}")
+    fields = _out(proc).split()
+    if proc.returncode != 0 or len(fields) != 2:
+        return None
+    at = datetime.fromtimestamp(int(fields[1]), UTC).isoformat(timespec="seconds")
+    return fields[0], at
 
 
 def hooks_dir(repo_root: Path) -> Path:

@@ -9,23 +9,19 @@ from gitmem.git import init_or_open
 from gitmem.parse.opinions import OPINIONS_TEMPLATE
 from gitmem.workspace import Workspace, ensure_memory_dir
 
-MEMORY_TEMPLATE = """# Memory
+# Scaffolding holds headings only: every line of a memory file is indexed, and explanations
+# or placeholder entries ("@Entity") would come back as results. The how-to is printed instead.
+MEMORY_TEMPLATE = "# Memory\n\n## Retain\n"
 
-Curated, durable facts and decisions. Daily logs live in memory/YYYY-MM-DD.md.
-
-## Retain
-"""
-
-DAILY_HINT = """# Daily notes
-
-One file per day: memory/YYYY-MM-DD.md. Facts go in a '## Retain' section:
-
-    ## Retain
-    - W @Entity: an objective fact about the world.
-    - B @Entity: something I did.
-    - O(c=0.8) @Entity: an opinion, with confidence.
-    - S @Entity: an observation or summary.
-"""
+HOW_TO = """how to write memory:
+  MEMORY.md             curated, durable facts and decisions
+  memory/YYYY-MM-DD.md  one log per day; facts go in a '## Retain' section, one per line:
+      ## Retain
+      - W @Peter: an objective fact about the world.
+      - B @Peter: something I did.
+      - O(c=0.8) @Peter: an opinion, with confidence.
+      - S @Peter: an observation or summary.
+  bank/entities/<Name>.md  one page per entity ('aliases: [...]' in front matter)"""
 
 
 def _workspace_prefix(root: Path, target: Path, done: list[str]) -> str:
@@ -53,7 +49,6 @@ def init_workspace(target: Path) -> list[str]:
     ws = Workspace(repo_root=root, prefix=prefix, git_dir=git_dir)
     files = {
         ws.root / "MEMORY.md": MEMORY_TEMPLATE,
-        ws.root / "memory" / "README.md": DAILY_HINT,
         ws.root / "bank" / "opinions.md": OPINIONS_TEMPLATE,
     }
     if (ws.root / "memory.md").exists():
@@ -64,8 +59,12 @@ def init_workspace(target: Path) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         done.append(f"created {path.relative_to(ws.root)}")
+    (ws.root / "memory").mkdir(parents=True, exist_ok=True)
     (ws.root / "bank" / "entities").mkdir(parents=True, exist_ok=True)
     ensure_memory_dir(ws)
     done.append("kept .memory/ out of git (.git/info/exclude)")
-    done.append("next: commit your memory files, then run 'gitmem index' and 'gitmem recall'")
+    if any(line.startswith("created") for line in done):  # the first init: say how
+        done.append(HOW_TO)
+    done.append("next: write memory files; 'gitmem recall' finds them at once (commit them to "
+                "keep their history)")
     return done

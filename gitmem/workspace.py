@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from gitmem.config import REPO_CONFIG, Config, load_config, private_dir
 from gitmem.domain import MemoryFile, Warn
 from gitmem.errors import GitmemError
-from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root
+from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root, tree_status
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 # The memory layout (SPEC §2), in one place: files at the workspace root, and folders below it.
@@ -44,12 +45,17 @@ class Workspace:
 
 
 def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, str | None] | None:
-    """(class, daily date, problem) for a workspace-relative path, or None if not memory."""
+    """(class, daily date, problem) for a workspace-relative path, or None if not memory.
+
+    A ``README.md`` inside ``memory/`` or ``bank/`` describes the folder (older versions of
+    ``gitmem init`` wrote one with placeholder entries): it is not memory."""
     if not path.endswith(".md"):
         return None
     # Paths here are normalised (git's, or made relative by the caller): a plain split is enough
     # and several times faster than PurePosixPath (review classifies thousands of grep hits).
     parts = path.split("/")
+    if parts[0] in MEMORY_FOLDERS and parts[-1].lower() == "readme.md":
+        return None
     if len(parts) == 1:
         cls = ROOT_FILES.get(parts[0])
         return (cls, None, None) if cls else _extra(path, extra)
@@ -86,9 +92,15 @@ def is_memory_path(path: str, extra: Sequence[str] = ()) -> bool:
     return classify(path, extra) is not None
 
 
+# Which paths count as memory: a new version re-indexes existing indexes (v2: README.md files
+# in memory/ and bank/ are not memory).
+LAYOUT_VERSION = "layout-v2"
+
+
 def scope_fingerprint(prefix: str, extra: Sequence[str]) -> str:
-    """Which files are memory (workspace folder, extra paths): a change re-indexes all."""
-    return "\x1f".join([prefix, *sorted(extra)])
+    """Which files are memory (the layout's rules, workspace folder, extra paths): a change
+    re-indexes all."""
+    return "\x1f".join([LAYOUT_VERSION, prefix, *sorted(extra)])
 
 
 def pathspecs(prefix: str, extra: Sequence[str]) -> list[str]:
@@ -140,41 +152,68 @@ def memory_files_in_tree(git: GitRepo, commit_id: str | None, ws: Workspace,
     return files, warns
 
 
-def worktree_memory_files(
-    ws: Workspace, cfg: Config
-) -> tuple[dict[str, MemoryFile], dict[str, bytes], list[Warn]]:
-    """Memory files as they are on disk (blob ids computed as git would)."""
-    files: dict[str, MemoryFile] = {}
+LAYER_SYMLINK = "worktree-symlink"  # the warning code of links found in the working tree
+
+
+@dataclass(frozen=True)
+class WorktreeLayer:
+    """Memory files whose working-tree content differs from HEAD: the uncommitted layer."""
+
+    head: str | None
+    changes: dict[str, MemoryFile | None]  # workspace-relative path -> on disk (None: gone)
+    data: dict[str, bytes]  # the content of each changed file on disk
+    base: dict[str, str | None]  # each changed path's blob id at HEAD (None: new)
+    warns: list[Warn]
+
+    @property
+    def key(self) -> str:
+        """What the layer holds, as recorded in the index: equal keys need no work."""
+        state = {p: [self.base.get(p), mf.blob if mf else None]
+                 for p, mf in sorted(self.changes.items())}
+        return json.dumps(state, sort_keys=True, separators=(",", ":"))
+
+
+def worktree_layer(ws: Workspace, cfg: Config) -> WorktreeLayer:
+    """HEAD and the uncommitted memory edits, from one ``git status``: only the changed files
+    are read (and hashed as git would, so a file edited back to its committed text is no
+    change)."""
+    status = tree_status(ws.repo_root, pathspecs(ws.prefix, cfg.extra_paths))
+    changes: dict[str, MemoryFile | None] = {}
     data: dict[str, bytes] = {}
+    base: dict[str, str | None] = {}
     warns: list[Warn] = []
-    root = ws.root
-    candidates = [root / name for name in ROOT_FILES]
-    for folder in (*MEMORY_FOLDERS, *cfg.extra_paths):
-        base = root / folder
-        if base.is_file():
-            candidates.append(base)
-        elif base.is_dir() and not base.is_symlink():
-            candidates.extend(sorted(base.rglob("*.md")))
-    for path in candidates:
-        if not path.exists() and not path.is_symlink():
+    for repo_path, (head_blob, _) in sorted(status.changed.items()):
+        if not repo_path.startswith(ws.prefix):
             continue
-        rel = path.relative_to(root).as_posix()
+        rel = repo_path[len(ws.prefix):]
         found = classify(rel, cfg.extra_paths)
-        if found is None or rel in files:
+        if found is None:
             continue
-        if any(
-            p.is_symlink() for p in [path, *path.parents] if p != root and p.is_relative_to(root)
-        ):
-            warns.append(
-                Warn(rel, 0, "symlink", "symbolic link skipped (links are never followed)")
-            )
+        raw = _read_plain_file(ws.root, rel, warns)
+        if raw is None:
+            if head_blob is not None:
+                changes[rel], base[rel] = None, head_blob
             continue
-        if not path.is_file():
+        blob = blob_id(raw)
+        if blob == head_blob:
             continue
-        raw = path.read_bytes()
-        files[rel] = MemoryFile(rel, blob_id(raw), found[0], found[1])
-        data[rel] = raw
-    return files, data, warns
+        changes[rel] = MemoryFile(rel, blob, found[0], found[1])
+        data[rel], base[rel] = raw, head_blob
+    return WorktreeLayer(status.head, changes, data, base, warns)
+
+
+def _read_plain_file(root: Path, rel: str, warns: list[Warn]) -> bytes | None:
+    """A memory file's bytes on disk; None when it is gone, or is (or lies under) a symbolic
+    link, which is never followed and says so."""
+    path = root / rel
+    if any(p.is_symlink() for p in [path, *path.parents] if p != root and p.is_relative_to(root)):
+        warns.append(Warn(rel, 0, LAYER_SYMLINK,
+                          "uncommitted symbolic link skipped (links are never followed)"))
+        return None
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
 
 
 def check_memory_path(ws: Workspace, cfg: Config, raw: str) -> str:
@@ -222,3 +261,26 @@ def ensure_memory_dir(ws: Workspace) -> None:
         sep = "" if not existing or existing.endswith("\n") else "\n"
         with exclude.open("a", encoding="utf-8") as fh:
             fh.write(f"{sep}# gitmem's derived index\n{pattern}\n")
+
+
+HINTS_SHOWN = "hints-shown"  # in .memory/: the one-time hints already given in this workspace
+
+
+def first_time(ws: Workspace, key: str) -> bool:
+    """True the first time a hint is given in this workspace, which is then remembered in
+    ``.memory/hints-shown`` (a hint repeated on every command is noise)."""
+    path = ws.memory_dir / HINTS_SHOWN
+    try:
+        if key in path.read_text(encoding="utf-8").split():
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return True
+    try:
+        ensure_memory_dir(ws)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{key}\n")
+    except OSError:
+        pass
+    return True

@@ -56,6 +56,36 @@ def children_of(pid: int) -> list[int]:
     return kids
 
 
+def descendants(pid: int) -> list[int]:
+    """Children of ``pid``, their children, and so on."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = children_of(todo.pop())
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie is not)."""
+    try:
+        state = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def describe(pid: int) -> str:
+    """``pid``, its state and its command line, for a failure message."""
+    try:
+        state = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        cmdline = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
+    except (OSError, IndexError):
+        return f"{pid} (gone)"
+    return f"{pid} ({' '.join(state)}: {cmdline.decode('utf-8', 'replace')[:160]})"
+
+
 def wait_gone(text: str, timeout: float) -> list[int]:
     """Wait until no process mentions ``text``; returns the survivors (empty when all gone)."""
     deadline = time.monotonic() + timeout
@@ -80,11 +110,16 @@ def gitmem_process(repo: Path, *args: str, env: dict[str, str] | None = None
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 
 
-def kill_after(proc: subprocess.Popen[bytes], seconds: float) -> bool:
-    """SIGKILL ``proc`` after ``seconds``; False when it had already finished."""
+def kill_after(proc: subprocess.Popen[bytes], seconds: float,
+               family: list[int] | None = None) -> bool:
+    """SIGKILL ``proc`` after ``seconds``; False when it had already finished. ``family``
+    receives the processes it had started (workers, git, a model process) at that moment, which
+    must not outlive it."""
     try:
         proc.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
+        if family is not None:
+            family.extend(descendants(proc.pid))
         proc.kill()
         proc.wait()
         return True

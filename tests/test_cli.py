@@ -264,6 +264,7 @@ def test_get_json(repo: Path) -> None:
         "end_line": 2,
         "revision": None,
         "text": FACT_LINE,
+        "note": None,  # added (issue 9): lines asked for past the end of the file
     }
 
 
@@ -378,6 +379,8 @@ RECALL_MODULES = {
     "gitmem.recall.ranking", "gitmem.recall.search",
     "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
     "gitmem.recall.present",  # --min-score, citations
+    "gitmem.parse.stemming",  # the query's word stems (issue 9)
+    "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.

@@ -156,6 +156,8 @@ def test_recall_while_incremental_updates_commit(tmp_path: Path) -> None:
         _, err = writer.communicate(timeout=120)
     assert writer.returncode == 0, err
     found = answer(ws, cfg, RecallRequest(query="Zeppelin day", k=10), now=NOW).results
-    assert sorted(r.source for r in found) == [f"memory/2026-12-0{n}.md#L2" for n in range(1, 7)]
+    # (other notes' "days" share the stem of "day": only the Zeppelin facts are checked)
+    assert sorted(r.source for r in found if "Zeppelin" in r.content) == [
+        f"memory/2026-12-0{n}.md#L2" for n in range(1, 7)]
     incremental = dump(repo)
     assert forced_dump(repo) == incremental

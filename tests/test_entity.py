@@ -143,10 +143,10 @@ def test_slugs_aliases_and_the_page_human_text(memory: Path) -> None:
                            "Keep the fan clean.")
     assert "generated" not in v.page.text and "aliases" not in v.page.text
     assert v.page.source == "bank/entities/The Castle.md#L5-L13"
-    # An uncommitted edit of the page is not what the index holds: the committed text is shown.
+    # An uncommitted edit of the page is what recall sees (SPEC §10, the uncommitted layer).
     write(memory, "bank/entities/The Castle.md", CASTLE_PAGE.replace("attic", "cellar"))
     page = view(memory, "castle").page
-    assert page is not None and "attic" in page.text
+    assert page is not None and "cellar" in page.text
     assert [f.content for f in v.facts["world"]] == ["Moved the gateway host to The Castle."]
 
 

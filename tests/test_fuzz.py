@@ -126,8 +126,16 @@ def check_nothing_dropped(data: bytes, path: str) -> None:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     _, fm_lines, _ = front_matter(lines, path)
+    # A chunk of nothing but headings and rules is dropped (issue 9): those lines may go.
+    from gitmem.parse.chunking import _RULE
+    from gitmem.parse.markdown import _parse_blocks, sections_from
+
+    body = [""] * fm_lines + lines[fm_lines:]
+    headings = {s.start_line for s in sections_from(_parse_blocks(body, path, []), len(lines))}
     for number, content in enumerate(lines, 1):
         if number <= fm_lines or not content.strip():
+            continue
+        if number in headings or _RULE.match(content):
             continue
         holders = [c for c in parsed.chunks if c.start_line <= number <= c.end_line]
         assert holders, f"line {number} {content!r} is in no chunk"

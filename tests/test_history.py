@@ -225,22 +225,24 @@ def test_orphan_history_is_a_full_rebuild_with_a_note(tmp_path: Path) -> None:
 
 def test_worktree_pseudo_commit_is_rolled_back(tmp_path: Path) -> None:
     repo = base_repo(tmp_path)
-    index(repo)
+    index(repo, worktree=False)
     write(repo, "memory/2025-11-13.md", daily("2025-11-13", "W @Peter: Uncommitted zeppelin plan."))
     write(repo, "memory/2025-11-14.md", daily("2025-11-14", "W @Peter: Another zeppelin idea."))
-    assert recall(repo, "zeppelin") == []  # default: the last indexed commit
+    assert recall(repo, "zeppelin", committed=True) == []  # HEAD alone
     report = index(repo, worktree=True)
     assert not report.full
     found = {r["source"] for r in recall(repo, "zeppelin", kinds=("W",))}
     assert found == {"memory/2025-11-13.md#L4", "memory/2025-11-14.md#L4"}
     assert recall(repo, "Oslo", kinds=("W",)) == []  # replaced in the working tree
-    # a normal index drops the uncommitted layer again
-    assert not index(repo).full
-    assert recall(repo, "zeppelin") == []
-    assert [r["source"] for r in recall(repo, "Oslo", kinds=("W",))] == ["memory/2025-11-13.md#L4"]
+    # an index without the layer drops it again
+    assert not index(repo, worktree=False).full
     incremental = dump(repo)
-    index(repo, force=True)
+    index(repo, force=True, worktree=False)
     assert dump(repo) == incremental
+    assert recall(repo, "zeppelin", committed=True) == []
+    # HEAD's version, hidden on disk by the layer: cited at its commit (get shows that text)
+    [oslo] = recall(repo, "Oslo", kinds=("W",), committed=True)
+    assert oslo["source"] == f"memory/2025-11-13.md#L4@{head(repo)[:7]}"
 
 
 def test_worktree_layer_then_committing_the_same_edit(tmp_path: Path) -> None:
@@ -374,15 +376,18 @@ def test_deleted_file_is_found_as_of_before_the_deletion(
     assert recall(repo, "greenhouse") == []
 
 
-def test_as_of_excludes_event_times_after_the_instant(
+def test_as_of_is_record_time_only(
     timeline: tuple[Path, dict[str, str]],
 ) -> None:
     repo, _ = timeline
     now = recall(repo, "Oslo", kinds=("W",))
     assert [(r["event_start"], r["recorded_at"]) for r in now] == [("2025-12-05", A)]
-    # recorded on 11-20 but the event is on 12-05: not part of the memory as of 11-30
-    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30") == []
-    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-12-05") != []
+    # recorded on 11-20 about 12-05: known as of 11-30 (SPEC §6: a record-time axis)
+    assert [r["event_start"] for r in recall(repo, "Oslo", kinds=("W",),
+                                             as_of="2025-11-30")] == ["2025-12-05"]
+    # --until limits the event time as well
+    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30", until="2025-11-30") == []
+    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-19") == []  # not recorded yet
     # before the first commit there is no memory at all, with a warning rather than an error
     ws, cfg = open_workspace(repo)
     response = answer(ws, cfg, RecallRequest(query="kayak", as_of="2025-11-01"), now=NOW)

@@ -118,7 +118,8 @@ def test_error_message_is_exact() -> None:
         parse_time_spec("lastweek", NOW)
     assert str(caught.value) == (
         "invalid time 'lastweek': use a duration (12h, 30d, 2w, 6m, 1y), a date (2025, 2025-11, "
-        "2025-11-27), an ISO date-time, 'today' or 'yesterday'"
+        "2025-11-27), an ISO date-time, 'today' or 'yesterday', or a date phrase ('last week', "
+        "'March 6, 2025', '3月6日')"
     )
 
 

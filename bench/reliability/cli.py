@@ -82,21 +82,28 @@ def crash(args: argparse.Namespace) -> dict[str, Any]:
                   f"max {row['recall_max']}s", flush=True)
             for failure in tally.failures:
                 print(f"  {failure}", flush=True)
+            for slow in tally.slow_exits:
+                print(f"  slow exit (not a failure): {slow}", flush=True)
     return {"trials_per_scenario": per, "rows": rows}
 
 
 def load(args: argparse.Namespace) -> dict[str, Any]:
-    """Waves of 20 hooks fired at once while recall loops, for ``--seconds``."""
-    with scratch() as base:
-        repo = prepare(base, days=args.days)
-        report = run_load(repo, args.seconds, wave_every=args.wave_every)
-    row = report.to_json() | {"days": args.days, "wave_every": args.wave_every}
-    print(f"load: {report.waves} waves, {report.hooks_fired} hooks, {report.recalls} recalls "
-          f"(p50 {row['recall_p50_ms']} ms, p99 {row['recall_p99_ms']} ms), "
-          f"{len(report.errors)} errors")
-    for error in report.errors:
-        print(f"  {error}")
-    return {"rows": [row | {"failures": report.errors}]}
+    """Waves of 20 hooks fired at once while recall loops, for ``--seconds`` (once per
+    ``--wave-every`` value)."""
+    rows: list[dict[str, Any]] = []
+    for every in args.wave_every:
+        with scratch() as base:
+            repo = prepare(base, days=args.days)
+            report = run_load(repo, args.seconds, wave_every=every)
+        row = report.to_json() | {"days": args.days, "wave_every": every}
+        print(f"load, a wave every {every} s: {report.waves} waves, {report.hooks_fired} hooks "
+              f"({report.indexed_runs} indexed), {report.recalls} recalls (p50 "
+              f"{row['recall_p50_ms']} ms, p99 {row['recall_p99_ms']} ms, CPU p50 "
+              f"{row['recall_cpu_p50_ms']} ms), {len(report.errors)} errors", flush=True)
+        for error in report.errors:
+            print(f"  {error}")
+        rows.append(row | {"failures": report.errors})
+    return {"rows": rows}
 
 
 def rewrites(args: argparse.Namespace) -> dict[str, Any]:
@@ -196,7 +203,7 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("--trials", type=int, default=200)
         elif name == "load":
             cmd.add_argument("--seconds", type=float, default=60.0)
-            cmd.add_argument("--wave-every", type=float, default=5.0)
+            cmd.add_argument("--wave-every", type=float, nargs="+", default=[5.0, 20.0])
             cmd.add_argument("--days", type=int, default=90)
         elif name == "pool":
             cmd.add_argument("--days", type=int, nargs="+", default=[300, 1095])

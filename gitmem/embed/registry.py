@@ -19,6 +19,9 @@ from gitmem.config import PROVIDERS, Config, is_remote
 from gitmem.embed.base import Embedder, EmbeddingError
 
 REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
+# The one-time hint when 'auto' finds no model (short: it is shown where results are).
+TURN_ON_HINT = ("no embedding model yet; 'gitmem model pull' (or 'gitmem config set "
+                "embed.model FILE.gguf') turns semantic search on")
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 
@@ -39,6 +42,11 @@ class Selection:
     embedder: Embedder | None  # None: lexical only
     explicit: bool  # a named remote (or local) provider: failures are errors, not fallbacks
     reason: str | None = None  # why there is no embedder
+    missing: bool = False  # the local model is not there yet (not set up, rather than broken)
+
+
+class ModelMissing(EmbeddingError):
+    """The configured local model file is not present (not downloaded, or no such file)."""
 
 
 def _local(cfg: Config) -> Embedder:
@@ -48,7 +56,10 @@ def _local(cfg: Config) -> Embedder:
         )
     from gitmem.embed.download import resolve_model
 
-    path = resolve_model(cfg.embed_model, download=False, progress=None)
+    try:
+        path = resolve_model(cfg.embed_model, download=False, progress=None)
+    except EmbeddingError as exc:
+        raise ModelMissing(str(exc)) from exc
     from gitmem.embed.local import LocalEmbedder  # only once a model is there to load
     key = (str(path), cfg.embed_model, cfg.embed_threads)
     embedder = _LOADED.get(key)
@@ -81,7 +92,8 @@ def select(cfg: Config) -> Selection:
             return Selection(provider, _local(cfg), False)
         except EmbeddingError as exc:
             hint = f"no local embedding model is present: {exc}"
-            return Selection(provider, None, False, hint if provider == "auto" else str(exc))
+            return Selection(provider, None, False, hint if provider == "auto" else str(exc),
+                             missing=isinstance(exc, ModelMissing))
     return Selection(provider, build(cfg, provider), True)
 
 

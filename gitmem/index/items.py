@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from gitmem.domain import ParsedFile
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import find_entities
+from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold
 
 
@@ -32,6 +33,7 @@ class ItemVersion:
     event_start: str | None
     event_end: str | None
     search_text: str  # folded text for the full-text index
+    stem_text: str  # its words' stems (the lower-weighted column)
     links: tuple[tuple[str, str], ...]  # (entity as written, role)
 
 
@@ -70,6 +72,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 event_start=f.event_start.isoformat() if f.event_start else None,
                 event_end=f.event_end.isoformat() if f.event_end else None,
                 search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
+                stem_text=stem_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
             )
         )
@@ -93,6 +96,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 event_start=day,
                 event_end=day,
                 search_text=fold(body),
+                stem_text=stem_text(body),
                 links=links,
             )
         )

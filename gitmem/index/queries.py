@@ -11,10 +11,13 @@ from typing import Any
 
 from gitmem.domain import TimeWindow
 from gitmem.embed.batch import unpack
-from gitmem.index.items import MAX_PASSAGES
-from gitmem.index.store import Store, batched, marks
+from gitmem.index.items import MAX_PASSAGES, page_entity
+from gitmem.index.store import Store, aliases, batched, marks
+from gitmem.parse.retain import entity_key
 
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
+# BM25 column weights: exact words, the file path, word stems (lower: exact forms rank first).
+BM25_WEIGHTS = (1.0, 0.3, 0.5)
 
 Row = dict[str, Any]
 
@@ -31,7 +34,6 @@ class ItemFilter:
     """Which item versions a query may return, and which window it prefers."""
 
     as_of_seq: int | None = None  # the versions held at this indexed commit (None: current)
-    as_of_day: str | None = None  # and no event time after this day
     kinds: tuple[str, ...] = ()
     entity_keys: tuple[tuple[str, ...], ...] = ()  # each: an entity and its aliases
     window: TimeWindow | None = None  # event time overlaps (record time when unknown)
@@ -74,12 +76,9 @@ def _where(flt: ItemFilter) -> tuple[str, list[Any]]:
         where = ["i.valid_to IS NULL"]
         args: list[Any] = []
     else:
-        where = [
-            "i.valid_from <= ?",
-            "(i.valid_to IS NULL OR i.valid_to > ?)",
-            "(i.event_start IS NULL OR i.event_start <= ?)",
-        ]
-        args = [flt.as_of_seq, flt.as_of_seq, flt.as_of_day]
+        # Record time only (SPEC §6): a plan recorded before then about a later day is found.
+        where = ["i.valid_from <= ?", "(i.valid_to IS NULL OR i.valid_to > ?)"]
+        args = [flt.as_of_seq, flt.as_of_seq]
     if flt.kinds:
         where.append(f"i.kind IN ({marks(flt.kinds)})")
         args.extend(flt.kinds)
@@ -117,7 +116,8 @@ def lexical(store: Store, flt: ItemFilter, match: str, limit: int) -> list[tuple
     where, args = _where(flt)
     sql = (
         f"SELECT {columns}, m.score FROM (SELECT rowid AS rid, "
-        f"bm25(items_fts, 1.0, 0.3) AS score FROM items_fts WHERE items_fts MATCH ?) m "
+        f"bm25(items_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score "
+        f"FROM items_fts WHERE items_fts MATCH ?) m "
         f"JOIN items i ON i.id = m.rid WHERE {where} ORDER BY m.score LIMIT ?"
     )
     records = store.conn.execute(sql, [*col_args, match, *args, limit]).fetchall()
@@ -134,6 +134,16 @@ def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
         "ORDER BY i.type = 'fact' DESC, i.event_start DESC, i.path, i.start_line LIMIT ?"
     )
     return _rows(store.conn.execute(sql, [*col_args, *args, limit]).fetchall())
+
+
+def memory_span(store: Store, flt: ItemFilter) -> tuple[str | None, str | None]:
+    """(oldest, newest) day the memory speaks of: event times, else the record day."""
+    where, args = _where(flt)
+    row = store.conn.execute(
+        "SELECT min(coalesce(i.event_start, i.day, substr(i.recorded_at, 1, 10))), "
+        "max(coalesce(i.event_end, i.event_start, i.day, substr(i.recorded_at, 1, 10))) "
+        f"FROM items i WHERE {where}", args).fetchone()
+    return (None, None) if row is None else (row[0], row[1])
 
 
 def nearest(store: Store, qvec: bytes, k: int,
@@ -267,3 +277,16 @@ def entity_names_of(store: Store, ids: Sequence[int]) -> dict[int, list[str]]:
             if name not in names:
                 names.append(str(name))
     return out
+
+
+def entity_keys(store: Store) -> list[tuple[str, str, str | None]]:
+    """(key, entity name, the entity an alias names or None) of every entity and alias."""
+    rows: list[tuple[str, str, str | None]] = [
+        (str(k), str(n), None)
+        for k, n in store.conn.execute("SELECT key, name FROM entities ORDER BY name")]
+    for path, front_matter in store.conn.execute(
+            "SELECT path, front_matter FROM files WHERE class = 'entity' ORDER BY path"):
+        page = page_entity(str(path))
+        rows.extend((entity_key(alias), alias, page) for alias in aliases(str(front_matter))
+                    if entity_key(alias) and entity_key(alias) != entity_key(page))
+    return rows

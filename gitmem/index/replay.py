@@ -7,6 +7,7 @@ commit, which gives every version its record time and end time from git, not fro
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -35,12 +36,15 @@ from gitmem.parse.chunking import DEFAULT_CHUNKING
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.workspace import (
+    LAYER_SYMLINK,
     Workspace,
+    WorktreeLayer,
     classifier,
+    classify,
     memory_files_in_tree,
     pathspecs,
     scope_fingerprint,
-    worktree_memory_files,
+    worktree_layer,
 )
 
 Progress = Callable[[int, int], None]  # (commits replayed, commits to replay)
@@ -107,7 +111,9 @@ class _Replay:
             parsed, new = self.parse(mf, (data or {}).get(path)) if mf else (None, [])
             keys = {v.vkey for v in new}
             gone = [(k, row) for k, row in current.items() if k not in keys]
-            self.store.close_versions([row[0] for _, row in gone], seq, commit_id, at)
+            # Versions the uncommitted layer hides keep their vectors: they return when it goes.
+            self.store.close_versions([row[0] for _, row in gone], seq, commit_id, at,
+                                      keep_vectors=commit_id == WORKTREE)
             for _, (_, fact_id, recorded) in gone:
                 carried.setdefault(fact_id or "", recorded)
             if mf is None or parsed is None:
@@ -150,7 +156,8 @@ def _reusable_index(ws: Workspace, cfg: Config, notes: list[str]) -> Store | Non
     if store.get_meta("chunking") not in (None, DEFAULT_CHUNKING.fingerprint):
         why = "chunking parameters changed: full re-index"
     elif store.get_meta("scope") not in (None, scope_fingerprint(ws.prefix, cfg.extra_paths)):
-        why = "workspace.root or index.extra_paths changed: full re-index"
+        why = ("which files are memory changed (workspace.root, index.extra_paths, or this "
+               "version's layout rules): full re-index")
     if why is None:
         return store
     notes.append(why)
@@ -168,7 +175,8 @@ def index_workspace(
     timeout: float = LOCK_WAIT_SECONDS,
     worktree: bool | None = None,
 ) -> IndexReport:
-    """Replay new commits of HEAD's first-parent chain into the index.
+    """Replay new commits of HEAD's first-parent chain into the index, then layer the
+    uncommitted memory edits on top (unless ``worktree`` or ``index.worktree`` is off).
 
     Incremental when the index knows a commit of the chain (after a rewrite it rolls back to
     the fork point first); a full rebuild into a new file otherwise, or with ``force``.
@@ -177,18 +185,22 @@ def index_workspace(
     use_worktree = cfg.worktree if worktree is None else worktree
     with writer_lock(ws, wait=wait, timeout=timeout):
         git = GitRepo(ws.repo_root, ws.git_dir)
+        # Read under the lock: the state this run records. git status also names HEAD.
+        layer = worktree_layer(ws, cfg) if use_worktree else None
+        if layer is not None:
+            git.__dict__["head"] = layer.head  # GitRepo.head is a cached property
         head = git.head
         notes: list[str] = remove_stale_temporaries(ws.index_path)
         store = None if force else _reusable_index(ws, cfg, notes)
         if store is not None:
             try:
-                result = _update(store, git, ws, cfg, progress, use_worktree, notes)
+                result = _update(store, git, ws, cfg, progress, layer, notes)
             finally:
                 store.close()
         else:
             result = None
         if result is None:
-            result = _full_build(ws, git, cfg, progress, use_worktree)
+            result = _full_build(ws, git, cfg, progress, layer)
             full = True
         else:
             full = False
@@ -207,35 +219,65 @@ def index_workspace(
 _Outcome = tuple[ChangePlan, int, int]
 
 
+def layer_key(layer: WorktreeLayer | None) -> str:
+    """The index's meta record of its uncommitted layer ('off' when the layer is not used)."""
+    return "off" if layer is None else layer.key
+
+
 def _update(
     store: Store,
     git: GitRepo,
     ws: Workspace,
     cfg: Config,
     progress: Progress | None,
-    use_worktree: bool,
+    layer: WorktreeLayer | None,
     notes: list[str],
 ) -> _Outcome | None:
     """Bring an existing index to HEAD; None when it shares no history with HEAD."""
     head = git.head
-    last = store.last_commit()
-    if last is not None and head is not None and last[1] == head and not use_worktree:
+    last = store.last_commit(committed=True)
+    same_head = (last[1] if last else None) == head
+    if same_head and store.get_meta("worktree") == layer_key(layer):
         return ChangePlan((), (), (), ()), 0, len(store.file_blobs())  # nothing new
-    fork = git.fork_point(store.seq_of)
+    fork = git.fork_point(store.seq_of) if not same_head else (last[0] if last else None)
     if fork is None and last is not None:
         notes.append("HEAD shares no commit with the indexed history: full re-index")
         return None
     before = store.file_blobs()
     with store.transaction():
+        _drop_layer(store, git, ws, cfg)
         base = fork or 0
         rolled_back = last is not None and last[0] > base
         if rolled_back:
             store.rollback_to(base)
             _sync_files(store, git, ws, cfg, store.commit_at(base))
-        replayed = _replay(store, git, ws, cfg, base, progress)
-        _finish(store, git, ws, cfg, use_worktree, replayed, rolled_back)
+        replayed = _Replayed() if same_head else _replay(store, git, ws, cfg, base, progress)
+        _finish(store, git, ws, cfg, layer, replayed, rolled_back)
     after = store.file_blobs()
     return plan_changes(before, after), replayed.commits, len(after)
+
+
+def _drop_layer(store: Store, git: GitRepo, ws: Workspace, cfg: Config) -> None:
+    """Remove the uncommitted layer: its versions go, the ones it closed reopen, and the files
+    it changed are described as committed again (only those files are parsed)."""
+    seq = store.seq_of(WORKTREE)
+    if seq is None:
+        return
+    store.rollback_to(seq - 1)
+    try:
+        recorded = json.loads(store.get_meta("worktree") or "")
+    except ValueError:
+        recorded = None
+    if not isinstance(recorded, dict):  # an index from before the layer was recorded
+        _sync_files(store, git, ws, cfg, store.commit_at(seq - 1))
+        return
+    replay = _Replay(store, git, ws)
+    for path, (base, _) in sorted(recorded.items()):
+        found = classify(path, cfg.extra_paths)
+        if base is None or found is None:
+            store.remove_files([path])
+        else:
+            store.put_file(replay.parse(MemoryFile(path, base, found[0], found[1]))[0])
 
 
 def _sync_files(
@@ -291,55 +333,44 @@ def _finish(
     git: GitRepo,
     ws: Workspace,
     cfg: Config,
-    use_worktree: bool,
+    layer: WorktreeLayer | None,
     replayed: _Replayed,
     recheck: bool,
 ) -> None:
-    """Warnings not tied to a parsed file (symbolic links, no commits), entities, meta.
+    """Warnings not tied to a parsed file (symbolic links, no commits), the uncommitted layer,
+    entities, meta.
 
     Walking HEAD's whole tree for links costs tens of milliseconds on a large workspace, so an
     incremental run only does it when a replayed commit made a link (or after a rollback)."""
     head = git.head
-    if recheck or use_worktree or replayed.links or head is None:
-        files, warns = memory_files_in_tree(git, head, ws, cfg)
-        if head is None:
+    if recheck or replayed.links or head is None:
+        _, warns = memory_files_in_tree(git, head, ws, cfg)
+        if head is None and layer is None:
             warns.append(Warn("", 0, "no-commits", "the repository has no commits yet; "
                               "commit memory files to index them"))
-        if use_worktree:
-            warns.extend(_apply_worktree(store, git, ws, cfg, files))
         store.replace_global_warnings(warns)
     else:
         store.clear_link_warnings(replayed.paths)
+        store.clear_warnings("no-commits")  # a warning belongs to the state it describes
+    if layer is not None and layer.changes:
+        _apply_layer(store, git, ws, layer)
+    store.replace_warnings(LAYER_SYMLINK, layer.warns if layer is not None else [])
     store.refresh_entities()
     store.set_meta("last_indexed_commit", head or "")
-    store.set_meta("worktree", "1" if use_worktree else "0")
+    store.set_meta("worktree", layer_key(layer))
     store.set_meta("indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
     store.set_meta("chunking", DEFAULT_CHUNKING.fingerprint)
     store.set_meta("scope", scope_fingerprint(ws.prefix, cfg.extra_paths))
 
 
-def _apply_worktree(
-    store: Store,
-    git: GitRepo,
-    ws: Workspace,
-    cfg: Config,
-    committed: Mapping[str, MemoryFile],
-) -> list[Warn]:
-    """Layer uncommitted memory edits on top as the pseudo-commit 'worktree'."""
-    found, data, warns = worktree_memory_files(ws, cfg)
-    changes: dict[str, MemoryFile | None] = {}
-    for path in set(found) | set(committed):
-        mine, theirs = found.get(path), committed.get(path)
-        if mine is None:
-            changes[path] = None
-        elif theirs is None or theirs.blob != mine.blob:
-            changes[path] = mine
+def _apply_layer(store: Store, git: GitRepo, ws: Workspace, layer: WorktreeLayer) -> None:
+    """Layer uncommitted memory edits on top as the pseudo-commit 'worktree': only the changed
+    files are parsed; the versions they replace are closed (and reopen when it is dropped)."""
     last = store.last_commit()
     seq = (last[0] if last else 0) + 1
     at = datetime.now(UTC).isoformat(timespec="seconds")
-    _Replay(store, git, ws).apply(changes, seq, WORKTREE, at, data)
+    _Replay(store, git, ws).apply(layer.changes, seq, WORKTREE, at, layer.data)
     store.add_commit(seq, WORKTREE, at)
-    return warns
 
 
 def _full_build(
@@ -347,7 +378,7 @@ def _full_build(
     git: GitRepo,
     cfg: Config,
     progress: Progress | None,
-    use_worktree: bool,
+    layer: WorktreeLayer | None,
 ) -> _Outcome:
     """Replay the whole chain into a new file and swap it in atomically."""
     tmp = ws.index_path.with_name(f"index.sqlite.tmp-{os.getpid()}")
@@ -357,7 +388,7 @@ def _full_build(
         try:
             with store.transaction():
                 replayed = _replay(store, git, ws, cfg, 0, progress)
-                _finish(store, git, ws, cfg, use_worktree, replayed, True)
+                _finish(store, git, ws, cfg, layer, replayed, True)
             files = store.file_blobs()
         finally:
             store.close()

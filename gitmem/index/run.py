@@ -12,7 +12,7 @@ from gitmem.errors import LockBusy
 from gitmem.git import head_id
 from gitmem.index.changes import ChangePlan, IndexReport
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.workspace import Workspace, scope_fingerprint
+from gitmem.workspace import Workspace, first_time, scope_fingerprint, worktree_layer
 
 if TYPE_CHECKING:
     from gitmem.index.vectors import EmbedReport
@@ -27,6 +27,8 @@ class IndexOutcome:
     report: IndexReport
     embed: EmbedReport | None = None  # when an embedder is configured
     embed_note: str | None = None  # why nothing was embedded (lexical only)
+    hint: str | None = None  # what the command line says about it (once, when not chosen)
+    model_missing: bool = False  # 'auto' found no local model: not set up yet
     embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
     embed_requested: bool = True
 
@@ -49,14 +51,20 @@ class IndexOutcome:
         }
 
 
-def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None, *,
-                     keep_layer: bool = False) -> bool:
-    """True when the index already holds HEAD with the same settings (no indexer needed).
+def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -> bool:
+    """True when the index already holds HEAD and the uncommitted layer as they are, with the
+    same settings (no indexer needed).
 
-    ``keep_layer``: an uncommitted layer from 'index --worktree' counts as current (recall
-    reads it as it is; only an index run replaces or drops it)."""
-    if (cfg.worktree if worktree is None else worktree) or not ws.index_path.exists():
+    One ``git status`` (which also names HEAD) and one meta read: recall runs this before every
+    query. Only the memory files git reports as changed are read, to compare their content with
+    the layer the index holds."""
+    if not ws.index_path.exists():
         return False
+    if cfg.worktree if worktree is None else worktree:
+        layer = worktree_layer(ws, cfg)
+        head, layer_state = layer.head, layer.key
+    else:
+        head, layer_state = head_id(ws.repo_root), "off"
     from gitmem.parse.chunking import DEFAULT_CHUNKING
 
     try:
@@ -67,19 +75,20 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None, *
         meta = store.meta()
     finally:
         store.close()
-    return (meta.get("last_indexed_commit") == (head_id(ws.repo_root) or "")
-            and (keep_layer or meta.get("worktree") != "1")
+    return (meta.get("last_indexed_commit") == (head or "")
+            and meta.get("worktree") == layer_state
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
 
 
 def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
-    """Build the index when missing, catch up with HEAD when behind (unless a writer is busy).
+    """Build the index when missing, catch up with HEAD and the working tree when behind
+    (unless a writer is busy).
 
-    The up-to-date check costs one ``git rev-parse`` and one meta read, so recall stays fast;
+    The up-to-date check costs one ``git status`` and one meta read, so recall stays fast;
     the indexer (and pygit2, markdown-it) is imported only when there is work to do.
     """
-    if index_is_current(ws, cfg, keep_layer=True):
+    if index_is_current(ws, cfg):
         return []
     from gitmem.index.replay import index_workspace
     from gitmem.locks import RECALL_WAIT_SECONDS
@@ -104,11 +113,13 @@ def index_and_embed(
     progress: Progress | None = None,
     embed_progress: Progress | None = None,
     check_current: bool = True,
+    verbose: bool = False,
 ) -> IndexOutcome:
     """The lexical index lands first (usable at once); then embeddings are filled in.
 
     ``check_current``: answer from the cheap freshness check when nothing changed (the
-    command line); hooks skip it, since they run because something did."""
+    command line); hooks skip it, since they run because something did. ``verbose``: repeat
+    the hint that 'auto' found no model (otherwise given once per workspace)."""
     if check_current and not force and index_is_current(ws, cfg, worktree):
         store = open_store(ws.index_path, readonly=True)
         try:
@@ -124,6 +135,7 @@ def index_and_embed(
     outcome = IndexOutcome(report, embed_requested=embed)
     if embed:
         fill_embeddings(ws, cfg, outcome, progress=embed_progress)
+        outcome.hint = _hint(ws, cfg, outcome, verbose)
     return outcome
 
 
@@ -141,6 +153,19 @@ def _sweep(ws: Workspace) -> list[str]:
         return []
 
 
+def _hint(ws: Workspace, cfg: Config, outcome: IndexOutcome, verbose: bool) -> str | None:
+    """Nothing when lexical was chosen; once per workspace when 'auto' has no model yet; every
+    time when a configured model fails."""
+    if outcome.embed is not None or outcome.embed_note is None or cfg.embed_provider == "none":
+        return None
+    if not outcome.model_missing or cfg.embed_provider != "auto":
+        return outcome.embed_note
+    from gitmem.embed.registry import TURN_ON_HINT
+
+    return f"the index is lexical: {TURN_ON_HINT}" if verbose or first_time(ws, "lexical") \
+        else None
+
+
 def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
                     progress: Progress | None = None) -> None:
     """Embed what the index lacks, recording the result (or why nothing ran) in ``outcome``."""
@@ -151,7 +176,7 @@ def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
     try:
         sel = select(cfg)
         if sel.embedder is None:
-            outcome.embed_note = sel.reason
+            outcome.embed_note, outcome.model_missing = sel.reason, sel.missing
             return
         try:
             outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=progress)

@@ -10,7 +10,10 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# An index older than this is rebuilt rather than migrated: its full-text rows cannot be
+# brought up to date in place (the text they were made from is not stored).
+REBUILD_BELOW = 2
 
 
 DDL_V1 = """
@@ -132,7 +135,18 @@ def m001_initial(conn: apsw.Connection) -> None:
     conn.execute(DDL_V1)
 
 
+def m002_stems_column(conn: apsw.Connection) -> None:
+    """Word stems beside the exact words (issue 9): a third full-text column, weighted lower so
+    that exact forms rank first. Applied to new indexes; older ones are rebuilt."""
+    conn.execute("DROP TABLE items_fts")
+    conn.execute(
+        "CREATE VIRTUAL TABLE items_fts USING fts5 (body, path, stems, content = '', "
+        "contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0')"
+    )
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
+    (2, "m002_stems_column", m002_stems_column),
 )

@@ -3,7 +3,10 @@ with its ``path#Lline``."""
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gitmem.config import Config
@@ -27,6 +30,7 @@ class StatusReport:
     entities: int = 0
     last_indexed_commit: str | None = None
     up_to_date: bool = False
+    uncommitted: list[str] = field(default_factory=list)  # files layered over HEAD
     warnings: list[Warn] = field(default_factory=list)
     indexed_at: str | None = None
     schema_version: int | None = None
@@ -50,6 +54,7 @@ class StatusReport:
             "entities": self.entities,
             "last_indexed_commit": self.last_indexed_commit,
             "up_to_date": self.up_to_date,
+            "uncommitted": self.uncommitted,
             "warnings": [
                 {"path": w.path, "line": w.line, "code": w.code, "message": w.message,
                  "location": w.location}
@@ -102,6 +107,7 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         report.indexed_at = store.get_meta("indexed_at")
         report.schema_version = store.schema_version()
         report.up_to_date = report.last_indexed_commit == report.head
+        report.uncommitted = _layered(store.get_meta("worktree"))
         report.sqlite_vec = store.vec_error is None
         report.sqlite_vec_error = store.vec_error
         have, total = store.vector_counts()
@@ -123,6 +129,25 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         store.close()
 
 
+def _layered(recorded: str | None) -> list[str]:
+    """The memory files of the uncommitted layer the index holds (as of its last update)."""
+    try:
+        state = json.loads(recorded or "")
+    except ValueError:
+        return []
+    return sorted(state) if isinstance(state, dict) else []
+
+
+def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:
+    """Why semantic search is off and how to turn it on, naming the model once."""
+    if cfg.embed_provider == "none":
+        return "embed.provider = none"
+    if missing and cfg.embed_model.startswith("hf:"):
+        return (f"no embedding model yet: 'gitmem model pull' downloads {cfg.embed_model}, or "
+                "'gitmem config set embed.model FILE.gguf' names one")
+    return str(reason)
+
+
 def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
     from gitmem.config import is_remote
     from gitmem.embed.base import EmbeddingError
@@ -134,6 +159,7 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
         "active": False,
         "hint": None,
     }
+    started = time.monotonic()
     try:
         sel = select(cfg) if deep or not is_remote(cfg.embed_provider) else None
     except EmbeddingError as exc:
@@ -147,11 +173,7 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
         )
         return out
     if sel.embedder is None:
-        out["hint"] = (
-            sel.reason
-            if cfg.embed_provider != "none"
-            else ("semantic search is off (embed.provider = none)")
-        )
+        out["hint"] = _off_hint(cfg, sel.reason, sel.missing)
         return out
     out.update(active=True, fingerprint=sel.embedder.fingerprint)
     if deep:
@@ -159,7 +181,11 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
 
         try:
             vec = embed_texts(sel.embedder, ["gitmem status check"], input_type="query")[0]
-            out["dimensions"] = len(vec) // 4
+            # Set up (a local model: loaded) and answering: what --deep confirms.
+            remote = is_remote(sel.embedder.name)
+            out.update(dimensions=len(vec) // 4, load_seconds=round(time.monotonic() - started, 3),
+                       model_name=sel.embedder.model if remote else Path(sel.embedder.model).name,
+                       model_kind="remote" if remote else "local")
         except EmbeddingError as exc:
             out.update(active=False, hint=f"embedding check failed: {exc}")
     sel.embedder.close()

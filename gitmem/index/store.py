@@ -29,7 +29,7 @@ from gitmem.index.items import (
     page_entity,
     path_search_text,
 )
-from gitmem.index.schema import MIGRATIONS, SCHEMA_VERSION, TABLES
+from gitmem.index.schema import MIGRATIONS, REBUILD_BELOW, SCHEMA_VERSION, TABLES
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 
@@ -63,7 +63,8 @@ def marks(values: Sized) -> str:
 
 
 class NewerIndexError(Exception):
-    """The index was written by a newer gitmem; it is rebuilt rather than misread."""
+    """The index's schema is not this version's: written by a newer gitmem, or by one too old
+    to migrate in place. It is rebuilt rather than misread."""
 
 
 def vec_extension_path() -> str:
@@ -136,6 +137,9 @@ class Store:
         current = self.schema_version()
         if current > SCHEMA_VERSION:
             raise NewerIndexError(f"index schema {current} is newer than {SCHEMA_VERSION}")
+        if 0 < current < REBUILD_BELOW:
+            raise NewerIndexError(f"index schema {current} predates {SCHEMA_VERSION} (word "
+                                  "stems in the full-text index)")
         applied: list[str] = []
         for version, name, fn in MIGRATIONS:
             if version <= current:
@@ -181,9 +185,12 @@ class Store:
                                 (commit_id,)).fetchone()
         return None if row is None else int(row[0])
 
-    def last_commit(self) -> tuple[int, str] | None:
+    def last_commit(self, *, committed: bool = False) -> tuple[int, str] | None:
+        """(seq, commit id) of the newest replayed commit; ``committed``: not the uncommitted
+        layer."""
+        where = f"WHERE commit_id != '{WORKTREE}' " if committed else ""
         row = self.conn.execute(
-            "SELECT seq, commit_id FROM commits ORDER BY seq DESC LIMIT 1"
+            f"SELECT seq, commit_id FROM commits {where}ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
@@ -203,6 +210,12 @@ class Store:
         ids = [
             (r[0],) for r in self.conn.execute("SELECT id FROM items WHERE valid_from > ?", (seq,))
         ]
+        reopened = [int(r[0]) for r in self.conn.execute(
+            "SELECT id FROM items WHERE valid_to > ?", (seq,))]
+        for part in batched([i for (i,) in ids] + reopened):
+            self._entities_touched.update(str(r[0]) for r in self.conn.execute(
+                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
+                part))
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.drop_vectors([i for (i,) in ids])
@@ -213,8 +226,7 @@ class Store:
             )
         self.conn.execute("UPDATE items SET ended_commit = NULL WHERE valid_to IS NULL")
         self.conn.execute("DELETE FROM commits WHERE seq > ?", (seq,))
-        self._next_id = None
-        self._entities_all = True
+        self._next_id = None  # entity pages that change with it are recounted by put_file
 
     # -- versions ---------------------------------------------------------------------------
 
@@ -229,8 +241,10 @@ class Store:
             )
         }
 
-    def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str) -> None:
-        self.drop_vectors(ids)
+    def close_versions(self, ids: Sequence[int], seq: int, commit_id: str, at: str, *,
+                       keep_vectors: bool = False) -> None:
+        if not keep_vectors:
+            self.drop_vectors(ids)
         for part in batched(ids):
             self._entities_touched.update(str(r[0]) for r in self.conn.execute(
                 f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
@@ -255,7 +269,7 @@ class Store:
         day = mf.day.isoformat() if mf.day else None
         path_text = path_search_text(mf.path)
         items: list[tuple[Any, ...]] = []
-        fts: list[tuple[int, str, str]] = []
+        fts: list[tuple[int, str, str, str]] = []
         links: list[tuple[int, str, str, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
@@ -263,7 +277,7 @@ class Store:
                           v.fact_id, v.confidence, v.start_line, v.end_line, v.heading,
                           v.content, v.tokens, v.event_start, v.event_end, recorded_at,
                           commit_id, seq))
-            fts.append((item_id, v.search_text, path_text))
+            fts.append((item_id, v.search_text, path_text, v.stem_text))
             links.extend((item_id, entity_key(name), name, role) for name, role in v.links
                          if entity_key(name))
         self.conn.executemany(
@@ -271,7 +285,8 @@ class Store:
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
             "event_end, recorded_at, commit_id, valid_from) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
-        self.conn.executemany("INSERT INTO items_fts (rowid, body, path) VALUES (?, ?, ?)", fts)
+        self.conn.executemany(
+            "INSERT INTO items_fts (rowid, body, path, stems) VALUES (?, ?, ?, ?)", fts)
         self.conn.executemany(
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)
@@ -322,10 +337,19 @@ class Store:
         return len(live_ids)
 
     def vector_counts(self) -> tuple[int, int]:
-        """(current items with vectors, current items). Vectors exist for current items only."""
-        have = self.conn.execute("SELECT count(DISTINCT item_id) FROM vectors").fetchone()
+        """(current items with vectors, current items). Vectors belong to current items, and to
+        versions hidden by the uncommitted layer (not counted)."""
+        have = self.conn.execute(
+            "SELECT count(*) FROM items i WHERE i.valid_to IS NULL AND "
+            "EXISTS (SELECT 1 FROM vectors v WHERE v.item_id = i.id)").fetchone()
         total = self.conn.execute("SELECT count(*) FROM items WHERE valid_to IS NULL").fetchone()
         return (int(have[0]) if have else 0, int(total[0]) if total else 0)
+
+    def uncommitted_pending(self) -> int:
+        """Current items of the uncommitted layer without vectors."""
+        return self._count(
+            f"SELECT count(*) FROM items i WHERE i.valid_to IS NULL AND i.commit_id = "
+            f"'{WORKTREE}' AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.item_id = i.id)")
 
     def pending_embeddings(self, limit: int,
                            path: str | None = None) -> list[tuple[int, str, list[str]]]:
@@ -459,6 +483,17 @@ class Store:
             [(w.path, w.line, w.code, w.message) for w in warns],
         )
 
+    def clear_warnings(self, code: str) -> None:
+        self.conn.execute("DELETE FROM warnings WHERE code = ?", (code,))
+
+    def replace_warnings(self, code: str, warns: Sequence[Warn]) -> None:
+        """Every warning of one kind, replaced (the uncommitted layer's symbolic links)."""
+        self.clear_warnings(code)
+        self.conn.executemany(
+            "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
+            [(w.path, w.line, code, w.message) for w in warns],
+        )
+
     def clear_link_warnings(self, paths: Iterable[str]) -> None:
         """Paths changed by commits that made no link are no longer links."""
         self.conn.executemany("DELETE FROM warnings WHERE code = 'symlink' AND path = ?",
@@ -506,13 +541,14 @@ class Store:
             key = entity_key(slug)
             self.conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?)",
                               (key, slug, path))
-            for alias in _aliases(str(fm)):
+            for alias in aliases(str(fm)):
                 akey = entity_key(alias)
                 if akey and akey != key:
                     self.conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (akey, key))
 
 
-def _aliases(front_matter_json: str) -> list[str]:
+def aliases(front_matter_json: str) -> list[str]:
+    """The aliases an entity page's front matter (as stored, JSON) gives."""
     try:
         data = json.loads(front_matter_json)
     except ValueError:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from gitmem.domain import Chunk, Section
@@ -19,10 +20,20 @@ class ChunkParams:
 
     @property
     def fingerprint(self) -> str:
-        return f"lines-v1:{self.tokens}:{self.overlap}"
+        return f"lines-v2:{self.tokens}:{self.overlap}"  # v2: heading-only chunks dropped
 
 
 DEFAULT_CHUNKING = ChunkParams()
+
+
+_RULE = re.compile(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
+
+
+def _has_content(lines: Sequence[str], rows: Sequence[int], headings: Container[int]) -> bool:
+    """Whether a chunk holds more than headings and rules ("# 2025-03-09" alone says nothing:
+    the heading is searched with the chunks below it)."""
+    return any(lines[i].strip() and (i + 1) not in headings and not _RULE.match(lines[i])
+               for i in rows)
 
 
 def _heading_at(sections: Sequence[Section]) -> dict[int, Section]:
@@ -62,7 +73,7 @@ def chunk_lines(
         if not cur:
             return
         text = "\n".join(lines[i] for i in cur).strip("\n")
-        if text.strip():
+        if _has_content(lines, cur, headings):
             chunks.append(
                 Chunk(
                     start_line=cur[0] + 1,

@@ -55,6 +55,10 @@ def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
     if sample.count(0) > max(8, len(sample) // 10):
         warns.append(Warn(path, 1, "binary", "file looks binary (many NUL bytes); not indexed"))
         return None, warns
+    if _looks_binary(sample):
+        warns.append(Warn(path, 1, "binary", "file looks binary (control bytes and invalid "
+                          "UTF-8, not text in any encoding); not indexed"))
+        return None, warns
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -75,6 +79,24 @@ _WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
 def _wide_encoding(data: bytes) -> str | None:
     """UTF-16 or UTF-32, when ``data`` starts with its byte order mark."""
     return next((name for bom, name in _WIDE_BOMS if data.startswith(bom)), None)
+
+
+# Control characters text does not contain (tab, newlines, form feed and escape are text).
+_CONTROLS = bytes([*range(0x00, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
+
+
+def _looks_binary(sample: bytes) -> bool:
+    """Random or compressed bytes: about one byte in nine is a control character, which text
+    in an 8-bit encoding almost never holds, and the rest is not UTF-8. Valid UTF-8 is text,
+    and so is a legacy-encoded file with a stray control character (a pasted terminal line)."""
+    controls = len(sample) - len(sample.translate(None, _CONTROLS))
+    if controls <= max(8, len(sample) // 100):
+        return False
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(sample) - 3  # not just a character cut at the sample's end
+    return False
 
 
 def _legacy_char(byte: int) -> str:

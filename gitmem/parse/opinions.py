@@ -27,7 +27,9 @@ from gitmem.domain import Evidence, Opinion, Warn
 from gitmem.parse.retain import find_entities
 
 OPINIONS_PATH = "bank/opinions.md"
-OPINIONS_TEMPLATE = "# Opinions\n\nMaintained by `gitmem reflect`; edit by hand freely.\n"
+# A heading only: every line of a memory file is indexed, and an explanation here would come
+# back as a recall result (issue 9).
+OPINIONS_TEMPLATE = "# Opinions\n"
 _HEADING = re.compile(r"^##\s+(?P<statement>.+?)\s*#*\s*$")
 _ID = re.compile(r"<!--\s*opinion:\s*(?P<id>o-[0-9a-f]{4,})\s*-->")
 _ID_LIKE = re.compile(r"<!--\s*opinion\s*:", re.I)

@@ -142,7 +142,29 @@ def query_terms(query: str) -> list[list[str]]:
     return unique
 
 
-def build_match(terms: list[list[str]]) -> str:
+def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None) -> str:
     """An FTS5 MATCH expression that ORs the terms. Every token is quoted, so operators and
-    punctuation in the user's query can never be parsed as FTS syntax."""
-    return " OR ".join(_quote(t) for t in terms)
+    punctuation in the user's query can never be parsed as FTS syntax.
+
+    With ``stems`` (a word's folded stems, from ``query_stems``) the exact terms are matched in
+    the body and path columns and each single word also by its stems in the stems column."""
+    if stems is None:
+        return " OR ".join(_quote(t) for t in terms)
+    parts: list[str] = []
+    for term in terms:
+        parts.append(f"{{body path}} : {_quote(term)}")
+        if len(term) == 1:
+            parts.extend(f"stems : {_quote([s])}" for s in stems.get(term[0], ()))
+    return " OR ".join(parts)
+
+
+def query_stems(query: str) -> dict[str, list[str]]:
+    """Each plain query word (folded) -> its stems (see ``gitmem.parse.stemming``)."""
+    from gitmem.parse.stemming import word_stems
+
+    out: dict[str, list[str]] = {}
+    for word in _QUOTED.sub(" ", query).split():
+        tokens = _WORD.findall(fold(word))
+        if len(tokens) == 1 and tokens[0] not in out:
+            out[tokens[0]] = word_stems(word)
+    return out

@@ -19,7 +19,8 @@ DayRange = tuple[date, date]
 
 ACCEPTED_FORMS = (
     "a duration (12h, 30d, 2w, 6m, 1y), a date (2025, 2025-11, 2025-11-27), "
-    "an ISO date-time, 'today' or 'yesterday'"
+    "an ISO date-time, 'today' or 'yesterday', or a date phrase ('last week', "
+    "'March 6, 2025', '3月6日')"
 )
 
 # --- query syntax (whole-value, ASCII only) -------------------------------------------------
@@ -210,8 +211,23 @@ def _parse(value: str, now: datetime, *, durations_as_instants: bool) -> Period:
     except (ValueError, OverflowError):
         raise _invalid(value) from None
     if instant is None:
-        raise _invalid(value)
+        period = _phrase_period(text, now)
+        if period is None:
+            raise _invalid(value)
+        return period
     return instant, instant
+
+
+def _phrase_period(text: str, now: datetime) -> Period | None:
+    """A date phrase as queries take them ('last week', 'around Nov 27', '3月6日'), or a bare
+    day ('March 6, 2025'), when it is the whole value: the flags accept what queries do."""
+    for candidate in (text, f"on {text}"):
+        found = find_query_window(candidate, now, around_days=0)
+        if found is not None and found[1].casefold() == candidate.casefold():
+            window = found[0]
+            if window.start is not None and window.end is not None:
+                return window.start, window.end
+    return None
 
 
 def parse_time_spec(value: str, now: datetime) -> tuple[datetime, datetime]:
@@ -431,6 +447,7 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
     on_res = _phrases("on")
     in_month_re = re.compile(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
     cjk_around_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
+    cjk_on_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}")
     days_ago_re = re.compile(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)")
     last_week_re = re.compile(r"\blast\s+week\b|先週|上周|上週", re.IGNORECASE)
     this_week_re = re.compile(r"\bthis\s+week\b|今週|本周|本週|这周|這週", re.IGNORECASE)
@@ -442,6 +459,7 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
     rules: tuple[tuple[re.Pattern[str], _Handler], ...] = (
         *((pattern, _around) for pattern in around_res),
         (cjk_around_re, _around),
+        (cjk_on_re, _on),
         *((pattern, _on) for pattern in on_res),
         (in_month_re, _in_month),
         (days_ago_re, _days_ago),

@@ -5,22 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.config import Config
 from gitmem.domain import TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.batch import embed_texts
-from gitmem.embed.registry import fallback, select
+from gitmem.embed.registry import TURN_ON_HINT, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
-from gitmem.index.store import BUSY, UNUSABLE, Store, open_store
+from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
 from gitmem.parse.textfold import query_terms
-from gitmem.parse.timeparse import as_of_bounds, build_window, find_query_window
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.workspace import Workspace
+from gitmem.recall.timing import (
+    AsOf,
+    last_day,
+    resolve_as_of,
+    show_time,
+    shown_dates,
+    time_filters,
+)
+from gitmem.workspace import Workspace, first_time
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,8 @@ class RecallRequest:
     entities: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     mode: str = "hybrid"
+    committed: bool = False  # answer from HEAD alone, without the uncommitted layer
+    verbose: bool = False  # repeat the hints that are otherwise given once per workspace
 
 
 @dataclass
@@ -60,18 +69,15 @@ class RecallResponse:
         }
 
 
-# Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.
-_GENERIC = frozenset({
-    "happen", "happened", "happens", "happening", "going", "go", "went", "on", "occur",
-    "occurred", "anything", "something", "everything", "events", "event", "news", "new", "up",
-    "done", "do", "did", "there",
-})
-
-
-def _show(t: datetime | None) -> str | None:
-    if t is None:
-        return None
-    return t.date().isoformat() if t.time() == datetime.min.time() else t.isoformat()
+def _semantic_off(cfg: Config, reason: str | None, missing: bool) -> str:
+    if cfg.embed_provider == "none":
+        why = "embed.provider is 'none'"
+        how = "'gitmem config set embed.provider auto' (or local)"
+    else:
+        why = "no embedding model yet" if missing else str(reason)
+        how = "'gitmem model pull' or 'gitmem config set embed.model FILE.gguf'"
+    return (f"--mode semantic needs an embedding provider ({why}); {how} turns semantic "
+            "search on (then 'gitmem index'); or use --mode hybrid or lexical")
 
 
 def answer(
@@ -83,41 +89,9 @@ def answer(
     ranking: Ranking | None = None,
 ) -> RecallResponse:
     now = now or datetime.now(UTC)
-    window = build_window(
-        since=req.since, until=req.until, around=req.around, now=now, around_days=cfg.around_days
-    )
-    text = req.query
-    prefer: TimeWindow | None = None
-    time_window: dict[str, Any] | None = None
-    if window is not None:
-        time_window = {
-            "source": "flags",
-            "phrase": None,
-            "since": _show(window.start),
-            "until": _show(window.end),
-            "applied_as": "filter",
-        }
-    else:
-        found = find_query_window(req.query, now, around_days=cfg.around_days)
-        if found is not None:
-            found_window, phrase = found
-            rest = req.query.replace(phrase, " ").strip()
-            # Words besides the date phrase: the window ranks matching results first but
-            # drops nothing (a phrase read loosely must not hide the answer). Only a date
-            # phrase ("what happened last week"): the window selects what to list.
-            content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
-            applied = "boost" if content else "filter"
-            if applied == "boost":
-                prefer = found_window
-            else:
-                window, text = found_window, rest
-            time_window = {
-                "source": "query",
-                "phrase": phrase,
-                "since": _show(found_window.start),
-                "until": _show(found_window.end),
-                "applied_as": applied,
-            }
+    window, prefer, text, time_window = time_filters(req.query, req.since, req.until,
+                                                     req.around, now, cfg.around_days)
+    as_of = resolve_as_of(ws, req.as_of, now) if req.as_of is not None else None
     if not query_terms(text) and window is None:
         raise UsageError(
             f"query {req.query!r} has no searchable words; use words, ids, "
@@ -134,23 +108,23 @@ def answer(
         prefer=prefer,
     )
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
-    semantic = _QueryVector(cfg, req.mode, text, warnings) if text.strip() else None
+    semantic = _QueryVector(ws, cfg, req, text, warnings) if text.strip() else None
     try:
-        results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
+        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
         from gitmem.index.replay import index_workspace
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)
-        results, mode = _search(ws, q, req, now, semantic, ranking, warnings)
+        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)
     except BUSY:
         raise GitmemError("the index is locked by a long update in another process; "
                           "try again in a moment") from None
     filtered_by = window if time_window and time_window["applied_as"] == "filter" else None
     filters = {
-        "since": _show(filtered_by.start) if filtered_by else None,
-        "until": _last_day(filtered_by.end) if filtered_by else None,
-        "as_of": req.as_of,
+        "since": show_time(filtered_by.start) if filtered_by else None,
+        "until": last_day(filtered_by.end) if filtered_by else None,
+        "as_of": as_of.shown if as_of else None,
         "entity": list(req.entities),
         "kind": list(kinds),
     }
@@ -162,47 +136,75 @@ def answer(
     return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider)
 
 
-def _last_day(end: datetime | None) -> str | None:
-    """The last instant a half-open window includes, as a date when it ends at midnight."""
-    if end is None:
-        return None
-    if end.time() == datetime.min.time():
-        return (end - timedelta(days=1)).date().isoformat()
-    return end.isoformat()
-
-
-def _search(ws: Workspace, q: RecallQuery, req: RecallRequest, now: datetime,
+def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
             semantic: _QueryVector | None, ranking: Ranking | None,
-            warnings: list[str]) -> tuple[list[Result], str]:
+            warnings: list[str], now: datetime) -> tuple[list[Result], str]:
     store = open_store(ws.index_path, readonly=True)
     try:
         qvec = semantic.usable_vector(store) if semantic else None
         mode = req.mode if qvec is not None else "lexical"
-        if req.as_of is None:
-            return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
-        instant, day = as_of_bounds(req.as_of, now)
-        seq = store.seq_at(instant.isoformat())
-        if seq is None:
-            warnings.append(f"the memory has no commit at or before {_show(instant)}")
+        found, seq = _state(store, req, as_of, warnings)
+        if not found:
             return [], mode
-        if qvec is not None:
+        if qvec is not None and req.as_of is not None:
             warnings.append("as of an earlier commit, text that is no longer current "
                             "is found lexically only (vectors cover current text)")
-        q = replace(q, as_of_seq=seq, as_of_day=day)
-        return _ranked(store, q, now, req.entities, qvec, mode, ranking), mode
+        q = replace(q, as_of_seq=seq)
+        results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
+        if not results:
+            from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
+
+            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg)))
+        return results, mode
     finally:
         store.close()
 
 
-class _QueryVector:
-    """Embeds the query with the configured provider, applying SPEC §9's failure rules."""
+def _state(store: Store, req: RecallRequest, as_of: AsOf | None,
+           warnings: list[str]) -> tuple[bool, int | None]:
+    """Which indexed state answers: (False, None) when there is none (with a warning), else
+    (True, the seq of a commit for --as-of and --committed, or None for the current state:
+    HEAD with the uncommitted layer)."""
+    if as_of is not None:
+        seq = store.seq_of(as_of.commit) if as_of.commit else None
+        if seq is None:  # a time, or a commit off the indexed first-parent chain: its time
+            seq = store.seq_at(as_of.instant.isoformat())
+        if seq is None:
+            warnings.append(f"the memory has no commit at or before {as_of.shown}")
+        return seq is not None, seq
+    if not req.committed or store.seq_of(WORKTREE) is None:
+        return True, None
+    last = store.last_commit(committed=True)
+    if last is None:
+        warnings.append("the repository has no commits yet; without --committed, recall "
+                        "reads the uncommitted memory files")
+        return False, None
+    return True, last[0]
 
-    def __init__(self, cfg: Config, mode: str, text: str, warnings: list[str]) -> None:
-        self.cfg, self.warnings = cfg, warnings
+
+def _left_out(store: Store, req: RecallRequest, cfg: Config) -> str | None:
+    """Why uncommitted edits were not searched, when they were not."""
+    if req.as_of is not None:
+        return None
+    if req.committed:
+        return "--committed"
+    return None if store.get_meta("worktree") != "off" else "index.worktree = false"
+
+
+class _QueryVector:
+    """Embeds the query with the configured provider, applying SPEC §9's failure rules.
+
+    Without a provider: nothing is said when lexical was chosen (``none``); ``auto`` with no
+    model yet gives one short hint per workspace (every time with ``verbose``);
+    ``--mode semantic`` is an error (exit 4), never a lexical answer."""
+
+    def __init__(self, ws: Workspace, cfg: Config, req: RecallRequest, text: str,
+                 warnings: list[str]) -> None:
+        self.cfg, self.warnings, self.mode = cfg, warnings, req.mode
         self.embedder: Embedder | None = None
         self.fallback_used = False
         self.vector: bytes | None = None
-        if mode == "lexical":
+        if req.mode == "lexical":
             return
         try:
             sel = select(cfg)
@@ -210,7 +212,13 @@ class _QueryVector:
             self._fallback_or_fail(exc, text)
             return
         if sel.embedder is None:
-            warnings.append(f"{sel.reason}; results are lexical")
+            if req.mode == "semantic":
+                raise SearchUnavailable(_semantic_off(cfg, sel.reason, sel.missing))
+            if cfg.embed_provider == "auto" and sel.missing:  # not set up yet: said once
+                if req.verbose or first_time(ws, "lexical"):
+                    warnings.append(f"results are lexical: {TURN_ON_HINT}")
+            elif cfg.embed_provider != "none":  # configured, and failing: said every time
+                warnings.append(f"{sel.reason}; results are lexical")
             return
         try:
             self.vector = embed_texts(sel.embedder, [text], input_type="query")[0]
@@ -218,6 +226,8 @@ class _QueryVector:
         except EmbeddingError as exc:
             if sel.explicit:
                 self._fallback_or_fail(exc, text)
+            elif req.mode == "semantic":
+                raise SearchUnavailable(f"semantic search failed: {exc}") from exc
             else:
                 warnings.append(f"semantic search failed ({exc}); results are lexical")
 
@@ -242,10 +252,11 @@ class _QueryVector:
         if self.vector is None or self.embedder is None:
             return None
         if store.get_meta("embed_fingerprint") != self.embedder.fingerprint:
-            self.warnings.append(
-                f"the index has no embeddings from {self.embedder.name} ({self.embedder.model}) "
-                "yet; run 'gitmem index' to add them; results are lexical"
-            )
+            missing = (f"the index has no embeddings from {self.embedder.name} "
+                       f"({self.embedder.model}) yet; run 'gitmem index' to add them")
+            if self.mode == "semantic":
+                raise SearchUnavailable(f"--mode semantic: {missing}")
+            self.warnings.append(f"{missing}; results are lexical")
             return None
         dims = int(store.get_meta("embed_dims") or 0)
         if dims and len(self.vector) // 4 != dims:  # a server that changed its output size
@@ -257,9 +268,12 @@ class _QueryVector:
             self.warnings.append(f"{reason}; results are lexical")
             return None
         have, total = store.vector_counts()
-        if have < total:
+        # Uncommitted edits are embedded by the next 'gitmem index' or commit; until then they
+        # are found by their words, as expected during a session: not worth a warning.
+        pending = total - have - store.uncommitted_pending()
+        if pending > 0:
             self.warnings.append(
-                f"{total - have} of {total} items are not embedded yet "
+                f"{pending} of {total} items are not embedded yet "
                 "('gitmem index' fills them in); they are found lexically"
             )
         return self.vector
@@ -287,4 +301,4 @@ def _ranked(
     return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking)
 
 
-__all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer"]
+__all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer", "shown_dates"]

@@ -18,6 +18,7 @@ class GetResult:
     end_line: int
     lines: tuple[str, ...]
     revision: str | None
+    note: str | None = None  # lines asked for that the file no longer has
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -26,6 +27,7 @@ class GetResult:
             "end_line": self.end_line,
             "revision": self.revision,
             "text": "\n".join(self.lines),
+            "note": self.note,
         }
 
 
@@ -78,7 +80,23 @@ def get_lines(
     if lines and lines[-1] == "":
         lines.pop()
     first = max(1, start or 1)
-    last = len(lines) if count is None else min(len(lines), first + count - 1)
+    asked = len(lines) if count is None else first + count - 1
+    last = min(len(lines), asked)
+    where = f" at {at}" if at else ""
     if first > max(len(lines), 1):
-        raise GitmemError(f"{rel} has {len(lines)} lines; line {first} does not exist")
-    return GetResult(rel, first, last, tuple(lines[first - 1 : last]), at)
+        raise GitmemError(f"{rel} has {len(lines)} lines{where}; line {first} is past its end"
+                          f"{_changed_hint(rel, first, at)}")
+    note = None
+    if asked > last:
+        past = f"line {asked} is" if asked == last + 1 else f"lines {last + 1}-{asked} are"
+        note = (f"{past} past the end: {rel} has {len(lines)} lines{where}"
+                f"{_changed_hint(rel, last + 1, at)}")
+    return GetResult(rel, first, last, tuple(lines[first - 1 : last]), at, note)
+
+
+def _changed_hint(rel: str, line: int, at: str | None) -> str:
+    """A citation made before the file shrank: its text is in history."""
+    if at is not None:
+        return ""
+    return (f" (it changed since it was cited? 'gitmem get {rel}#L{line} --at <commit>' reads an "
+            "earlier version; 'gitmem recall' cites the current lines)")

@@ -16,7 +16,7 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import entity_key
-from gitmem.parse.textfold import build_match, fold, query_terms
+from gitmem.parse.textfold import build_match, fold, query_stems, query_terms
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
@@ -52,7 +52,6 @@ class RecallQuery:
     half_life_days: float = 30.0
     decay_floor: float = DECAY_FLOOR
     as_of_seq: int | None = None  # answer from the indexed commit with this seq
-    as_of_day: str | None = None  # and leave out event times after this day
     prefer: TimeWindow | None = None  # a window from the query's words: preferred, not a filter
 
 
@@ -104,9 +103,10 @@ class Result:
 
 
 def parse_kinds(values: Sequence[str]) -> tuple[str, ...]:
-    """``W``/``world`` etc. to JSON kind names; ``note`` selects chunks."""
+    """``W``/``world`` etc. (repeated, or listed as ``W,O``) to JSON kind names; ``note``
+    selects chunks."""
     out: list[str] = []
-    for value in values:
+    for value in (part for given in values for part in given.split(",") if part.strip()):
         v = value.strip()
         name = KIND_NAMES.get(v.upper()) if len(v) == 1 else v.lower()
         if name not in KIND_LETTERS and name != "note":
@@ -128,15 +128,15 @@ def resolve_entities(store: Store, names: Sequence[str]) -> tuple[tuple[str, ...
         key = entity_key(name.lstrip("@"))
         keys = queries.entity_with_aliases(store, key)
         if keys is None:
-            near = queries.entity_names_like(store, key[:3])
-            hint = f"; did you mean {', '.join(near)}?" if near else ""
-            raise GitmemError(f"no entity '{name}' in the memory{hint}")
+            from gitmem.recall.empty import unknown_entity
+
+            raise GitmemError(unknown_entity(store, name, key))
         resolved.append(keys)
     return tuple(resolved)
 
 
 def _filter(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> ItemFilter:
-    return ItemFilter(as_of_seq=q.as_of_seq, as_of_day=q.as_of_day, kinds=q.kinds,
+    return ItemFilter(as_of_seq=q.as_of_seq, kinds=q.kinds,
                       entity_keys=tuple(tuple(k) for k in entity_keys), window=q.window,
                       prefer=q.prefer)
 
@@ -149,7 +149,7 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
             raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
-    return queries.lexical(store, flt, build_match(terms), limit)
+    return queries.lexical(store, flt, build_match(terms, query_stems(q.text)), limit)
 
 
 def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,

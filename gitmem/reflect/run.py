@@ -207,10 +207,12 @@ def reflect(ws: Workspace, cfg: Config, *, since: str | None = "7d", dry_run: bo
     with file_lock(ws.memory_dir / LOCK_NAME, wait=True, timeout=cfg.reflect_lock_timeout,
                    busy="another 'gitmem reflect' is running in this workspace (it holds "
                         f".memory/{LOCK_NAME}); try again when it finishes"):
-        if not index_is_current(ws, cfg):
+        # Committed memory only: a note still being written (the uncommitted layer recall
+        # searches) must not become evidence that a committed opinion cites.
+        if not index_is_current(ws, cfg, worktree=False):
             from gitmem.index.replay import index_workspace
 
-            index_workspace(ws, cfg)
+            index_workspace(ws, cfg, worktree=False)
         report = ReflectReport(since, start, dry_run)
         writes = _plan(ws, cfg, start, report)
         if not dry_run:

@@ -1,0 +1,75 @@
+"""Why a recall found nothing, said instead of a silent "no results" (issue 9): no memory files
+yet, a time window outside what the memory spans, uncommitted files left out, or an entity
+name that is not known (with the closest ones)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
+
+from gitmem.config import Config
+from gitmem.domain import TimeWindow
+from gitmem.index import queries
+from gitmem.index.queries import ItemFilter
+from gitmem.index.store import Store
+from gitmem.workspace import Workspace, worktree_layer
+
+if TYPE_CHECKING:
+    from gitmem.recall.search import RecallQuery
+
+
+def why_empty(store: Store, ws: Workspace, cfg: Config, q: RecallQuery,
+              left_out: str | None) -> list[str]:
+    """What the user should know about an empty answer; ``left_out`` names why uncommitted
+    edits were not searched (``--committed``, ``index.worktree = false``), if they were not."""
+    counts = store.counts()
+    if counts["files"] == 0 and not _uncommitted(ws, cfg):
+        return [f"no memory files in {ws.root}: 'gitmem init' creates MEMORY.md, memory/ and "
+                "bank/; write notes there (memory/YYYY-MM-DD.md) and recall finds them"]
+    if counts["facts"] + counts["chunks"] == 0:
+        return ["the memory files hold no text yet (headings only): write notes in "
+                "memory/YYYY-MM-DD.md or MEMORY.md and recall finds them"]
+    notes: list[str] = []
+    if q.window is not None and not q.window.is_open and not queries.browse(
+            store, ItemFilter(as_of_seq=q.as_of_seq, window=q.window), 1):
+        notes.append(_outside(store, q.window, q.as_of_seq))
+    if left_out is not None:
+        paths = _uncommitted(ws, cfg)
+        if paths:
+            count = (f"1 memory file has uncommitted changes ({paths[0]})" if len(paths) == 1
+                     else f"{len(paths)} memory files have uncommitted changes "
+                     f"({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})")
+            notes.append(f"{count}, not searched because of {left_out}")
+    return notes
+
+
+def _uncommitted(ws: Workspace, cfg: Config) -> list[str]:
+    return sorted(worktree_layer(ws, cfg).changes)
+
+
+def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
+    oldest, newest = queries.memory_span(store, ItemFilter(as_of_seq=as_of_seq))
+    first = window.start.date().isoformat() if window.start else "the beginning"
+    last = window.end.date().isoformat() if window.end else "now"
+    span = (f"oldest memory: {oldest}, newest memory: {newest}" if oldest
+            else "the memory holds no dated entries")
+    return f"nothing in the memory falls between {first} and {last} ({span})"
+
+
+def unknown_entity(store: Store, name: str, key: str) -> str:
+    """The error for an unknown --entity: the closest entity names and aliases by similarity
+    of their keys (difflib's ratio), else a few known entities."""
+    known = queries.entity_keys(store)
+    if not known:
+        return f"no entity '{name}' in the memory: it names no entities yet (write @Name)"
+    by_key: dict[str, list[tuple[str, str | None]]] = {}
+    for k, shown, of in known:
+        by_key.setdefault(k, []).append((shown, of))
+    close = difflib.get_close_matches(key, list(by_key), n=5, cutoff=0.6)
+    if close:
+        names = [f"{shown} (an alias of {of})" if of else shown
+                 for k in close for shown, of in by_key[k]]
+        return f"no entity '{name}' in the memory; did you mean {', '.join(names)}?"
+    some = ", ".join(shown for _, shown, of in known if of is None)
+    listed = some if len(some) < 200 else some[:200].rsplit(", ", 1)[0] + ", ..."
+    return f"no entity '{name}' in the memory; known entities include {listed}"

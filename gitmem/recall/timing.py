@@ -1,0 +1,138 @@
+"""Time in a recall request (SPEC §6): the window from the time flags or from a date phrase in
+the query, what --as-of names, and one format for times in JSON and plain output."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gitmem.domain import TimeWindow
+from gitmem.errors import UsageError
+from gitmem.git import commit_time
+from gitmem.parse.textfold import query_terms
+from gitmem.parse.timeparse import (
+    ACCEPTED_FORMS,
+    as_of_instant,
+    build_window,
+    find_query_window,
+)
+from gitmem.recall.search import Result
+from gitmem.workspace import Workspace, classify
+
+# Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.
+_GENERIC = frozenset({
+    "happen", "happened", "happens", "happening", "going", "go", "went", "on", "occur",
+    "occurred", "anything", "something", "everything", "events", "event", "news", "new", "up",
+    "done", "do", "did", "there",
+})
+
+
+def show_time(t: datetime | None) -> str | None:
+    """One format for times in JSON: a day as YYYY-MM-DD, an instant as ISO 8601 UTC seconds
+    (like ``recorded_at``)."""
+    if t is None:
+        return None
+    t = t.astimezone(UTC)
+    if t.time() == datetime.min.time():
+        return t.date().isoformat()
+    return t.isoformat(timespec="seconds")
+
+
+def shown_dates(r: Result) -> str:
+    """A result's time for plain output: the event period, and the note's own date (the daily
+    note's day, else the day it was recorded) when that differs (SPEC §6)."""
+    start, end = r.event_start, r.event_end
+    period = start if start is None or end in (None, start) else f"{start} .. {end}"
+    found = classify(r.path)
+    noted = (found[1].isoformat() if found and found[1] else None) or (r.recorded_at or "")[:10]
+    if period is None:
+        return noted or r.timestamp or "-"
+    return period if not noted or noted == period else f"{period} (noted {noted})"
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """What --as-of names: the last instant included, and the commit when one was given."""
+
+    instant: datetime
+    commit: str | None = None
+
+    @property
+    def shown(self) -> str:
+        end = self.instant + timedelta(microseconds=1)
+        if self.commit is None and end.time() == datetime.min.time():
+            return self.instant.date().isoformat()  # a day, month or year: up to its end
+        return str(show_time(self.instant))
+
+
+def resolve_as_of(ws: Workspace, value: str, now: datetime) -> AsOf:
+    """--as-of as a time (SPEC §6: a record-time axis; a date, month or year means up to its
+    very end) or a commit (id, branch, tag, HEAD~2)."""
+    try:
+        instant = as_of_instant(value, now)
+    except UsageError:
+        found = commit_time(ws.repo_root, value)
+        if found is None:
+            raise UsageError(f"invalid --as-of {value.strip()!r}: use {ACCEPTED_FORMS}, or a "
+                             "commit (an id, branch, tag or HEAD~2)") from None
+        return AsOf(datetime.fromisoformat(found[1]), found[0])
+    if instant.time() == datetime.min.time() and instant != now:
+        instant -= timedelta(microseconds=1)
+    return AsOf(instant)
+
+
+def time_filters(query: str, since: str | None, until: str | None, around: str | None,
+                 now: datetime, around_days: int) -> tuple[
+        TimeWindow | None, TimeWindow | None, str, dict[str, Any] | None]:
+    """(filter window, preferred window, the words to search, the JSON ``time_window``) from
+    the time flags, else from a date phrase in the query, whose own words are then not
+    searched ("6" of "around March 6" is no topic)."""
+    window = build_window(since=since, until=until, around=around, now=now,
+                          around_days=around_days)
+    if window is not None:
+        return window, None, query, _window_json(window, "flags", None, "filter")
+    found = find_query_window(query, now, around_days=around_days)
+    if found is None:
+        return None, None, query, None
+    found_window, phrase = found
+    rest = query.replace(phrase, " ").strip()
+    # Words besides the date phrase: the window ranks matching results first but drops
+    # nothing (a phrase read loosely must not hide the answer). Only a date phrase and words
+    # such as "what happened": the window selects what to list.
+    content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
+    if content:
+        text = f'{rest} "{stated}"' if (stated := _stated_date(phrase)) else rest
+        return None, found_window, text, _window_json(found_window, "query", phrase, "boost")
+    return found_window, None, "", _window_json(found_window, "query", phrase, "filter")
+
+
+_PHRASE_FRAME = re.compile(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
+                           re.IGNORECASE)
+_NAMES_A_DATE = re.compile(r"\d{4}|月|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
+                           re.IGNORECASE)
+
+
+def _stated_date(phrase: str) -> str | None:
+    """The date a phrase states, as text may write it ("March 6, 2025" of "around March 6,
+    2025"; none for "last week"). Searched as one quoted phrase: a note that says "in June"
+    is found, a line with a lone "6" is not."""
+    stated = _PHRASE_FRAME.sub("", phrase).strip()
+    # Relative phrases (last week, 3 days ago, 先週) name no month or year: nothing to search.
+    return stated if _NAMES_A_DATE.search(stated) and '"' not in stated else None
+
+
+def _window_json(window: TimeWindow, source: str, phrase: str | None,
+                 applied: str) -> dict[str, Any]:
+    return {"source": source, "phrase": phrase, "since": show_time(window.start),
+            "until": last_day(window.end), "applied_as": applied}
+
+
+def last_day(end: datetime | None) -> str | None:
+    """The last instant a half-open window includes, as a date when it ends at midnight."""
+    if end is None:
+        return None
+    if end.time() == datetime.min.time():
+        return (end - timedelta(days=1)).date().isoformat()
+    return show_time(end)

@@ -1,0 +1,279 @@
+"""``gitmem config list|get|set|unset``: settings set once, in the user config (or, with
+``repo``, the repository's ``.gitmem.toml``), and read by every command and every hook.
+
+The trust rule of SPEC §14 holds for writing too: the repository config cannot be made to name
+remote providers, endpoints, headers or key variables. Files are edited line by line, so
+comments and layout survive; a file too unusual for that (a value over several lines, dotted
+keys) is rewritten from its settings, and the result says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitmem.config import (
+    REPO_CONFIG,
+    Config,
+    check_setting,
+    layered_values,
+    read_config_file,
+    read_config_text,
+    repo_may_set,
+    setting_attr,
+    setting_names,
+    setting_type,
+    user_config_path,
+)
+from gitmem.errors import GitmemError
+
+_SECRET_LIKE = ("embed.remote.headers",)  # values may carry tokens: never printed
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # section.name, as written in the TOML files
+    value: Any
+    source: str  # default | repository | user | environment
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "value": _shown(self.key, self.value), "source": self.source}
+
+    def text(self) -> str:
+        """The value as ``get`` prints it: a string as it is, others as TOML writes them."""
+        value = _shown(self.key, self.value)
+        if value is None:
+            return ""
+        return value if isinstance(value, str) else _rendered(self.key, value)
+
+    def listed(self) -> str:
+        """The value as ``list`` prints it: as TOML writes it, or '(not set)'."""
+        value = _shown(self.key, self.value)
+        return "(not set)" if value is None else _rendered(self.key, value)
+
+
+@dataclass
+class SettingsReport:
+    settings: list[Setting]
+    files: dict[str, str]  # source -> config file path
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"settings": [s.to_json() for s in self.settings], "files": self.files,
+                "warnings": self.warnings}
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    path: Path
+    key: str
+    value: Any  # None: removed
+    rewritten: bool  # the file was rewritten from its settings (comments not kept)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "key": self.key, "value": _shown(self.key, self.value),
+                "rewritten": self.rewritten}
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"{self.path}: {self.key} removed"
+        return f"{self.path}: {self.key} = {_rendered(self.key, _shown(self.key, self.value))}"
+
+
+def _shown(key: str, value: Any) -> Any:
+    if key in _SECRET_LIKE and isinstance(value, (dict, tuple)) and value:
+        return {name: "***" for name, _ in _pairs(value)}
+    if isinstance(value, tuple):
+        return [list(v) if isinstance(v, tuple) else v for v in value]
+    return value
+
+
+def _pairs(value: Any) -> list[tuple[str, Any]]:
+    return list(value.items()) if isinstance(value, dict) else [tuple(p) for p in value]
+
+
+def list_settings(repo_root: Path | None) -> SettingsReport:
+    """Every setting with its effective value and where that value comes from."""
+    values, warnings = layered_values(repo_root)
+    defaults = Config()
+    out = []
+    for name in setting_names():
+        attr = setting_attr(name)
+        value, source = values.get(attr, (getattr(defaults, attr), "default"))
+        out.append(Setting(name, value, source))
+    files = {"user": str(user_config_path())}
+    if repo_root is not None:
+        files["repository"] = str(repo_root / REPO_CONFIG)
+    return SettingsReport(out, files, warnings)
+
+
+def get_setting(repo_root: Path | None, key: str) -> Setting:
+    _known(key)
+    return next(s for s in list_settings(repo_root).settings if s.key == key)
+
+
+def set_setting(repo_root: Path | None, key: str, raw: str, *, repo: bool = False) -> SettingChange:
+    """Write ``key = raw`` (parsed as the setting's type and checked) into the user config, or
+    the repository config with ``repo``."""
+    _known(key)
+    path = _target(repo_root, repo)
+    _, value = check_setting(str(path), key, _parse(key, raw))
+    section, _, name = key.rpartition(".")
+    if repo and not repo_may_set(section, name, value):
+        raise GitmemError(f"{path}: a repository config may not set '{key} = {raw}' (remote "
+                          f"providers, endpoints, headers and keys); set it in "
+                          f"{user_config_path()} (without --repo)")
+    return _write(path, section, name, value)
+
+
+def unset_setting(repo_root: Path | None, key: str, *, repo: bool = False) -> SettingChange:
+    _known(key)
+    section, _, name = key.rpartition(".")
+    return _write(_target(repo_root, repo), section, name, None)
+
+
+def _known(key: str) -> None:
+    if key not in setting_names():
+        allowed = ", ".join(sorted(setting_names()))
+        raise GitmemError(f"unknown setting '{key}'; known settings: {allowed}")
+
+
+def _target(repo_root: Path | None, repo: bool) -> Path:
+    if not repo:
+        return user_config_path()
+    if repo_root is None:
+        raise GitmemError("--repo needs a repository; run it inside one or pass -C PATH")
+    return repo_root / REPO_CONFIG
+
+
+def _parse(key: str, raw: str) -> Any:
+    """A command-line value as the setting's type (the check that follows names what is
+    allowed when it does not fit)."""
+    kind = setting_type(key)
+    text = raw.strip()
+    try:
+        if kind is bool:
+            return {"true": True, "yes": True, "on": True, "1": True, "false": False,
+                    "no": False, "off": False, "0": False}.get(text.lower(), raw)
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+        if kind is list:
+            if text.startswith("["):
+                return tomllib.loads(f"v = {text}")["v"]
+            return [part.strip() for part in text.split(",") if part.strip()]
+        if kind is dict:
+            if text.startswith("{"):
+                return tomllib.loads(f"v = {text}")["v"]
+            pairs = [part.split("=", 1) for part in text.split(",") if part.strip()]
+            return {k.strip(): v.strip() for k, v in pairs} if all(
+                len(p) == 2 for p in pairs) else raw
+    except (ValueError, tomllib.TOMLDecodeError):
+        return raw
+    return raw
+
+
+def _toml_value(value: Any, *, table: bool = False) -> str:
+    if table:
+        inner = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in _pairs(value))
+        return "{ " + inner + " }" if inner else "{}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a valid TOML basic string
+    if isinstance(value, dict):
+        return _toml_value(value, table=True)
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+
+
+def _rendered(key: str, value: Any) -> str:
+    return _toml_value(value, table=setting_type(key) is dict)
+
+
+_HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
+
+
+def _write(path: Path, section: str, name: str, value: Any) -> SettingChange:
+    """Set (or, with None, remove) one setting in a config file, keeping everything else."""
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except OSError as exc:
+        raise GitmemError(f"{path}: cannot read config ({exc.strerror})") from exc
+    wanted = read_config_file(path)  # also: an invalid file is an error naming it
+    wanted.pop((section, name), None)
+    if value is not None:
+        wanted[(section, name)] = value
+    edited = _edit_lines(text, section, name,
+                         None if value is None else _rendered(f"{section}.{name}", value))
+    rewritten = not _same(edited, wanted)
+    if rewritten:
+        edited = _render(wanted)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(edited, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise GitmemError(f"{path}: cannot write config ({exc.strerror})") from exc
+    return SettingChange(path, f"{section}.{name}", value, rewritten)
+
+
+def _same(text: str, wanted: dict[tuple[str, str], Any]) -> bool:
+    try:
+        got = read_config_text(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return {k: _normal(v) for k, v in got.items()} == {
+        k: _normal(v) for k, v in wanted.items()}
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [list(v) if isinstance(v, tuple) else v for v in value]
+    if isinstance(value, dict):
+        return sorted([k, v] for k, v in value.items())
+    return value
+
+
+def _edit_lines(text: str, section: str, name: str, rendered: str | None) -> str:
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines)
+                  if (m := _HEADER.match(ln)) and m[1].strip() == section), None)
+    if start is None:
+        if rendered is None:
+            return text
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return f"{text}{sep}[{section}]\n{name} = {rendered}\n"
+    end = next((i for i in range(start + 1, len(lines)) if _HEADER.match(lines[i])), len(lines))
+    key = re.compile(rf"^\s*{re.escape(name)}\s*=")
+    at = next((i for i in range(start + 1, end) if key.match(lines[i])), None)
+    if at is not None:
+        comment = _trailing_comment(lines[at])
+        if rendered is None:
+            del lines[at]
+        else:
+            lines[at] = f"{name} = {rendered}{comment}"
+    elif rendered is not None:
+        last = max((i for i in range(start, end) if lines[i].strip()), default=start)
+        lines.insert(last + 1, f"{name} = {rendered}")
+    return "\n".join(lines) + "\n"
+
+
+def _trailing_comment(line: str) -> str:
+    """`` # comment`` after a simple value (strings without '#' inside), else nothing."""
+    m = re.match(r'^[^#"\']*=\s*(?:"[^"#]*"|[^"#\'\s]+)(\s+#.*)$', line)
+    return m[1] if m else ""
+
+
+def _render(settings: dict[tuple[str, str], Any]) -> str:
+    sections: dict[str, list[str]] = {}
+    for (section, name), value in settings.items():
+        sections.setdefault(section, []).append(f"{name} = {_rendered(f'{section}.{name}', value)}")
+    return "\n".join(f"[{s}]\n" + "\n".join(lines) + "\n" for s, lines in sections.items())
