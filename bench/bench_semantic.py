@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from gitmem.config import Config  # noqa: E402
 from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
 from gitmem.index.store import open_store  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
+from gitmem.recall.ranking import Ranking  # noqa: E402
 from gitmem.workspace import Workspace, open_workspace  # noqa: E402
 
 
@@ -100,7 +102,8 @@ def _count(store: Any, sql: str) -> int:
     return int(row[0]) if row else 0
 
 
-def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, Any]:
+def latency(target: int, model: Path, scratch: Path, rounds: int,
+            threads: int | None = None) -> dict[str, Any]:
     src, _ = lex.workspace(10, 0, lex.DEFAULT_CACHE)
     ws = scratch / "scale"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(ws)], check=True)
@@ -108,18 +111,22 @@ def latency(target: int, model: Path, scratch: Path, rounds: int) -> dict[str, A
     _index(ws, env, "--force")
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()))
     wsobj, cfg = open_workspace(ws)
+    cfg = replace(cfg, embed_threads=threads)
     have, searched, dims = fill_random_vectors(wsobj, cfg, target)
     now = datetime(2026, 11, 30, tzinfo=UTC)
-    timings: dict[str, list[float]] = {"lexical": [], "hybrid": []}
-    for mode in ("lexical", "hybrid"):
-        answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=now)
-        for query in synth.QUERIES[:rounds]:
+    # hybrid: the shipped ranking (passages); hybrid_chunks: whole chunks, the ranking before
+    variants = {"lexical": ("lexical", None), "hybrid": ("hybrid", None),
+                "hybrid_chunks": ("hybrid", Ranking(passages=False))}
+    timings: dict[str, list[float]] = {name: [] for name in variants}
+    for mode, ranking in variants.values():
+        answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=now, ranking=ranking)
+    for query in synth.QUERIES[:rounds]:  # interleaved: the machine's load hits all alike
+        for name, (mode, ranking) in variants.items():
             started = time.perf_counter()
-            answer(wsobj, cfg, RecallRequest(query=query, mode=mode), now=now)
-            timings[mode].append(time.perf_counter() - started)
+            answer(wsobj, cfg, RecallRequest(query=query, mode=mode), now=now, ranking=ranking)
+            timings[name].append(time.perf_counter() - started)
     return {"vectors": searched, "items": max(have, target), "dims": dims,
-            "lexical_ms": lex.summary_ms(timings["lexical"]),
-            "hybrid_ms": lex.summary_ms(timings["hybrid"])}
+            **{f"{name}_ms": lex.summary_ms(t) for name, t in timings.items()}}
 
 
 def fill_random_vectors(wsobj: Workspace, cfg: Config, target: int = 0) -> tuple[int, int, int]:
@@ -157,21 +164,25 @@ def fill_random_vectors(wsobj: Workspace, cfg: Config, target: int = 0) -> tuple
     return have, searched, len(probe)
 
 
-def markdown(tp: dict[str, Any], lat: dict[str, Any]) -> str:
-    return "\n".join([
-        "| measure | value | baseline in the same run |",
-        "|---|---:|---:|",
-        f"| embedding throughput ({tp['items']} items, {tp['days']} days) | "
-        f"{tp['items_per_s']} items/s, {tp['tokens_per_s']} tokens/s | — |",
-        f"| index with embedding | {tp['index_with_embedding_s']} s | lexical only "
-        f"{tp['lexical_index_s']} s |",
-        f"| cache-hit re-index (`--force`, {tp['cache_hit_provider_calls']} model calls) | "
-        f"{tp['cache_hit_reindex_s']} s | lexical only {tp['lexical_reindex_s']} s |",
-        f"| hybrid recall p50 / p95, {lat['items']} items ({lat['vectors']} passage vectors), "
-        f"model loaded | "
-        f"{lat['hybrid_ms']['p50_ms']:.0f} / {lat['hybrid_ms']['p95_ms']:.0f} ms | lexical "
-        f"{lat['lexical_ms']['p50_ms']:.0f} / {lat['lexical_ms']['p95_ms']:.0f} ms |",
-    ])
+def markdown(tp: dict[str, Any] | None, lat: dict[str, Any]) -> str:
+    rows = ["| measure | value | baseline in the same run |", "|---|---:|---:|"]
+    if tp is not None:
+        rows += [
+            f"| embedding throughput ({tp['items']} items, {tp['days']} days) | "
+            f"{tp['items_per_s']} items/s, {tp['tokens_per_s']} tokens/s | — |",
+            f"| index with embedding | {tp['index_with_embedding_s']} s | lexical only "
+            f"{tp['lexical_index_s']} s |",
+            f"| cache-hit re-index (`--force`, {tp['cache_hit_provider_calls']} model calls) | "
+            f"{tp['cache_hit_reindex_s']} s | lexical only {tp['lexical_reindex_s']} s |",
+        ]
+
+    def ms(name: str) -> str:
+        return f"{lat[name]['p50_ms']:.0f} / {lat[name]['p95_ms']:.0f} ms"
+
+    rows.append(f"| hybrid recall p50 / p95, {lat['items']} items ({lat['vectors']} passage "
+                f"vectors), model loaded | {ms('hybrid_ms')} | whole chunks "
+                f"{ms('hybrid_chunks_ms')}; lexical {ms('lexical_ms')} |")
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,13 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunks", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "semantic.json")
+    ap.add_argument("--threads", type=int, help="llama.cpp threads (default: every core)")
+    ap.add_argument("--latency-only", action="store_true", help="skip the throughput runs")
     args = ap.parse_args(argv)
     if not args.model.exists():
         raise SystemExit(f"{args.model} is missing: run bench/build_model.sh first")
     scratch = Path(tempfile.mkdtemp(prefix="gitmem-sem-"))
     try:
-        tp = throughput(args.days, args.model, scratch)
-        lat = latency(args.chunks, args.model, scratch, args.rounds)
+        tp = None if args.latency_only else throughput(args.days, args.model, scratch)
+        lat = latency(args.chunks, args.model, scratch, args.rounds, args.threads)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(markdown(tp, lat))

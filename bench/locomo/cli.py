@@ -79,6 +79,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         k=args.k,
         now=now,
         embed_model=model,
+        embed_threads=args.embed_threads,
         reindex=not args.no_reindex,
     )
     details: list[dict[str, Any]] | None = [] if args.details else None
@@ -127,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--k", type=int, default=60, help="results asked of gitmem recall")
     e.add_argument("--now", default=DEFAULT_NOW, help="recall's clock (recency decay, phrases)")
     e.add_argument("--embed-model", help="GGUF model for semantic/hybrid (provider 'local')")
+    e.add_argument("--embed-threads", type=int,
+                   help="llama.cpp threads (default: every core; 1 is faster on a busy machine)")
     e.add_argument("--no-reindex", action="store_true", help="reuse each workspace's index")
     e.add_argument("--out", type=Path, default=DEFAULT_OUT)
     e.add_argument("--details", type=Path, help="also write per-question recall here")

@@ -54,6 +54,7 @@ class BenchWorkspace:
     k: int = 60
     now: datetime = field(default_factory=lambda: parse_now(DEFAULT_NOW))
     embed_model: str | None = None
+    embed_threads: int | None = None
     reindex: bool = True
     _lines: dict[str, list[str]] = field(default_factory=dict)
     _bm25: tuple[Any, list[Span]] | None = None
@@ -96,6 +97,8 @@ class BenchWorkspace:
             ws, cfg = open_workspace(self.root)
             if self.embed_model is not None:
                 cfg = replace(cfg, embed_provider="local", embed_model=self.embed_model)
+            if self.embed_threads is not None:
+                cfg = replace(cfg, embed_threads=self.embed_threads)
             outcome = index_and_embed(ws, cfg, force=self.reindex)  # lexical, then vectors
             if outcome.embed_error:
                 raise BenchError(f"embedding failed: {outcome.embed_error}")
@@ -163,6 +166,8 @@ METHODS: dict[str, Method] = {
     "lexical": gitmem_recall("lexical"),
     "semantic": gitmem_recall("semantic"),
     "hybrid": gitmem_recall("hybrid"),
+    # gitmem's hybrid before passage units: whole chunks ranked and cited.
+    "hybrid-chunks": gitmem_recall("hybrid", Ranking(passages=False), "hybrid-chunks"),
     # OpenClaw's published hybrid: 0.7 x cosine + 0.3 x text, no decay, no diversity.
     "openclaw": gitmem_recall("hybrid", Ranking.openclaw(), "openclaw"),
 }

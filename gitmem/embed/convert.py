@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -177,11 +178,22 @@ def convert_bert(model_dir: Path, out: Path, *, outtype: OutType = "f16") -> Pat
             data = data.astype(np.float16)
         tensors.append((new_name, data, qtype))
 
+    return write_bert_gguf(
+        out, lambda writer: _write_metadata(writer, model_dir, hp, ftype, n_params), tensors)
+
+
+def write_bert_gguf(
+    out: Path, metadata: Callable[[gguf.GGUFWriter], None],
+    tensors: Iterable[tuple[str, np.ndarray[Any, Any], gguf.GGMLQuantizationType]],
+) -> Path:
+    """Write a BERT GGUF atomically (through ``out.tmp``): ``metadata`` adds the key-value
+    pairs, then the tensors are added in order."""
+    out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     writer = gguf.GGUFWriter(str(tmp), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
     try:
-        _write_metadata(writer, model_dir, hp, ftype, n_params)
+        metadata(writer)
         for name, data, qtype in tensors:
             writer.add_tensor(name, data, raw_dtype=qtype)
         writer.write_header_to_file()

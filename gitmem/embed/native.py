@@ -35,6 +35,8 @@ INSTALL_HINT = "the local provider needs llama-cpp-python: pip install 'gitmem-c
 
 # Asymmetric models trained with task prompts, by the architecture their GGUF declares:
 # (query prefix, document prefix), as their model cards prescribe. Others embed text as is.
+# Prompts a converted file names itself (gitmem.embed.convert_e5 writes them); they win.
+PROMPT_KEYS = ("gitmem.prompt.query", "gitmem.prompt.document")
 _PROMPTS: dict[str, tuple[str, str]] = {
     "gemma-embedding": ("task: search result | query: ", "title: none | text: "),
     "nomic-bert": ("search_query: ", "search_document: "),
@@ -169,9 +171,11 @@ class NativeModel:
             llama.close()
             n_ctx = trained
             llama, buffers = self._open(llama_cpp, n_ctx)
-        arch = str((getattr(llama, "metadata", None) or {}).get("general.architecture", ""))
+        meta = getattr(llama, "metadata", None) or {}
+        in_file = (str(meta.get(PROMPT_KEYS[0], "")), str(meta.get(PROMPT_KEYS[1], "")))
+        arch = str(meta.get("general.architecture", ""))
         self._llama = llama
-        self._prompts = _PROMPTS.get(arch, ("", ""))
+        self._prompts = in_file if any(in_file) else _PROMPTS.get(arch, ("", ""))
         self.info = ModelInfo(int(llama.n_embd()), n_ctx, arch, buffers)
 
     def _open(self, llama_cpp: Any, n_ctx: int) -> tuple[Any, tuple[str, ...]]:

@@ -12,9 +12,10 @@ import hashlib
 from dataclasses import dataclass
 
 from gitmem.domain import ParsedFile
+from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import find_entities
 from gitmem.parse.stemming import stem_text
-from gitmem.parse.textfold import count_tokens, fold
+from gitmem.parse.textfold import fold
 
 
 @dataclass(frozen=True)
@@ -116,18 +117,7 @@ def embedding_passages(item_type: str, heading: str, content: str, subjects: str
     of about PASSAGE_TOKENS tokens, each under the chunk's heading."""
     if item_type == "fact":
         return [f"{subjects}: {content}" if subjects else content]
-    passages: list[str] = []
-    current: list[str] = []
-    size = 0
-    for line in content.split("\n"):
-        cost = count_tokens(line) + 1
-        if current and size + cost > PASSAGE_TOKENS:
-            passages.append("\n".join(current))
-            current, size = [], 0
-        if line.strip():
-            current.append(line)
-            size += cost
-    if current or not passages:
-        passages.append("\n".join(current))
-    passages = passages[:MAX_PASSAGES]
+    lines = content.split("\n")
+    passages = ["\n".join(lines[i] for i in part)
+                for part in passage_lines(content, PASSAGE_TOKENS)[:MAX_PASSAGES]]
     return [f"{heading}\n{p}" if heading else p for p in passages]

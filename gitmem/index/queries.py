@@ -146,8 +146,11 @@ def memory_span(store: Store, flt: ItemFilter) -> tuple[str | None, str | None]:
     return (None, None) if row is None else (row[0], row[1])
 
 
-def nearest(store: Store, qvec: bytes, k: int) -> dict[int, float]:
-    """Item id -> cosine similarity of its closest passage, for the ``k`` nearest items.
+def nearest(store: Store, qvec: bytes, k: int,
+            passages: dict[tuple[int, int], float] | None = None) -> dict[int, float]:
+    """Item id -> cosine similarity of its closest passage, for the ``k`` nearest items; each
+    passage's similarity goes into ``passages`` too, (item id, passage number) -> similarity,
+    when it is given.
 
     Candidates come from the sign bits by Hamming distance in vec0 (fast), rescored by exact
     cosine; when the extension cannot be loaded, an exact scan gives the same answer slower."""
@@ -155,20 +158,45 @@ def nearest(store: Store, qvec: bytes, k: int) -> dict[int, float]:
         near = sorted({int(r) // MAX_PASSAGES for (r,) in store.conn.execute(
             "SELECT rowid FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
             (qvec, min(k * 2, VEC_K_MAX)))})
-        parts: list[tuple[int, float]] = []
+        parts: list[tuple[int, int, float]] = []
         for part in batched(near):
-            parts.extend((int(i), 1.0 - float(d)) for i, d in store.conn.execute(
-                f"SELECT item_id, vec_distance_cosine(vector, ?) FROM vectors "
+            parts.extend((int(i), int(n), 1.0 - float(d)) for i, n, d in store.conn.execute(
+                f"SELECT item_id, part, vec_distance_cosine(vector, ?) FROM vectors "
                 f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
     else:
         query = unpack(qvec)
-        parts = [(int(i), sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False)))
-                 for i, v in store.conn.execute("SELECT item_id, vector FROM vectors")]
+        parts = [(int(i), int(n), sum(a * b for a, b in zip(query, unpack(bytes(v)),
+                                                           strict=False)))
+                 for i, n, v in store.conn.execute("SELECT item_id, part, vector FROM vectors")]
     best: dict[int, float] = {}
-    for item_id, similarity in parts:  # an item is as close as its closest passage
+    for item_id, _, similarity in parts:  # an item is as close as its closest passage
         if similarity > best.get(item_id, -2.0):
             best[item_id] = similarity
-    return dict(heapq.nlargest(k, best.items(), key=lambda pair: pair[1]))
+    top = dict(heapq.nlargest(k, best.items(), key=lambda pair: pair[1]))
+    if passages is not None:
+        passages.update(((i, n), sim) for i, n, sim in parts if i in top)
+    return top
+
+
+def passage_similarities(store: Store, qvec: bytes,
+                         ids: Sequence[int]) -> dict[tuple[int, int], float]:
+    """(item id, passage number) -> cosine similarity to ``qvec``, for every embedded passage of
+    these items (exact; items without vectors are absent)."""
+    out: dict[tuple[int, int], float] = {}
+    if store.vec_error is None:
+        for part in batched(ids):
+            out.update(((int(i), int(n)), 1.0 - float(d)) for i, n, d in store.conn.execute(
+                f"SELECT item_id, part, vec_distance_cosine(vector, ?) FROM vectors "
+                f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
+        return out
+    query = unpack(qvec)
+    for part in batched(ids):
+        for i, n, v in store.conn.execute(
+                f"SELECT item_id, part, vector FROM vectors WHERE item_id IN ({marks(part)})",
+                part):
+            out[(int(i), int(n))] = sum(a * b for a, b in zip(query, unpack(bytes(v)),
+                                                             strict=False))
+    return out
 
 
 def rows_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> list[Row]:

@@ -107,3 +107,24 @@ def chunk_lines(
         cur_tokens += costs[i]
     emit()
     return chunks
+
+
+def passage_lines(text: str, tokens: int) -> list[list[int]]:
+    """A chunk's text cut into passages of about ``tokens`` tokens at line boundaries: each
+    passage is the 0-based offsets of its non-blank lines (the last one may be empty when the
+    text is blank). What is embedded for a chunk (``index.items.embedding_passages``) and the
+    units recall ranks and cites (``recall.ranking``) are both made from this one cut."""
+    passages: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for offset, line in enumerate(text.split("\n")):
+        cost = count_tokens(line) + 1
+        if current and size + cost > tokens:
+            passages.append(current)
+            current, size = [], 0
+        if line.strip():
+            current.append(offset)
+            size += cost
+    if current or not passages:
+        passages.append(current)
+    return passages

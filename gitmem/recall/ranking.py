@@ -21,6 +21,16 @@ IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
 _WORD = re.compile(r"\w+")
 
 
+# Lexical mode ranks passages by their own BM25 and their chunk's, half and half (BENCHMARKS.md).
+LEXICAL_CHUNK_SHARE = 0.5
+# Passages among this many best-ranked units join a touching earlier result (see pick_units).
+MERGE_WINDOW = 100
+# Passage BM25 matches words by their first five letters ("painted" meets "painting"; CJK
+# bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
+STEM_CHARS = 5
+BM25_K1, BM25_B = 1.2, 0.75
+
+
 @dataclass(frozen=True)
 class Ranking:
     """How candidates are scored. The defaults are the shipped, benchmarked ones (see
@@ -31,10 +41,15 @@ class Ranking:
     decay: bool = True
     diversity: bool = True
     vector_candidates: int = 100  # items; 2x as many passages are fetched by Hamming distance
+    # Rank passages (the ~96-token parts of a chunk that are embedded) rather than whole chunks,
+    # and cite each passage's lines; adjacent or overlapping ones are merged into one range.
+    passages: bool = True
+    chunk_text: float = 0.2  # hybrid: share of the chunk's BM25 in a passage's text score
 
     @classmethod
     def openclaw(cls) -> Ranking:
-        return cls(vector_weight=0.7, text_weight=0.3, decay=False, diversity=False)
+        return cls(vector_weight=0.7, text_weight=0.3, decay=False, diversity=False,
+                   passages=False)
 
 
 def decay(row: dict[str, Any], now: date, half_life: float, floor: float) -> float:
@@ -107,3 +122,99 @@ def make_snippet(
         if not grew:
             break
     return "\n".join(lines[lo : hi + 1]), lo, hi
+
+
+def stems(text: str) -> list[str]:
+    """A text's folded words cut to their first ``STEM_CHARS`` letters, for passage BM25."""
+    return [w[:STEM_CHARS] for w in _WORD.findall(fold(text))]
+
+
+def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
+              k1: float = BM25_K1, b: float = BM25_B) -> list[float]:
+    """Okapi BM25 of each token list in ``docs`` for the ``query`` tokens, with document
+    frequencies and lengths taken from ``docs`` itself (the candidates: how rare a word is among
+    them is what tells them apart)."""
+    if not docs:
+        return []
+    wanted = set(query)
+    counts: list[dict[str, int]] = []
+    df: dict[str, int] = {}
+    for doc in docs:
+        tf: dict[str, int] = {}
+        for token in doc:
+            if token in wanted:
+                tf[token] = tf.get(token, 0) + 1
+        counts.append(tf)
+        for token in tf:
+            df[token] = df.get(token, 0) + 1
+    n = len(docs)
+    avgdl = sum(len(doc) for doc in docs) / n or 1.0
+    idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+    out: list[float] = []
+    for doc, tf in zip(docs, counts, strict=True):
+        norm = k1 * (1 - b + b * len(doc) / avgdl)
+        out.append(sum(idf[t] * f * (k1 + 1) / (f + norm) for t, f in tf.items()))
+    return out
+
+
+@dataclass
+class Picked:
+    """A result being assembled from ranked units: one row (fact, opinion, or chunk passage)
+    or several adjacent passages of one file merged into a single line range."""
+
+    score: float
+    row: dict[str, Any]
+    start: int
+    end: int
+    lines: dict[int, str]  # line number -> text, for the cited range
+    mergeable: bool  # chunk passages merge with their neighbours; facts and opinions do not
+    version: Any  # lines of different file versions never merge
+
+
+def pick_units(
+    units: Sequence[tuple[float, dict[str, Any], int, int]], k: int, diversity: bool,
+    merge_window: int = MERGE_WINDOW,
+) -> list[Picked]:
+    """The first ``k`` results from units ranked best first, ``(score, row, first, last)``.
+
+    A unit whose lines an earlier result already cites is dropped. Among the ``merge_window``
+    best units, a chunk passage that touches or overlaps an earlier passage result of the same
+    file extends that result's range instead of taking a place of its own: the neighbours of a
+    good passage are read with it (measured on LoCoMo: the context a hit needs is next to it),
+    and the results cover distinct places. With ``diversity``, a unit whose words are ≥90% those
+    of an earlier result (a copy elsewhere) is dropped too.
+    """
+    chosen: list[Picked] = []
+    kept: list[tuple[str, int, int, frozenset[str]]] = []
+    for n, (score, row, first, last) in enumerate(units):
+        if len(chosen) >= k and n >= merge_window:
+            break
+        mergeable = row["type"] == "chunk"
+        version = (row["path"], row.get("commit_id") if row.get("valid_to") is not None else None)
+        same = [p for p in chosen if p.version == version]
+        if any(p.start <= first and last <= p.end for p in same):
+            continue
+        lines = unit_lines(row, first, last)
+        touching = [p for p in same if p.mergeable and mergeable
+                    and p.start - 1 <= last and first <= p.end + 1]
+        if touching and n < merge_window:
+            target = touching[0]
+            target.lines.update(lines)
+            target.start, target.end = min(target.start, first), max(target.end, last)
+            continue
+        if len(chosen) >= k:
+            continue
+        words = frozenset(_WORD.findall(fold("\n".join(lines.values()))))
+        probe = {"path": row["path"], "start_line": first, "end_line": last}
+        if diversity and redundant(probe, words, kept):
+            continue
+        kept.append((row["path"], first, last, words))
+        chosen.append(Picked(score, row, first, last, lines, mergeable, version))
+    return chosen
+
+
+def unit_lines(row: dict[str, Any], first: int, last: int) -> dict[int, str]:
+    """Line number -> text of lines ``first..last`` of a row's content."""
+    lines = str(row["content"]).split("\n")
+    start = int(row["start_line"])
+    return {n: lines[n - start] for n in range(first, last + 1) if 0 <= n - start < len(lines)}

@@ -11,24 +11,35 @@ from typing import Any
 from gitmem.domain import KIND_LETTERS, KIND_NAMES, TimeWindow
 from gitmem.errors import GitmemError, UsageError
 from gitmem.index import queries
+from gitmem.index.items import MAX_PASSAGES, PASSAGE_TOKENS
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
+from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import build_match, fold, query_stems, query_terms
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
     IMPORTANCE,
+    LEXICAL_CHUNK_SHARE,
     PREFER_BOOST,
+    Picked,
     Ranking,
+    bm25_pool,
     decay,
     exact_file_match,
     make_snippet,
+    pick_units,
     redundant,
+    stems,
 )
 from gitmem.recall.supersede import citation, current_first, superseders
 
 CANDIDATES_MIN = 200
+# Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
+# whole-item score: the rest cannot place a passage among the first k in practice, and
+# cutting and scoring passages is recall's costliest step.
+PASSAGE_ITEMS_MIN, PASSAGE_ITEMS = 50, 5
 
 
 @dataclass(frozen=True)
@@ -141,11 +152,13 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
     return queries.lexical(store, flt, build_match(terms, query_stems(q.text)), limit)
 
 
-def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes,
-                      limit: int) -> list[tuple[Row, float]]:
-    """Nearest items by cosine similarity (vectors are unit length), filters applied."""
+def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,
+                      passages: dict[tuple[int, int], float] | None = None,
+                      ) -> list[tuple[Row, float]]:
+    """Nearest items by cosine similarity (vectors are unit length), filters applied; their
+    passages' similarities go into ``passages`` when it is given."""
     k = limit * 10 if flt.narrows else limit
-    sim = queries.nearest(store, qvec, k)
+    sim = queries.nearest(store, qvec, k, passages)
     if not sim:
         return []
     out = [(row, sim[int(row["id"])]) for row in queries.rows_by_id(store, list(sim), flt)]
@@ -165,9 +178,11 @@ def rank(
 ) -> list[Result]:
     """Candidates scored by relevance × recency decay × importance, then diversified.
 
-    Relevance is lexical (BM25, normalised to the best hit), semantic (cosine similarity), or
-    hybrid: ``vector_weight × cosine + text_weight × BM25``. Lexical candidates always take
-    part in hybrid mode, so keyword-only hits are admitted when semantic ones fall short.
+    Relevance is lexical (BM25), semantic (cosine similarity), or hybrid:
+    ``vector_weight × cosine + text_weight × BM25``. Lexical candidates always take part in
+    hybrid mode, so keyword-only hits are admitted when semantic ones fall short. With
+    ``ranking.passages`` (the default) the units scored and cited are a chunk's passages (see
+    ``passage_units``), adjacent ones merged into one range; else whole chunks.
     """
     ranking = ranking or Ranking()
     limit = max(CANDIDATES_MIN, q.k * 20)
@@ -177,8 +192,9 @@ def rank(
         if mode == "semantic" and qvec is not None
         else lexical_candidates(store, q, flt, limit)
     )
+    psim: dict[tuple[int, int], float] = {}
     semantic = (
-        vector_candidates(store, flt, qvec, ranking.vector_candidates)
+        vector_candidates(store, flt, qvec, ranking.vector_candidates, psim)
         if qvec is not None and mode != "lexical"
         else []
     )
@@ -191,52 +207,126 @@ def rank(
     for row, sim in semantic:
         rows.setdefault(row["id"], row)
         vec[row["id"]] = max(0.0, sim)
-    scored: list[tuple[float, Row]] = []
-    for item_id, row in rows.items():
-        if qvec is None or mode == "lexical":
-            base = text.get(item_id, 0.0)
-        elif mode == "semantic":
-            base = vec.get(item_id, 0.0)
-        else:
-            base = ranking.vector_weight * vec.get(item_id, 0.0) + ranking.text_weight * text.get(
-                item_id, 0.0
-            )
-        weight = decay(row, now.date(), q.half_life_days, q.decay_floor) if ranking.decay else 1.0
-        score = base * weight * IMPORTANCE[row["type"]]
-        if row["preferred"]:
-            score += PREFER_BOOST
-        if exact_file_match(q.text, row["path"]):
-            score += 1.0
-        scored.append((score, row))
+    opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
         from gitmem.recall.opinions import opinion_candidates  # --kind O only: start-up time
 
-        scored.extend(opinion_candidates(store, query_terms(q.text), q.as_of_seq, entity_keys,
-                                         q.window))
-    scored.sort(key=lambda pair: (-pair[0], pair[1]["path"], pair[1]["start_line"]))
+        opinions = opinion_candidates(store, query_terms(q.text), q.as_of_seq, entity_keys,
+                                      q.window)
     terms = query_terms(q.text)
-    chosen: list[tuple[float, Row]] = []
-    kept: list[tuple[str, int, int, frozenset[str]]] = []
-    for score, row in scored:
-        words = frozenset(_WORD.findall(fold(row["content"])))
-        if ranking.diversity and redundant(row, words, kept):
-            continue
-        kept.append((row["path"], row["start_line"], row["end_line"], words))
-        chosen.append((score, row))
-        if len(chosen) >= q.k:
-            break
+    qvec = qvec if mode != "lexical" else None
+    if ranking.passages:
+        # The passages of the items that score best whole (cheap) are ranked (costly)
+        items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
+                                                   vec.get(i, 0.0), qvec, mode, ranking))
+        rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
+        units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim)
+        units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
+                     for score, row in opinions)
+        units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
+        chosen = [(p.score, _cited(p)) for p in pick_units(units, q.k, ranking.diversity)]
+    else:
+        scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
+                   row) for i, row in rows.items()]
+        chosen = _diverse(scored + opinions, q.k, ranking.diversity)
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
     return [_result(store, row, score, terms, newer)
             for score, row, newer in current_first(chosen, found, q.k)]
 
 
+def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float,
+           qvec: bytes | None, mode: str, ranking: Ranking) -> float:
+    """A unit's score: relevance by mode, × recency decay × importance, + the preferred
+    window's boost, + an exact file-name match."""
+    if qvec is None:
+        base = words
+    elif mode == "semantic":
+        base = cosine
+    else:
+        base = ranking.vector_weight * cosine + ranking.text_weight * words
+    weight = decay(row, now.date(), q.half_life_days, q.decay_floor) if ranking.decay else 1.0
+    score = base * weight * IMPORTANCE[row["type"]]
+    if row["preferred"]:
+        score += PREFER_BOOST
+    if exact_file_match(q.text, row["path"]):
+        score += 1.0
+    return score
+
+
+def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[tuple[float, Row]]:
+    """Whole items best first, near-duplicates of better ones dropped, at most ``k``."""
+    scored.sort(key=lambda pair: (-pair[0], pair[1]["path"], pair[1]["start_line"]))
+    chosen: list[tuple[float, Row]] = []
+    kept: list[tuple[str, int, int, frozenset[str]]] = []
+    for score, row in scored:
+        words = frozenset(_WORD.findall(fold(row["content"])))
+        if diversity and redundant(row, words, kept):
+            continue
+        kept.append((row["path"], row["start_line"], row["end_line"], words))
+        chosen.append((score, row))
+        if len(chosen) >= k:
+            break
+    return chosen
+
+
+def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, Row],
+                  text: dict[int, float], qvec: bytes | None, mode: str, ranking: Ranking,
+                  psim: dict[tuple[int, int], float] | None = None,
+                  ) -> list[tuple[float, Row, int, int]]:
+    """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
+    as the passages it was embedded as. A passage's text score is its BM25 among the candidate
+    passages, mixed with its chunk's; its vector score is its own cosine similarity (``psim``
+    holds those already known, the rest are computed)."""
+    psim = dict(psim or {})
+    if qvec is not None:
+        known = {item for item, _ in psim}
+        psim.update(queries.passage_similarities(store, qvec,
+                                                 [i for i in rows if i not in known]))
+    query = list(dict.fromkeys(stem for term in query_terms(q.text) for token in term
+                               for stem in stems(token)))
+    spans: list[tuple[Row, int, int, int]] = []  # row, passage number, first, last line
+    docs: list[list[str]] = []
+    for row in rows.values():
+        content, start = str(row["content"]), int(row["start_line"])
+        if row["type"] != "chunk":
+            spans.append((row, 0, start, int(row["end_line"])))
+            docs.append(stems(content))
+            continue
+        lines = content.split("\n")
+        for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS)[:MAX_PASSAGES]):
+            if offsets:
+                spans.append((row, part, start + offsets[0], start + offsets[-1]))
+                docs.append(stems("\n".join(lines[o] for o in offsets)))
+    lexical = qvec is None
+    raw = bm25_pool(query, docs) if mode != "semantic" or lexical else [0.0] * len(docs)
+    top = max(raw, default=0.0) or 1.0
+    share = LEXICAL_CHUNK_SHARE if lexical else ranking.chunk_text
+    out: list[tuple[float, Row, int, int]] = []
+    for (row, part, first, last), bm25 in zip(spans, raw, strict=True):
+        item = int(row["id"])
+        words = (1 - share) * bm25 / top + share * text.get(item, 0.0)
+        cosine = max(0.0, psim.get((item, part), 0.0))
+        out.append((_score(q, now, row, words, cosine, qvec, mode, ranking), row, first, last))
+    return out
+
+
+def _cited(picked: Picked) -> Row:
+    """The row a picked unit answers with: a chunk's narrowed to the cited lines."""
+    if not picked.mergeable:
+        return picked.row
+    content = "\n".join(picked.lines.get(n, "") for n in range(picked.start, picked.end + 1))
+    return {**picked.row, "start_line": picked.start, "end_line": picked.end,
+            "content": content}
+
+
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
             newer: Row | None = None) -> Result:
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
-    # The citation stays the whole chunk: narrowing it to the snippet's lines was measured on
-    # LoCoMo to drop evidence that lies elsewhere in the chunk (BENCHMARKS.md).
+    # The citation is the ranked unit (a passage range, a fact); within it the snippet shows the
+    # best-matching lines only: narrowing the citation to those was measured on LoCoMo to drop
+    # evidence that lies elsewhere in the unit (BENCHMARKS.md).
     snippet, _, _ = make_snippet(row["content"], terms)
     uncommitted = row["commit_id"] == WORKTREE
     source = citation(row)

@@ -141,19 +141,23 @@ def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Row],
     """The ranked rows, each with the fact that replaced it (or None), every replacing fact
     placed above the fact it replaced (brought in when the search had not found it)."""
     out: list[tuple[float, Row, Row | None]] = []
-    placed: dict[int, float] = {}  # item id -> the score it was placed with
-    scores = {int(r["id"]): score for score, r in chosen}
+    # (item id, first line) -> the score it was placed with: several passages of one chunk are
+    # several results, a fact is one
+    placed: dict[tuple[int, int], float] = {}
+    scores = {_place(r): score for score, r in chosen}
     for score, row in chosen:
-        item_id = int(row["id"])
-        if item_id in placed:
+        if _place(row) in placed:
             continue
-        newer = found.get(item_id)
+        newer = found.get(int(row["id"]))
         if newer is not None:
-            newer_id = int(newer["id"])
-            if newer_id not in placed:
-                placed[newer_id] = max(score, scores.get(newer_id, 0.0))
-                out.append((placed[newer_id], newer, found.get(newer_id)))
-            score = min(score, placed[newer_id])
-        placed[item_id] = score
+            if _place(newer) not in placed:
+                placed[_place(newer)] = max(score, scores.get(_place(newer), 0.0))
+                out.append((placed[_place(newer)], newer, found.get(int(newer["id"]))))
+            score = min(score, placed[_place(newer)])
+        placed[_place(row)] = score
         out.append((score, row, newer))
     return out[:k]
+
+
+def _place(row: Row) -> tuple[int, int]:
+    return int(row["id"]), int(row["start_line"])
