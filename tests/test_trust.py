@@ -630,3 +630,16 @@ def test_memory_files_without_text_say_so(tmp_path: Path) -> None:
     data = recall_json(target, "anything")
     assert data["results"] == []
     assert any("no text yet" in w for w in data["warnings"]), data["warnings"]
+
+
+# -- trial 2: what a second new user found ----------------------------------------------------
+
+
+def test_a_hook_does_not_use_up_the_lexical_hint(harbor: Path) -> None:
+    from gitmem.hooks import run_hook
+
+    run_hook(harbor, "post-commit")  # the background re-index after a commit: nobody reads it
+    [hint] = recall_json(harbor, "Harbor")["warnings"]
+    assert "gitmem model pull" in hint
+    assert recall_json(harbor, "Harbor")["warnings"] == []
+
