@@ -643,3 +643,10 @@ def test_a_hook_does_not_use_up_the_lexical_hint(harbor: Path) -> None:
     assert "gitmem model pull" in hint
     assert recall_json(harbor, "Harbor")["warnings"] == []
 
+
+def test_an_empty_window_names_its_last_day_as_the_filter_does(harbor: Path) -> None:
+    data = recall_json(harbor, "Harbor", "--since", "2025-04-01", "--until", "2025-04-30")
+    assert data["results"] == [] and data["filters"]["until"] == "2025-04-30"
+    assert any("between 2025-04-01 and 2025-04-30 " in w for w in data["warnings"]), data
+    code, _, err = gitmem("-C", str(harbor), "recall", "Harbor", "--until", "2025-02")
+    assert code == 0 and "between the beginning and 2025-02-28 " in err, err
