@@ -222,11 +222,14 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
         f"chunks: {info['chunks']}"
     )
-    if info["uncommitted"]:
-        names = ", ".join(info["uncommitted"][:5]) + (", ..." if len(info["uncommitted"]) > 5
-                                                      else "")
-        click.echo(f"uncommitted: {len(info['uncommitted'])} memory files searched as they are "
-                   f"on disk ({names})")
+    for key, what in (("uncommitted", "searched as on disk"),
+                      ("uncommitted_unindexed", "not indexed yet, read by the next recall or "
+                                                "'gitmem index'")):
+        if info.get(key):
+            paths = info[key]
+            files = "1 memory file" if len(paths) == 1 else f"{len(paths)} memory files"
+            names = ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else "")
+            click.echo(f"uncommitted: {files} {what} ({names})")
     sem = info["semantic"]
     if sem["active"]:
         click.echo(

@@ -650,3 +650,21 @@ def test_an_empty_window_names_its_last_day_as_the_filter_does(harbor: Path) -> 
     assert any("between 2025-04-01 and 2025-04-30 " in w for w in data["warnings"]), data
     code, _, err = gitmem("-C", str(harbor), "recall", "Harbor", "--until", "2025-02")
     assert code == 0 and "between the beginning and 2025-02-28 " in err, err
+
+
+def test_status_names_uncommitted_edits_recall_has_not_read_yet(harbor: Path) -> None:
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert info["uncommitted"] == ["memory/2025-03-14.md"]
+    assert info["uncommitted_unindexed"] == ["memory/2025-03-14.md"]
+    code, out, _ = gitmem("-C", str(harbor), "status")
+    assert code == 0 and "1 memory file not indexed yet, read by the next recall" in out, out
+    assert len(results(harbor, "zeppelin")) == 1  # recall reads it first
+    info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert info["uncommitted"] == ["memory/2025-03-14.md"]
+    assert info["uncommitted_unindexed"] == []
+    assert "not indexed yet" not in gitmem("-C", str(harbor), "status")[1]
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Edited again."))
+    info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert info["uncommitted_unindexed"] == ["memory/2025-03-14.md"]
