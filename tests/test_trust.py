@@ -668,3 +668,15 @@ def test_status_names_uncommitted_edits_recall_has_not_read_yet(harbor: Path) ->
     write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Edited again."))
     info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
     assert info["uncommitted_unindexed"] == ["memory/2025-03-14.md"]
+
+
+def test_as_of_now_without_results_names_the_uncommitted_files(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    for as_of in ("HEAD", "today"):
+        data = recall_json(harbor, "zeppelin", "--as-of", as_of)
+        assert data["results"] == []
+        assert any("1 memory file has uncommitted changes (memory/2025-03-14.md), not searched "
+                   "because of --as-of" in w for w in data["warnings"]), data["warnings"]
+    # as of an earlier commit the edits are later than the time asked about: nothing to say
+    data = recall_json(harbor, "zeppelin", "--as-of", "2025-03-10")
+    assert not any("uncommitted" in w for w in data["warnings"]), data["warnings"]
