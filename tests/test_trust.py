@@ -680,3 +680,12 @@ def test_as_of_now_without_results_names_the_uncommitted_files(harbor: Path) -> 
     # as of an earlier commit the edits are later than the time asked about: nothing to say
     data = recall_json(harbor, "zeppelin", "--as-of", "2025-03-10")
     assert not any("uncommitted" in w for w in data["warnings"]), data["warnings"]
+
+
+def test_min_score_that_leaves_nothing_says_so(harbor: Path) -> None:
+    data = recall_json(harbor, "Harbor", "--min-score", "5")
+    assert data["results"] == []
+    assert any("scored below --min-score 5" in w and "the best scored" in w
+               for w in data["warnings"]), data["warnings"]
+    kept = recall_json(harbor, "Harbor", "--min-score", "0.01")
+    assert kept["results"] and not any("--min-score" in w for w in kept["warnings"])
