@@ -331,7 +331,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     type=click.Choice(["hybrid", "lexical", "semantic"]),
     default="hybrid",
     show_default=True,
-    help="Search mode; without an embedding provider it is lexical.",
+    help="Search mode; without an embedding provider hybrid is lexical and semantic is an "
+    "error (exit status 4).",
 )
 @click.option("--min-score", "min_score", type=float, default=None,
               help="Leave out results scoring below this.")

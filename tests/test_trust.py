@@ -689,3 +689,10 @@ def test_min_score_that_leaves_nothing_says_so(harbor: Path) -> None:
                for w in data["warnings"]), data["warnings"]
     kept = recall_json(harbor, "Harbor", "--min-score", "0.01")
     assert kept["results"] and not any("--min-score" in w for w in kept["warnings"])
+
+
+def test_mode_help_agrees_that_semantic_without_a_provider_is_an_error() -> None:
+    code, out, _ = gitmem("recall", "--help")
+    assert code == 0
+    mode = " ".join(out.split("--mode", 1)[1].split("--min-score", 1)[0].split())
+    assert "semantic is an error" in mode, mode
