@@ -696,3 +696,16 @@ def test_mode_help_agrees_that_semantic_without_a_provider_is_an_error() -> None
     assert code == 0
     mode = " ".join(out.split("--mode", 1)[1].split("--min-score", 1)[0].split())
     assert "semantic is an error" in mode, mode
+
+
+def test_config_unset_of_a_key_that_is_not_set_says_so(harbor: Path) -> None:
+    from gitmem.config import user_config_path
+
+    code, out, _ = gitmem("-C", str(harbor), "config", "unset", "embed.provider")
+    assert code == 0 and "embed.provider was not set there" in out, out
+    assert not user_config_path().exists()  # nothing to write
+    write(harbor, ".gitmem.toml", "[recall]\nk = 5\n")
+    code, out, _ = gitmem("-C", str(harbor), "config", "unset", "recall.k")
+    assert code == 0 and "recall.k was not set there" in out and "repository" in out, out
+    code, out, _ = gitmem("-C", str(harbor), "config", "unset", "recall.k", "--repo")
+    assert code == 0 and out.endswith("recall.k removed\n"), out
