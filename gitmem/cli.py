@@ -495,10 +495,12 @@ def _print_entity_list(listing: EntityList) -> None:
         click.echo(f"as of {listing.as_of}")
     if not listing.entities:
         click.echo("no entities yet: mention one as @Name in a Retain entry")
+    else:
+        click.echo(f"{'mentions':>8} {'facts':>6}  entity")
     for e in listing.entities:
         extra = f"  aliases: {', '.join(e.aliases)}" if e.aliases else ""
         page = f"  {e.page}" if e.page else ""
-        click.echo(f"{e.mentions:6d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
+        click.echo(f"{e.mentions:8d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
     for w in listing.warnings:
         click.echo(f"note: {w}", err=True)
 

@@ -709,3 +709,10 @@ def test_config_unset_of_a_key_that_is_not_set_says_so(harbor: Path) -> None:
     assert code == 0 and "recall.k was not set there" in out and "repository" in out, out
     code, out, _ = gitmem("-C", str(harbor), "config", "unset", "recall.k", "--repo")
     assert code == 0 and out.endswith("recall.k removed\n"), out
+
+
+def test_the_entity_list_names_its_columns(harbor: Path) -> None:
+    code, out, _ = gitmem("-C", str(harbor), "entity")
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split() == ["mentions", "facts", "entity"], out
+    assert any(row.split()[2] == "Harbor" for row in rows), out
