@@ -719,3 +719,13 @@ def test_the_entity_list_names_its_columns(harbor: Path) -> None:
     header, *rows = out.splitlines()
     assert code == 0 and header.split() == ["mentions", "facts", "entity"], out
     assert any(row.split()[2] == "Harbor" for row in rows), out
+
+
+def test_every_json_answer_has_a_warnings_list(harbor: Path) -> None:
+    """An agent reads `warnings` from every command; get said `note`, index `notes` only."""
+    data = json.loads(gitmem("-C", str(harbor), "get", "MEMORY.md#L4-L90", "--json")[1])
+    assert data["warnings"] == [data["note"]] and "past the end" in data["note"]
+    data = json.loads(gitmem("-C", str(harbor), "get", "MEMORY.md", "--json")[1])
+    assert data["warnings"] == [] and data["note"] is None
+    data = json.loads(gitmem("-C", str(harbor), "index", "--json")[1])
+    assert data["warnings"] == data["notes"]

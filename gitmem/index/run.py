@@ -45,6 +45,7 @@ class IndexOutcome:
             "renamed": len(report.plan.renamed),
             "seconds": round(report.seconds, 3),
             "notes": list(report.notes),
+            "warnings": list(report.notes),  # the name every command's JSON uses
             "embedding": None if emb is None else emb.to_json(),
             "embedding_note": self.embed_note,
             "embedding_error": self.embed_error,
