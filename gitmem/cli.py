@@ -222,11 +222,14 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
         f"chunks: {info['chunks']}"
     )
-    if info["uncommitted"]:
-        names = ", ".join(info["uncommitted"][:5]) + (", ..." if len(info["uncommitted"]) > 5
-                                                      else "")
-        click.echo(f"uncommitted: {len(info['uncommitted'])} memory files searched as they are "
-                   f"on disk ({names})")
+    for key, what in (("uncommitted", "searched as on disk"),
+                      ("uncommitted_unindexed", "not indexed yet, read by the next recall or "
+                                                "'gitmem index'")):
+        if info.get(key):
+            paths = info[key]
+            files = "1 memory file" if len(paths) == 1 else f"{len(paths)} memory files"
+            names = ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else "")
+            click.echo(f"uncommitted: {files} {what} ({names})")
     sem = info["semantic"]
     if sem["active"]:
         click.echo(
@@ -328,7 +331,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     type=click.Choice(["hybrid", "lexical", "semantic"]),
     default="hybrid",
     show_default=True,
-    help="Search mode; without an embedding provider it is lexical.",
+    help="Search mode; without an embedding provider hybrid is lexical and semantic is an "
+    "error (exit status 4).",
 )
 @click.option("--min-score", "min_score", type=float, default=None,
               help="Leave out results scoring below this.")
@@ -491,10 +495,12 @@ def _print_entity_list(listing: EntityList) -> None:
         click.echo(f"as of {listing.as_of}")
     if not listing.entities:
         click.echo("no entities yet: mention one as @Name in a Retain entry")
+    else:
+        click.echo(f"{'mentions':>8} {'facts':>6}  entity")
     for e in listing.entities:
         extra = f"  aliases: {', '.join(e.aliases)}" if e.aliases else ""
         page = f"  {e.page}" if e.page else ""
-        click.echo(f"{e.mentions:6d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
+        click.echo(f"{e.mentions:8d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
     for w in listing.warnings:
         click.echo(f"note: {w}", err=True)
 

@@ -191,7 +191,7 @@ def run_hook(start: Path, name: str) -> None:
             return
         from gitmem.index.run import index_and_embed
 
-        outcome = index_and_embed(ws, cfg, check_current=False)
+        outcome = index_and_embed(ws, cfg, check_current=False, hint=False)
         report, emb = outcome.report, outcome.embed
         log_line(ws.memory_dir, f"{name}: indexed {report.commit or '-'} ({report.commits} "
                  f"commits, {len(report.plan.to_parse)} files parsed) in {report.seconds:.2f}s")

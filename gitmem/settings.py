@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,14 +73,20 @@ class SettingChange:
     key: str
     value: Any  # None: removed
     rewritten: bool  # the file was rewritten from its settings (comments not kept)
+    found: bool = True  # unset: the file set the key (else nothing was written)
+    still_from: str | None = None  # unset: the layer that sets the key now, if not a default
 
     def to_json(self) -> dict[str, Any]:
         return {"path": str(self.path), "key": self.key, "value": _shown(self.key, self.value),
-                "rewritten": self.rewritten}
+                "rewritten": self.rewritten, "found": self.found, "still_from": self.still_from}
 
     def text(self) -> str:
         if self.value is None:
-            return f"{self.path}: {self.key} removed"
+            done = "removed" if self.found else "was not set there"
+            where = {"environment": "the environment"}.get(str(self.still_from),
+                                                           f"the {self.still_from} config")
+            still = f"; it is still set in {where}" if self.still_from else ""
+            return f"{self.path}: {self.key} {done}{still}"
         return f"{self.path}: {self.key} = {_rendered(self.key, _shown(self.key, self.value))}"
 
 
@@ -131,9 +137,17 @@ def set_setting(repo_root: Path | None, key: str, raw: str, *, repo: bool = Fals
 
 
 def unset_setting(repo_root: Path | None, key: str, *, repo: bool = False) -> SettingChange:
+    """Remove ``key`` from the user (or repository) config; a file that does not set it is
+    left as it is, and the answer says so (and which layer still sets the key, if one does)."""
     _known(key)
     section, _, name = key.rpartition(".")
-    return _write(_target(repo_root, repo), section, name, None)
+    path = _target(repo_root, repo)
+    if (section, name) in read_config_file(path):
+        change = _write(path, section, name, None)
+    else:
+        change = SettingChange(path, key, None, rewritten=False, found=False)
+    source = get_setting(repo_root, key).source
+    return replace(change, still_from=None if source == "default" else source)
 
 
 def _known(key: str) -> None:

@@ -265,6 +265,7 @@ def test_get_json(repo: Path) -> None:
         "revision": None,
         "text": FACT_LINE,
         "note": None,  # added (issue 9): lines asked for past the end of the file
+        "warnings": [],  # added: the name every command's JSON uses
     }
 
 

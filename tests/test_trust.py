@@ -630,3 +630,102 @@ def test_memory_files_without_text_say_so(tmp_path: Path) -> None:
     data = recall_json(target, "anything")
     assert data["results"] == []
     assert any("no text yet" in w for w in data["warnings"]), data["warnings"]
+
+
+# -- trial 2: what a second new user found ----------------------------------------------------
+
+
+def test_a_hook_does_not_use_up_the_lexical_hint(harbor: Path) -> None:
+    from gitmem.hooks import run_hook
+
+    run_hook(harbor, "post-commit")  # the background re-index after a commit: nobody reads it
+    [hint] = recall_json(harbor, "Harbor")["warnings"]
+    assert "gitmem model pull" in hint
+    assert recall_json(harbor, "Harbor")["warnings"] == []
+
+
+def test_an_empty_window_names_its_last_day_as_the_filter_does(harbor: Path) -> None:
+    data = recall_json(harbor, "Harbor", "--since", "2025-04-01", "--until", "2025-04-30")
+    assert data["results"] == [] and data["filters"]["until"] == "2025-04-30"
+    assert any("between 2025-04-01 and 2025-04-30 " in w for w in data["warnings"]), data
+    code, _, err = gitmem("-C", str(harbor), "recall", "Harbor", "--until", "2025-02")
+    assert code == 0 and "between the beginning and 2025-02-28 " in err, err
+    data = recall_json(harbor, "Harbor", "--around", "2d")
+    assert f"between {data['filters']['since']} and {data['filters']['until']} " in " ".join(
+        data["warnings"]), data
+
+
+def test_status_names_uncommitted_edits_recall_has_not_read_yet(harbor: Path) -> None:
+    assert gitmem("-C", str(harbor), "index")[0] == 0
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert info["uncommitted"] == ["memory/2025-03-14.md"]
+    assert info["uncommitted_unindexed"] == ["memory/2025-03-14.md"]
+    code, out, _ = gitmem("-C", str(harbor), "status")
+    assert code == 0 and "1 memory file not indexed yet, read by the next recall" in out, out
+    assert len(results(harbor, "zeppelin")) == 1  # recall reads it first
+    info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert info["uncommitted"] == ["memory/2025-03-14.md"]
+    assert info["uncommitted_unindexed"] == []
+    assert "not indexed yet" not in gitmem("-C", str(harbor), "status")[1]
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Edited again."))
+    info = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])
+    assert info["uncommitted_unindexed"] == ["memory/2025-03-14.md"]
+
+
+def test_as_of_now_without_results_names_the_uncommitted_files(harbor: Path) -> None:
+    write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Zeppelin idea."))
+    for as_of in ("HEAD", "today"):
+        data = recall_json(harbor, "zeppelin", "--as-of", as_of)
+        assert data["results"] == []
+        assert any("1 memory file has uncommitted changes (memory/2025-03-14.md), not searched "
+                   "because of --as-of" in w for w in data["warnings"]), data["warnings"]
+    # as of an earlier commit the edits are later than the time asked about: nothing to say
+    data = recall_json(harbor, "zeppelin", "--as-of", "2025-03-10")
+    assert not any("uncommitted" in w for w in data["warnings"]), data["warnings"]
+
+
+def test_min_score_that_leaves_nothing_says_so(harbor: Path) -> None:
+    data = recall_json(harbor, "Harbor", "--min-score", "5")
+    assert data["results"] == []
+    assert any("scored below --min-score 5" in w and "the best scored" in w
+               for w in data["warnings"]), data["warnings"]
+    kept = recall_json(harbor, "Harbor", "--min-score", "0.01")
+    assert kept["results"] and not any("--min-score" in w for w in kept["warnings"])
+
+
+def test_mode_help_agrees_that_semantic_without_a_provider_is_an_error() -> None:
+    code, out, _ = gitmem("recall", "--help")
+    assert code == 0
+    mode = " ".join(out.split("--mode", 1)[1].split("--min-score", 1)[0].split())
+    assert "semantic is an error" in mode, mode
+
+
+def test_config_unset_of_a_key_that_is_not_set_says_so(harbor: Path) -> None:
+    from gitmem.config import user_config_path
+
+    code, out, _ = gitmem("-C", str(harbor), "config", "unset", "embed.provider")
+    assert code == 0 and "embed.provider was not set there" in out, out
+    assert not user_config_path().exists()  # nothing to write
+    write(harbor, ".gitmem.toml", "[recall]\nk = 5\n")
+    code, out, _ = gitmem("-C", str(harbor), "config", "unset", "recall.k")
+    assert code == 0 and "recall.k was not set there" in out and "repository" in out, out
+    code, out, _ = gitmem("-C", str(harbor), "config", "unset", "recall.k", "--repo")
+    assert code == 0 and out.endswith("recall.k removed\n"), out
+
+
+def test_the_entity_list_names_its_columns(harbor: Path) -> None:
+    code, out, _ = gitmem("-C", str(harbor), "entity")
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split() == ["mentions", "facts", "entity"], out
+    assert any(row.split()[2] == "Harbor" for row in rows), out
+
+
+def test_every_json_answer_has_a_warnings_list(harbor: Path) -> None:
+    """An agent reads `warnings` from every command; get said `note`, index `notes` only."""
+    data = json.loads(gitmem("-C", str(harbor), "get", "MEMORY.md#L4-L90", "--json")[1])
+    assert data["warnings"] == [data["note"]] and "past the end" in data["note"]
+    data = json.loads(gitmem("-C", str(harbor), "get", "MEMORY.md", "--json")[1])
+    assert data["warnings"] == [] and data["note"] is None
+    data = json.loads(gitmem("-C", str(harbor), "index", "--json")[1])
+    assert data["warnings"] == data["notes"]

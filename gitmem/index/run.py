@@ -45,6 +45,7 @@ class IndexOutcome:
             "renamed": len(report.plan.renamed),
             "seconds": round(report.seconds, 3),
             "notes": list(report.notes),
+            "warnings": list(report.notes),  # the name every command's JSON uses
             "embedding": None if emb is None else emb.to_json(),
             "embedding_note": self.embed_note,
             "embedding_error": self.embed_error,
@@ -114,12 +115,14 @@ def index_and_embed(
     embed_progress: Progress | None = None,
     check_current: bool = True,
     verbose: bool = False,
+    hint: bool = True,
 ) -> IndexOutcome:
     """The lexical index lands first (usable at once); then embeddings are filled in.
 
     ``check_current``: answer from the cheap freshness check when nothing changed (the
     command line); hooks skip it, since they run because something did. ``verbose``: repeat
-    the hint that 'auto' found no model (otherwise given once per workspace)."""
+    the hint that 'auto' found no model (otherwise given once per workspace); ``hint``: False
+    where nobody reads it (hooks), so that the once-per-workspace hint is not used up there."""
     if check_current and not force and index_is_current(ws, cfg, worktree):
         store = open_store(ws.index_path, readonly=True)
         try:
@@ -135,7 +138,7 @@ def index_and_embed(
     outcome = IndexOutcome(report, embed_requested=embed)
     if embed:
         fill_embeddings(ws, cfg, outcome, progress=embed_progress)
-        outcome.hint = _hint(ws, cfg, outcome, verbose)
+        outcome.hint = _hint(ws, cfg, outcome, verbose) if hint else None
     return outcome
 
 

@@ -13,7 +13,7 @@ from gitmem.config import Config
 from gitmem.domain import Warn
 from gitmem.git import head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, WorktreeLayer, worktree_layer
 
 
 @dataclass
@@ -30,7 +30,10 @@ class StatusReport:
     entities: int = 0
     last_indexed_commit: str | None = None
     up_to_date: bool = False
-    uncommitted: list[str] = field(default_factory=list)  # files layered over HEAD
+    # memory files with uncommitted edits (recall layers them over HEAD before it searches)
+    uncommitted: list[str] = field(default_factory=list)
+    # those whose content on disk the index does not hold yet (the next recall or index reads them)
+    uncommitted_unindexed: list[str] = field(default_factory=list)
     warnings: list[Warn] = field(default_factory=list)
     indexed_at: str | None = None
     schema_version: int | None = None
@@ -55,6 +58,7 @@ class StatusReport:
             "last_indexed_commit": self.last_indexed_commit,
             "up_to_date": self.up_to_date,
             "uncommitted": self.uncommitted,
+            "uncommitted_unindexed": self.uncommitted_unindexed,
             "warnings": [
                 {"path": w.path, "line": w.line, "code": w.code, "message": w.message,
                  "location": w.location}
@@ -90,14 +94,15 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
     if not report.indexed:
         return report
     try:
-        _read_index(report, ws, deep)
+        _read_index(report, ws, deep, worktree_layer(ws, cfg) if cfg.worktree else None)
     except (*UNUSABLE, NewerIndexError) as exc:
         report.index_error = (f"the index cannot be used ({exc}); 'gitmem index' or the next "
                               "recall rebuilds it")
     return report
 
 
-def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
+def _read_index(report: StatusReport, ws: Workspace, deep: bool,
+                layer: WorktreeLayer | None) -> None:
     store = open_store(ws.index_path, readonly=True)
     try:
         counts = store.counts()
@@ -107,7 +112,8 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         report.indexed_at = store.get_meta("indexed_at")
         report.schema_version = store.schema_version()
         report.up_to_date = report.last_indexed_commit == report.head
-        report.uncommitted = _layered(store.get_meta("worktree"))
+        report.uncommitted, report.uncommitted_unindexed = _uncommitted(
+            store.get_meta("worktree"), layer)
         report.sqlite_vec = store.vec_error is None
         report.sqlite_vec_error = store.vec_error
         have, total = store.vector_counts()
@@ -129,13 +135,23 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool) -> None:
         store.close()
 
 
-def _layered(recorded: str | None) -> list[str]:
-    """The memory files of the uncommitted layer the index holds (as of its last update)."""
+def _layered(recorded: str | None) -> dict[str, Any]:
+    """The uncommitted layer the index holds (as of its last update): path -> its state."""
     try:
         state = json.loads(recorded or "")
     except ValueError:
-        return []
-    return sorted(state) if isinstance(state, dict) else []
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def _uncommitted(recorded: str | None, layer: WorktreeLayer | None) -> tuple[list[str], list[str]]:
+    """(the memory files edited on disk, those the index does not hold as they are now). The
+    working tree is read, not only the index: an edit made since the last recall is named."""
+    held = _layered(recorded)
+    if layer is None:  # index.worktree = false: no layer is searched
+        return sorted(held), []
+    now = json.loads(layer.key)
+    return sorted(now), sorted(p for p in set(now) | set(held) if now.get(p) != held.get(p))
 
 
 def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:

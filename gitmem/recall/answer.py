@@ -154,7 +154,7 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
         if not results:
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
-            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg)))
+            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq)))
         return results, mode
     finally:
         store.close()
@@ -182,10 +182,12 @@ def _state(store: Store, req: RecallRequest, as_of: AsOf | None,
     return True, last[0]
 
 
-def _left_out(store: Store, req: RecallRequest, cfg: Config) -> str | None:
-    """Why uncommitted edits were not searched, when they were not."""
+def _left_out(store: Store, req: RecallRequest, cfg: Config, seq: int | None) -> str | None:
+    """Why uncommitted edits were not searched, when they were not. ``--as-of`` reads commits
+    only: said when it asked about the last commit (HEAD, today), not about an earlier one."""
     if req.as_of is not None:
-        return None
+        last = store.last_commit(committed=True)
+        return "--as-of (it reads commits)" if last is not None and last[0] == seq else None
     if req.committed:
         return "--committed"
     return None if store.get_meta("worktree") != "off" else "index.worktree = false"

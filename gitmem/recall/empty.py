@@ -12,6 +12,7 @@ from gitmem.domain import TimeWindow
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter
 from gitmem.index.store import Store
+from gitmem.recall.timing import last_day, show_time
 from gitmem.workspace import Workspace, worktree_layer
 
 if TYPE_CHECKING:
@@ -49,8 +50,8 @@ def _uncommitted(ws: Workspace, cfg: Config) -> list[str]:
 
 def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
     oldest, newest = queries.memory_span(store, ItemFilter(as_of_seq=as_of_seq))
-    first = window.start.date().isoformat() if window.start else "the beginning"
-    last = window.end.date().isoformat() if window.end else "now"
+    first = show_time(window.start) or "the beginning"  # both as the filters say them
+    last = last_day(window.end) or "now"
     span = (f"oldest memory: {oldest}, newest memory: {newest}" if oldest
             else "the memory holds no dated entries")
     return f"nothing in the memory falls between {first} and {last} ({span})"

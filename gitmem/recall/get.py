@@ -28,6 +28,7 @@ class GetResult:
             "revision": self.revision,
             "text": "\n".join(self.lines),
             "note": self.note,
+            "warnings": [self.note] if self.note else [],  # as every command's JSON has
         }
 
 

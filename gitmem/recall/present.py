@@ -36,9 +36,14 @@ def recall(ws: Workspace, cfg: Config, req: RecallRequest, *, min_score: float |
 
 def present(response: RecallResponse, *, min_score: float | None = None,
             citations: bool = False) -> RecallResponse:
-    results = response.results
+    results, warnings = response.results, response.warnings
     if min_score is not None:
         results = [r for r in results if round(r.score, 4) >= min_score]
+        if response.results and not results:  # an empty answer says why
+            best = max(r.score for r in response.results)
+            count = len(response.results)
+            warnings = [*warnings, f"{count} result{'s' if count > 1 else ''} scored below "
+                        f"--min-score {min_score:g} (the best scored {best:.3f})"]
     if citations:
         terms = query_terms(response.query)
         cited = []
@@ -50,4 +55,4 @@ def present(response: RecallResponse, *, min_score: float | None = None,
         results = cited
     if results is response.results:
         return response
-    return replace(response, results=results)
+    return replace(response, results=results, warnings=warnings)
