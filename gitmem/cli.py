@@ -286,7 +286,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
         click.echo(click.style(_shown(r.source) + ("  (uncommitted)" if r.uncommitted else ""),
                                fg="cyan"))
         if r.superseded_by:
-            click.echo(click.style(f"superseded by {r.superseded_by}", fg="yellow"))
+            held = "a fact in these lines is " if r.kind == "note" else ""
+            click.echo(click.style(f"{held}superseded by {r.superseded_by}", fg="yellow"))
         for e in (r.opinion or {}).get("evidence", []):
             c = "" if e["confidence"] is None else f" (c={e['confidence']:.2f})"
             click.echo(f"  {e['stance']:<7} {_shown(e['source'])}{c}  {e['fact_id']}")

@@ -285,3 +285,27 @@ def test_templated_observations_merge_by_topic_not_by_frame(tmp_path: Path) -> N
                         ["Mentioned sqlite WAL mode 0 times this month."])
     assert all(history == [] for _, history in shown[1:])
     assert len(shown) == 6
+
+
+def test_a_note_holding_a_replaced_fact_says_so(tmp_path: Path) -> None:
+    """Date words can lift a Retain section's text block above the facts in it; the block
+    then stands for the fact (a near-duplicate), and must not show the old fact as current."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-03-06.md", daily(
+        "2025-03-06",
+        "W @warelay: The gateway host for warelay is the old NUC under Peter's desk.",
+        "B @warelay: Ran the database migrations for warelay v2.",
+        "W @warelay: Release planned on 2025-03-20.",
+    ))
+    commit_all(repo, "day 1", "2025-03-06T21:00:00+00:00")
+    write(repo, "memory/2025-03-13.md", daily(
+        "2025-03-13", "W @warelay @The-Castle: Moved the gateway host to The Castle."))
+    commit_all(repo, "day 2", "2025-03-13T21:00:00+00:00")
+    results = recall_json(repo, "gateway host in March 2025")["results"]
+    stale = [r for r in results if "old NUC" in r["content"]]
+    assert stale, results
+    assert all(r["superseded_by"] == "memory/2025-03-13.md#L4" for r in stale), stale
+    sources = [r["source"] for r in results]
+    assert sources.index("memory/2025-03-13.md#L4") < sources.index(stale[0]["source"])
+    code, out, _ = gitmem("-C", str(repo), "recall", "gateway host in March 2025")
+    assert code == 0 and "superseded by memory/2025-03-13.md#L4" in out, out

@@ -211,6 +211,16 @@ def rows_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> list[Row]:
     return out
 
 
+def facts_within(store: Store, path: str, first: int, last: int, flt: ItemFilter) -> list[Row]:
+    """The facts of ``path`` whose lines lie within ``first``..``last``, in the filter's state."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    return _rows(store.conn.execute(
+        f"SELECT {columns} FROM items i WHERE i.type = 'fact' AND i.path = ? "
+        f"AND i.start_line >= ? AND i.end_line <= ? AND {where} ORDER BY i.start_line",
+        [*col_args, path, first, last, *args]).fetchall())
+
+
 def entity_names(store: Store, item_id: int) -> tuple[str, ...]:
     """An item's entities as written, subjects first."""
     return tuple(dict.fromkeys(str(r[0]) for r in store.conn.execute(

@@ -33,7 +33,7 @@ from gitmem.recall.ranking import (
     redundant,
     stems,
 )
-from gitmem.recall.supersede import citation, current_first, superseders
+from gitmem.recall.supersede import citation, current_first, superseded_within, superseders
 
 CANDIDATES_MIN = 200
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
@@ -231,8 +231,9 @@ def rank(
         chosen = _diverse(scored + opinions, q.k, ranking.diversity)
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
+    within = superseded_within(store, [row for _, row in chosen], flt)
     return [_result(store, row, score, terms, newer)
-            for score, row, newer in current_first(chosen, found, q.k)]
+            for score, row, newer in current_first(chosen, found, q.k, within)]
 
 
 def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float,

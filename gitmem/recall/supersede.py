@@ -136,10 +136,31 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
     return out
 
 
+def superseded_within(store: Store, rows: Sequence[Row],
+                      flt: ItemFilter) -> dict[tuple[int, int], Row]:
+    """(item id, first line) -> the newest fact that replaces a fact inside that text result's
+    lines, for the chunks among ``rows``. A Retain section's text can outrank the facts in it
+    (date words, say) and then stands for them: it must not show a replaced fact as current."""
+    state = ItemFilter(as_of_seq=flt.as_of_seq)
+    out: dict[tuple[int, int], Row] = {}
+    for row in rows:
+        if row["type"] != "chunk":
+            continue
+        inside = queries.facts_within(store, str(row["path"]), int(row["start_line"]),
+                                      int(row["end_line"]), state)
+        found = superseders(store, inside, flt)
+        newer = next((found[int(f["id"])] for f in inside if int(f["id"]) in found), None)
+        if newer is not None:
+            out[_place(row)] = newer
+    return out
+
+
 def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Row],
-                  k: int) -> list[tuple[float, Row, Row | None]]:
+                  k: int, within: dict[tuple[int, int], Row] | None = None,
+                  ) -> list[tuple[float, Row, Row | None]]:
     """The ranked rows, each with the fact that replaced it (or None), every replacing fact
-    placed above the fact it replaced (brought in when the search had not found it)."""
+    placed above the fact it replaced (brought in when the search had not found it). A text
+    result (``within``, by place) counts as the replaced fact it holds."""
     out: list[tuple[float, Row, Row | None]] = []
     # (item id, first line) -> the score it was placed with: several passages of one chunk are
     # several results, a fact is one
@@ -148,7 +169,7 @@ def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Row],
     for score, row in chosen:
         if _place(row) in placed:
             continue
-        newer = found.get(int(row["id"]))
+        newer = found.get(int(row["id"])) or (within or {}).get(_place(row))
         if newer is not None:
             if _place(newer) not in placed:
                 placed[_place(newer)] = max(score, scores.get(_place(newer), 0.0))
