@@ -194,7 +194,7 @@ def test_unknown_entity_lists_the_closest(memory: Path) -> None:
     assert "no entity 'Petr'" in str(err.value) and "Peter" in str(err.value)
     code, out, stderr = gitmem("-C", str(memory), "entity", "Castel")
     assert code == 1 and out == ""
-    assert "closest:" in stderr and "The Castle" in stderr
+    assert "did you mean" in stderr and "The Castle" in stderr
 
 
 def test_entity_list(memory: Path) -> None:

@@ -420,6 +420,9 @@ def test_an_unknown_entity_lists_the_closest(harbor: Path) -> None:
     assert code == 1 and "Petya (an alias of Peter)" in err, err
     code, _, err = gitmem("-C", str(harbor), "recall", "allergic", "--entity", "Zzyzx")
     assert code == 1 and "known entities include" in err and "Harbor" in err, err
+    for args in (("recall", "allergic", "--entity", "Petja"), ("entity", "Petja")):
+        code, _, err = gitmem("-C", str(harbor), *args)  # one wording for both commands
+        assert code == 1 and "did you mean Petya (an alias of Peter)" in err, (args, err)
 
 
 def test_get_past_the_end_of_a_shrunk_file_says_so(harbor: Path) -> None:

@@ -5,6 +5,7 @@ name that is not known (with the closest ones)."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from gitmem.config import Config
@@ -58,19 +59,25 @@ def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
 
 
 def unknown_entity(store: Store, name: str, key: str) -> str:
-    """The error for an unknown --entity: the closest entity names and aliases by similarity
-    of their keys (difflib's ratio), else a few known entities."""
-    known = queries.entity_keys(store)
-    if not known:
+    """The error for an unknown ``--entity``: the closest entity names and aliases."""
+    names: dict[str, str] = {}
+    for k, shown, of in queries.entity_keys(store):
+        names.setdefault(k, f"{shown} (an alias of {of})" if of else shown)
+    return unknown_entity_message(name, key, names)
+
+
+def unknown_entity_message(name: str, key: str, names: Mapping[str, str]) -> str:
+    """No entity ``name`` (its key ``key``): the closest of ``names`` (key -> as shown) by
+    similarity of keys (difflib's ratio) or containing the key, else a few known ones. One
+    wording for ``recall --entity`` and ``gitmem entity``."""
+    if not names:
         return f"no entity '{name}' in the memory: it names no entities yet (write @Name)"
-    by_key: dict[str, list[tuple[str, str | None]]] = {}
-    for k, shown, of in known:
-        by_key.setdefault(k, []).append((shown, of))
-    close = difflib.get_close_matches(key, list(by_key), n=5, cutoff=0.6)
-    if close:
-        names = [f"{shown} (an alias of {of})" if of else shown
-                 for k in close for shown, of in by_key[k]]
-        return f"no entity '{name}' in the memory; did you mean {', '.join(names)}?"
-    some = ", ".join(shown for _, shown, of in known if of is None)
+    close = difflib.get_close_matches(key, list(names), n=5, cutoff=0.6)
+    close += sorted(k for k in names if len(key) >= 3 and key in k and k not in close)
+    shown = list(dict.fromkeys(names[k] for k in close))[:5]
+    if shown:
+        return (f"no entity '{name}' in the memory; did you mean {', '.join(shown)}? "
+                "('gitmem entity' lists them)")
+    some = ", ".join(n for n in names.values() if "(an alias of" not in n)
     listed = some if len(some) < 200 else some[:200].rsplit(", ", 1)[0] + ", ..."
     return f"no entity '{name}' in the memory; known entities include {listed}"

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from gitmem.errors import GitmemError
 from gitmem.index import entity_queries as eq
+from gitmem.index import queries
 from gitmem.index.entity_queries import State
 from gitmem.index.items import page_entity
 from gitmem.index.store import Store
@@ -62,17 +63,12 @@ def resolve_entity(store: Store, name: str, state: State) -> EntityRef:
 
 
 def _unknown(store: Store, name: str, key: str, state: State) -> str:
-    import difflib  # the error path only
+    from gitmem.recall.empty import unknown_entity_message  # the error path only
 
     names = {row["key"]: str(row["name"]) for row in eq.entity_counts(store, state)}
     for path in eq.entity_pages(store, state):
         names.setdefault(entity_key(page_entity(path)), page_entity(path))
-    aliases = eq.alias_map(store)
-    for alias, target in aliases.items():
-        if target in names:
-            names.setdefault(alias, alias)
-    close = difflib.get_close_matches(key, list(names), n=5, cutoff=0.6)
-    close += sorted(k for k in names if key and len(key) >= 3 and key in k and k not in close)
-    shown = list(dict.fromkeys(names[k] for k in close))[:5]
-    hint = f"; closest: {', '.join(shown)}" if shown else ""
-    return f"no entity '{name}' in the memory{hint} ('gitmem entity' lists them)"
+    for alias, spelled, page in queries.entity_keys(store):  # aliases as their pages write them
+        if page is not None and entity_key(page) in names:
+            names.setdefault(alias, f"{spelled} (an alias of {names[entity_key(page)]})")
+    return unknown_entity_message(name, key, names)
