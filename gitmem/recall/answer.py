@@ -269,10 +269,9 @@ class _QueryVector:
                 raise SearchUnavailable(reason)
             self.warnings.append(f"{reason}; results are lexical")
             return None
-        have, total = store.vector_counts()
         # Uncommitted edits are embedded by the next 'gitmem index' or commit; until then they
         # are found by their words, as expected during a session: not worth a warning.
-        pending = total - have - store.uncommitted_pending()
+        pending, total = store.committed_backlog()
         if pending > 0:
             self.warnings.append(
                 f"{pending} of {total} items are not embedded yet "
