@@ -260,3 +260,38 @@ def test_vectors_never_attach_to_a_reused_row_id(fixture_repo: Path,
     assert reused, "the amend should have reused row ids for other text"
     assert wrong == []  # none of those got the old text's vector
     assert right > 0  # versions that survived the amend did
+
+
+def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
+        fixture_repo: Path, openai_env: EmbedServer) -> None:
+    """Hybrid recall counts items without vectors before every query; probing the vectors
+    table itself (a passage's 1.5 KB inline per row) took ~0.5 s at 50,000 items. An index of
+    schema 2 gets the item index in place: vectors kept, nothing re-embedded."""
+    index_json(fixture_repo)
+    path = fixture_repo / ".memory" / "index.sqlite"
+    store = open_store(path)
+    try:
+        plan = " ".join(str(r) for r in store.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT 1 FROM items i WHERE i.valid_to IS NULL AND NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.item_id = i.id)"))
+        assert "COVERING INDEX vectors_item" in plan, plan
+        assert store.committed_backlog()[0] == 0
+        with store.conn:  # what an index of schema 2 looks like
+            store.conn.execute("DROP INDEX vectors_item")
+            store.conn.execute("DELETE FROM migrations WHERE version > 2")
+            store.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        vectors = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    finally:
+        store.close()
+    calls = embedded_calls(openai_env)
+    code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway host", "--json")
+    assert code == 0, err
+    assert json.loads(out)["mode"] == "hybrid" and not json.loads(out)["warnings"]
+    assert embedded_calls(openai_env) == calls + 1  # the query only
+    store = open_store(path, readonly=True)
+    try:
+        assert store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == vectors
+        assert store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'vectors_item'"
+                                  ).fetchall()
+    finally:
+        store.close()

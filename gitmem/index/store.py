@@ -341,18 +341,18 @@ class Store:
         versions hidden by the uncommitted layer (not counted)."""
         have = self.conn.execute(
             "SELECT count(*) FROM items i WHERE i.valid_to IS NULL AND "
-            "EXISTS (SELECT 1 FROM vectors v WHERE v.item_id = i.id)").fetchone()
+            "i.id IN (SELECT item_id FROM vectors)").fetchone()
         total = self.conn.execute("SELECT count(*) FROM items WHERE valid_to IS NULL").fetchone()
         return (int(have[0]) if have else 0, int(total[0]) if total else 0)
 
     def committed_backlog(self) -> tuple[int, int]:
-        """(committed current items without vectors, current items) in one pass: what a
-        hybrid recall warns about (uncommitted edits wait for the next index, unremarked)."""
-        row = self.conn.execute(
-            "SELECT count(*), coalesce(sum(i.commit_id != ? AND NOT EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.item_id = i.id)), 0) "
-            "FROM items i WHERE i.valid_to IS NULL", (WORKTREE,)).fetchone()
-        return (int(row[1]), int(row[0])) if row else (0, 0)
+        """(committed current items without vectors, current items): what a hybrid recall
+        warns about (uncommitted edits wait for the next index, unremarked). The item ids with
+        vectors come from the small ``vectors_item`` index, never from the vectors' pages."""
+        pending = self._count(
+            "SELECT count(*) FROM items i WHERE i.valid_to IS NULL AND i.commit_id != "
+            f"'{WORKTREE}' AND i.id NOT IN (SELECT item_id FROM vectors)")
+        return pending, self._count("SELECT count(*) FROM items WHERE valid_to IS NULL")
 
     def pending_embeddings(self, limit: int,
                            path: str | None = None) -> list[tuple[int, str, list[str]]]:
