@@ -285,6 +285,15 @@ def test_committed_without_results_names_the_uncommitted_files(harbor: Path) -> 
     assert len(results(harbor, "zeppelin")) == 1
 
 
+def test_a_match_only_in_an_uncommitted_deletion_points_to_committed(harbor: Path) -> None:
+    (harbor / "memory" / "2025-03-13.md").unlink()
+    data = recall_json(harbor, "Oslo")
+    assert data["results"] == []
+    assert any("1 memory file deleted but not committed (memory/2025-03-13.md)" in w
+               and "--committed" in w for w in data["warnings"]), data["warnings"]
+    assert len(results(harbor, "Oslo", "--committed")) == 1
+
+
 def test_semantic_mode_without_a_provider_is_an_error(harbor: Path) -> None:
     code, out, err = gitmem("-C", str(harbor), "recall", "Harbor", "--mode", "semantic")
     assert code == 4 and out == "", (out, err)

@@ -42,11 +42,20 @@ def why_empty(store: Store, ws: Workspace, cfg: Config, q: RecallQuery,
                      else f"{len(paths)} memory files have uncommitted changes "
                      f"({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})")
             notes.append(f"{count}, not searched because of {left_out}")
+    elif q.as_of_seq is None:
+        gone = _uncommitted(ws, cfg, deleted=True)
+        if gone:
+            count = (f"1 memory file deleted but not committed ({gone[0]}) is"
+                     if len(gone) == 1 else f"{len(gone)} memory files deleted but not committed "
+                     f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}) are")
+            notes.append(f"{count} not searched; --committed searches HEAD, where they still are")
     return notes
 
 
-def _uncommitted(ws: Workspace, cfg: Config) -> list[str]:
-    return sorted(worktree_layer(ws, cfg).changes)
+def _uncommitted(ws: Workspace, cfg: Config, *, deleted: bool = False) -> list[str]:
+    """The memory files with uncommitted changes (``deleted``: only those deleted on disk)."""
+    changes = worktree_layer(ws, cfg).changes
+    return sorted(p for p, on_disk in changes.items() if not deleted or on_disk is None)
 
 
 def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
