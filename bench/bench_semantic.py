@@ -109,6 +109,12 @@ def latency(target: int, model: Path, scratch: Path, rounds: int,
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(ws)], check=True)
     env = {**os.environ, "GITMEM_EMBED_PROVIDER": "none"}
     _index(ws, env, "--force")
+    # A fresh clone's index holds racy timestamps (files written in the second the index was),
+    # so every 'git status --no-optional-locks' (recall's freshness check) re-reads all 3,650
+    # files (~30-60 ms) until a git command that may write the index runs a second or more
+    # later, as the user's next 'git status' or commit does: measure that steady state.
+    subprocess.run(["git", "-C", str(ws), "status", "--porcelain"], check=True,
+                   capture_output=True)
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()))
     wsobj, cfg = open_workspace(ws)
     cfg = replace(cfg, embed_threads=threads)

@@ -278,6 +278,7 @@ def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
         assert store.committed_backlog()[0] == 0
         with store.conn:  # what an index of schema 2 looks like
             store.conn.execute("DROP INDEX vectors_item")
+            store.conn.execute("DROP INDEX item_entities_subject")
             store.conn.execute("DELETE FROM migrations WHERE version > 2")
             store.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
         vectors = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
@@ -291,7 +292,11 @@ def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
     store = open_store(path, readonly=True)
     try:
         assert store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == vectors
-        assert store.conn.execute("SELECT name FROM sqlite_master WHERE name = 'vectors_item'"
-                                  ).fetchall()
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+        assert {"vectors_item", "item_entities_subject"} <= names
+        plan = " ".join(str(r) for r in store.conn.execute(  # knowledge updates' candidates
+            "EXPLAIN QUERY PLAN SELECT DISTINCT item_id FROM item_entities WHERE entity IN (?) "
+            "AND role = 'subject' AND item_id > ? ORDER BY item_id DESC LIMIT 160", ("peter", 1)))
+        assert "COVERING INDEX item_entities_subject" in plan, plan
     finally:
         store.close()

@@ -247,12 +247,13 @@ def entity_names_like(store: Store, fragment: str, limit: int = 5) -> list[str]:
         (f"%{fragment}%", limit))]
 
 
-def subject_fact_ids(store: Store, keys: Sequence[str]) -> set[int]:
-    """Ids of every fact version whose subjects include one of these entity keys (index only:
-    only facts have subjects)."""
-    return {int(r) for (r,) in store.conn.execute(
-        f"SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)}) "
-        "AND role = 'subject'", list(keys))}
+def subject_facts_after(store: Store, keys: Sequence[str], after: int, limit: int) -> list[int]:
+    """Ids of the newest ``limit`` fact versions recorded after item ``after`` whose subjects
+    include one of these entity keys, newest first (index only: only facts have subjects)."""
+    return [int(r) for (r,) in store.conn.execute(
+        f"SELECT DISTINCT item_id FROM item_entities WHERE entity IN ({marks(keys)}) "
+        "AND role = 'subject' AND item_id > ? ORDER BY item_id DESC LIMIT ?",
+        [*keys, after, limit])]
 
 
 def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,

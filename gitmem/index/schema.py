@@ -145,17 +145,21 @@ def m002_stems_column(conn: apsw.Connection) -> None:
     )
 
 
-def m003_vectors_item_index(conn: apsw.Connection) -> None:
-    """An index of the items that have vectors: which current items still need embedding is
-    asked before every hybrid recall, and probing the vectors table itself reads pages full of
-    vectors (~0.5 s at 50,000 items); this index holds only (item, passage) pairs. Applied in
-    place: nothing is rebuilt or re-embedded."""
+def m003_recall_indexes(conn: apsw.Connection) -> None:
+    """Two indexes for questions every recall asks. Which current items still need embedding
+    (before every hybrid query): probing the vectors table itself reads pages full of vectors
+    (~0.5 s at 50,000 items), ``vectors_item`` holds only (item, passage) pairs. The newest facts
+    about a subject after a given one (knowledge updates of each shown fact): a range of
+    ``item_entities_subject`` instead of every fact about the subject, sorted. Applied in place:
+    nothing is rebuilt or re-embedded."""
     conn.execute("CREATE INDEX IF NOT EXISTS vectors_item ON vectors (item_id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS item_entities_subject "
+                 "ON item_entities (entity, role, item_id)")
 
 
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
     (2, "m002_stems_column", m002_stems_column),
-    (3, "m003_vectors_item_index", m003_vectors_item_index),
+    (3, "m003_recall_indexes", m003_recall_indexes),
 )

@@ -112,17 +112,14 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
     if not facts:
         return {}
     names = queries.entity_names_of(store, [int(r["id"]) for r in facts])
-    by_subject: dict[tuple[str, ...], list[int]] = {}
     out: dict[int, Row] = {}
     for row in facts:
         ents = names.get(int(row["id"]), [])
         keys = tuple(sorted({entity_key(e) for e in ents}))
         if not keys or not claim(row["content"], tuple(ents)).signature:
             continue
-        if keys not in by_subject:
-            by_subject[keys] = sorted(queries.subject_fact_ids(store, keys), reverse=True)
         item_id = int(row["id"])
-        ids = [i for i in by_subject[keys] if i > item_id][:SCANNED]  # recorded later
+        ids = queries.subject_facts_after(store, keys, item_id, SCANNED)  # recorded later
         scope = replace(flt, kinds=(row["kind"],), entity_keys=(), prefer=None)
         later = queries.later_facts(store, row, ids, scope, CANDIDATES)
         later_names = queries.entity_names_of(store, [int(r["id"]) for r in later])
