@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.domain import MemoryFile
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, UsageError
 
 if TYPE_CHECKING:
     import pygit2
@@ -372,7 +372,8 @@ class GitRepo:
         try:
             commit = self.pygit.revparse_single(rev).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError):
-            raise GitmemError(f"unknown revision '{rev}'") from None
+            # a usage error (exit 2), as for 'recall --as-of' and 'review' (SPEC §13)
+            raise UsageError(f"unknown revision '{rev}'") from None
         try:
             entry = commit.tree[path]
         except KeyError:

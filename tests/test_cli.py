@@ -251,7 +251,7 @@ def test_get_at_a_revision_reads_history(repo: Path) -> None:
     code, out, _ = gitmem("-C", str(repo), "get", "memory/2025-11-27.md#L3", "--at", "HEAD")
     assert (code, out) == (0, SECOND_LINE + "\n")
     code, _, err = gitmem("-C", str(repo), "get", "memory/2025-11-27.md", "--at", "nosuchrev")
-    assert code == 1
+    assert code == 2  # a usage error, as for recall --as-of and review
     assert "nosuchrev" in err
 
 

@@ -79,7 +79,7 @@ def test_get_refuses_every_attack_string(victim: Path, tmp_path: Path) -> None:
         assert err.strip(), f"{target!r}: a refusal must say why"
     for rev in ("--output=pwned", "HEAD:../secret.md", "-p", "$(touch pwned)", "HEAD~99999"):
         code, out, err = gitmem("-C", str(victim), "get", GOOD_DAILY, "--at", rev)
-        assert code == 1 and "unknown revision" in err, (rev, err)
+        assert code == 2 and "unknown revision" in err, (rev, err)
     assert not list(tmp_path.rglob("pwned*")) and not Path("pwned").exists()
     code, out, _ = gitmem("-C", str(victim), "get", GOOD_DAILY)
     assert code == 0 and "gateway" in out  # and the real thing still works
