@@ -309,3 +309,23 @@ def test_a_note_holding_a_replaced_fact_says_so(tmp_path: Path) -> None:
     assert sources.index("memory/2025-03-13.md#L4") < sources.index(stale[0]["source"])
     code, out, _ = gitmem("-C", str(repo), "recall", "gateway host in March 2025")
     assert code == 0 and "superseded by memory/2025-03-13.md#L4" in out, out
+
+
+def test_a_note_result_under_an_entity_filter_brings_no_other_entitys_facts(
+        tmp_path: Path) -> None:
+    """The replacement of a fact inside a text result is brought in only when that fact passes
+    the answer's entity filter (a replacement keeps its entities, so it passes too)."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-03-06.md", daily(
+        "2025-03-06",
+        "W @warelay: The gateway host for warelay is the old NUC under Peter's desk.",
+        "B @Peter: Ran the database migrations for warelay v2.",
+        "W @warelay: Release planned on 2025-03-20.",
+    ))
+    commit_all(repo, "day 1", "2025-03-06T21:00:00+00:00")
+    write(repo, "memory/2025-03-13.md", daily(
+        "2025-03-13", "W @warelay @The-Castle: Moved the gateway host to The Castle."))
+    commit_all(repo, "day 2", "2025-03-13T21:00:00+00:00")
+    results = recall_json(repo, "gateway host in March 2025", "--entity", "Peter")["results"]
+    assert results, results
+    assert all("Peter" in r["entities"] for r in results), results

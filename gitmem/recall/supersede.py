@@ -138,7 +138,9 @@ def superseded_within(store: Store, rows: Sequence[Row],
     """(item id, first line) -> the newest fact that replaces a fact inside that text result's
     lines, for the chunks among ``rows``. A Retain section's text can outrank the facts in it
     (date words, say) and then stands for them: it must not show a replaced fact as current."""
-    state = ItemFilter(as_of_seq=flt.as_of_seq)
+    # the facts in it the answer's state and entity filter admit (a replacement keeps the
+    # replaced fact's entities, so it passes that filter too)
+    state = ItemFilter(as_of_seq=flt.as_of_seq, entity_keys=flt.entity_keys)
     out: dict[tuple[int, int], Row] = {}
     for row in rows:
         if row["type"] != "chunk":
