@@ -207,7 +207,8 @@ def build_server(ws: Workspace) -> "MCPServer":
         at: Annotated[str | None, Field(description="Read the file as of a revision "
                                         "(commit, branch, tag)")] = None,
     ) -> CallToolResult:
-        raise NotImplementedError  # only its signature is used: the parameter named 'from'
+        """memory_get with its parameters as the tool schema shows them ('from' is a keyword)."""
+        return memory_get(path, lines, at, **{"from": from_})
 
     def memory_get(path: str, lines: int | None = None, at: str | None = None,
                    **named: Any) -> CallToolResult:
