@@ -231,7 +231,7 @@ def rank(
         chosen = _diverse(scored + opinions, q.k, ranking.diversity)
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
-    within = superseded_within(store, [row for _, row in chosen], flt)
+    within = superseded_within(store, [row for _, row in chosen], flt, found)
     return [_result(store, row, score, terms, newer)
             for score, row, newer in current_first(chosen, found, q.k, within)]
 

@@ -133,24 +133,28 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
     return out
 
 
-def superseded_within(store: Store, rows: Sequence[Row],
-                      flt: ItemFilter) -> dict[tuple[int, int], Row]:
+def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
+                      found: dict[int, Row]) -> dict[tuple[int, int], Row]:
     """(item id, first line) -> the newest fact that replaces a fact inside that text result's
     lines, for the chunks among ``rows``. A Retain section's text can outrank the facts in it
-    (date words, say) and then stands for them: it must not show a replaced fact as current."""
+    (date words, say) and then stands for them: it must not show a replaced fact as current.
+    ``found`` is ``superseders`` of ``rows``: facts among them are not checked again, and the
+    facts inside all chunks are checked in one call."""
     # the facts in it the answer's state and entity filter admit (a replacement keeps the
     # replaced fact's entities, so it passes that filter too)
     state = ItemFilter(as_of_seq=flt.as_of_seq, entity_keys=flt.entity_keys)
+    inside = {_place(row): queries.facts_within(store, str(row["path"]), int(row["start_line"]),
+                                                int(row["end_line"]), state)
+              for row in rows if row["type"] == "chunk"}
+    checked = {int(row["id"]) for row in rows}
+    unchecked = {int(f["id"]): f for facts in inside.values() for f in facts
+                 if int(f["id"]) not in checked}
+    replaced = {**found, **superseders(store, list(unchecked.values()), flt)}
     out: dict[tuple[int, int], Row] = {}
-    for row in rows:
-        if row["type"] != "chunk":
-            continue
-        inside = queries.facts_within(store, str(row["path"]), int(row["start_line"]),
-                                      int(row["end_line"]), state)
-        found = superseders(store, inside, flt)
-        newer = next((found[int(f["id"])] for f in inside if int(f["id"]) in found), None)
+    for place, facts in inside.items():
+        newer = next((replaced[int(f["id"])] for f in facts if int(f["id"]) in replaced), None)
         if newer is not None:
-            out[_place(row)] = newer
+            out[place] = newer
     return out
 
 
