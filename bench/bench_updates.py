@@ -1,0 +1,552 @@
+"""Knowledge updates ("what is true now?", issue 17): does recall put the newer statement first,
+mark the older one replaced, leave statements that are both true alone, in every language?
+
+    python bench/bench_updates.py [--mode lexical|hybrid|both] [--model PATH.gguf ...]
+        [--only LANG[,LANG]] [--data RECORDS.json] [--json OUT] [--misses]
+
+The records (``bench/updates_data.py``, or ``--data``: a JSON list of the same shape) are written
+as daily notes (``memory/YYYY-MM-DD.md``, one commit per day, 21:00 UTC) into one real git
+repository: the two statements of a pair weeks apart, the record's distractors (other statements
+about the same subject) between them and one after the newer. Facts go in ``## Retain``, prose
+lines in a notes section of the same day. The workspace is indexed with gitmem's library, and
+each question is asked through ``recall.answer`` and each subject through ``recall.entity`` (their
+``to_json()``, the CLI's ``recall --json`` and ``entity --json``), ``now`` fixed after the last
+note. Metrics, per language and overall:
+
+- **first & top 3**: the newer statement is in the first 3 results and above the older (facts;
+  prose); updates declared with ``replaces:`` are left out (they are measured on their own);
+- **older marked**: of the questions whose results show the older statement, the share where every
+  result showing it carries ``superseded_by`` citing the newer one;
+- **entity**: ``entity <subject> --json`` lists the older fact in the ``history`` of the newer
+  one (fact pairs);
+- **controls marked**: control pairs where either statement is shown as replaced (in the
+  question's results, unless the mark is another pair's update inside the same text result, or
+  in the subject's entity view);
+- **current marked**: newer statements and distractors (of updates) shown as replaced, the same
+  way; they must stay current;
+- **declared**: ``replaces:`` pairs whose older fact the entity view shows replaced by the newer
+  and which, when recall shows it, carries ``superseded_basis: "declared"``;
+- **CJK top 5**: Japanese and Chinese questions whose target (the newer statement) is among the
+  first 5 results.
+
+Hybrid needs a real GGUF embedding model (``bash bench/build_model.sh``; multilingual-e5-small:
+``python -m gitmem.embed.convert_e5 OUT.gguf``), run with one llama.cpp thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+if __package__ in (None, ""):  # run as a script: the repository's packages are importable
+    sys.path.insert(0, str(BENCH_DIR.parent))
+
+from gitmem.config import Config  # noqa: E402
+from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.parse.retain import EntryLines, parse_entry  # noqa: E402
+from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
+from gitmem.recall.entity import entity_view  # noqa: E402
+from gitmem.workspace import Workspace, open_workspace  # noqa: E402
+from testing.fastimport import FastImportStream, import_history  # noqa: E402
+from testing.gitenv import Identity  # noqa: E402
+
+IDENTITY = Identity("gitmem bench", "bench@example.invalid")
+START = date(2025, 6, 30)  # the first older statements are written in the 11 weeks after it
+NOW = datetime(2025, 12, 1, 12, 0, tzinfo=UTC)
+K = 8  # results asked per question: recall's default
+LANGS = ("en", "ja", "ru", "da", "zh")
+CJK_LANGS = ("ja", "zh")
+DEFAULT_MODEL = BENCH_DIR / "models" / "all-MiniLM-L6-v2-q8_0.gguf"
+_ENTRY = re.compile(r"^[WBOS](\(c=[0-9.]+\))?( @[^\s:]+)+:")
+_CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L(?P<end>\d+))?(?:@\w+)?$")
+_NOTES_HEADINGS = ("## Notes", "## Log", "## Today")
+
+
+# ------------------------------------------------------------------------------------ records
+
+@dataclass(frozen=True)
+class Statement:
+    """One line of the workspace: what a record says, where it was written."""
+
+    record: str
+    role: str  # older | newer | distractor
+    text: str
+    day: date
+    update: bool = True  # of an update (else of a control: both statements stay true)
+    path: str = ""
+    line: int = 0
+
+    @property
+    def entry(self) -> bool:
+        return is_entry(self.text)
+
+    @property
+    def current(self) -> bool:
+        """Still true at the end: everything but an update's older statement."""
+        return self.role != "older" or not self.update
+
+
+def is_entry(text: str) -> bool:
+    """Written as a Retain entry (``W @Alice: ...``), else as a plain note line."""
+    return bool(_ENTRY.match(text))
+
+
+def load_records(path: Path | None) -> list[dict[str, Any]]:
+    if path is None:
+        from bench.updates_data import RECORDS
+
+        return list(RECORDS)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise SystemExit(f"{path}: want a JSON list of records")
+    return data
+
+
+def check_records(records: Sequence[Mapping[str, Any]]) -> None:
+    """Each record complete and consistent: its form matches how its statements are written,
+    fact statements parse as Retain entries with a subject, every statement is unique."""
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for rec in records:
+        rid = str(rec.get("id"))
+        missing = {"id", "lang", "kind", "form", "question", "older", "newer"} - set(rec)
+        if missing:
+            problems.append(f"{rid}: missing {sorted(missing)}")
+            continue
+        if rec["lang"] not in LANGS or rec["kind"] not in ("update", "control") or \
+                rec["form"] not in ("fact", "prose"):
+            problems.append(f"{rid}: lang, kind or form not one of {LANGS}, update|control, "
+                            "fact|prose")
+        if rec.get("replaces") not in (None, "citation", "fact_id") or \
+                (rec.get("replaces") and (rec["kind"], rec["form"]) != ("update", "fact")):
+            problems.append(f"{rid}: replaces is citation|fact_id, on fact updates only")
+        for text in (rec["older"], rec["newer"]):
+            if is_entry(text) != (rec["form"] == "fact"):
+                problems.append(f"{rid}: {text!r} is not written as a {rec['form']}")
+        for text in (rec["older"], rec["newer"], *rec.get("distractors", ())):
+            if text in seen:
+                problems.append(f"{rid}: {text!r} repeats {seen[text]}")
+            seen[text] = rid
+            if is_entry(text) and not _subjects(text):
+                problems.append(f"{rid}: {text!r} does not parse as a Retain entry")
+        if sum(1 for r in records if r.get("id") == rid) > 1:
+            problems.append(f"{rid}: id repeats")
+    if problems:
+        raise SystemExit("bad records:\n  " + "\n  ".join(dict.fromkeys(problems)))
+
+
+def _subjects(text: str) -> tuple[str, ...]:
+    fact, _ = parse_entry(EntryLines(1, (f"- {text}",)), "memory/x.md", None)
+    return () if fact is None else fact.subjects
+
+
+def subject(rec: Mapping[str, Any]) -> str | None:
+    """The entity ``entity`` is asked about: the older fact's first subject."""
+    if rec["form"] != "fact":
+        return None
+    return _subjects(rec["older"])[0]
+
+
+# ------------------------------------------------------------------------------------- layout
+
+def _hash(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def plan(rec: Mapping[str, Any]) -> list[Statement]:
+    """The record's statements and their days: the older one in the 11 weeks after START, the
+    newer ``weeks`` later (2-9 weeks, from the id), distractors spread between them and, with
+    three or more, the last one a week after the newer."""
+    rid = str(rec["id"])
+    h = _hash(rid)
+    older = START + timedelta(days=h % 77)
+    weeks = int(rec.get("weeks") or 2 + (h >> 8) % 8)
+    newer = older + timedelta(weeks=weeks)
+    update = rec["kind"] == "update"
+    out = [Statement(rid, "older", rec["older"], older, update),
+           Statement(rid, "newer", rec["newer"], newer, update)]
+    distractors = list(rec.get("distractors", ()))
+    after = distractors.pop() if len(distractors) >= 3 else None
+    for n, text in enumerate(distractors, 1):
+        days = max(1, round(weeks * 7 * n / (len(distractors) + 1)))
+        out.append(Statement(rid, "distractor", text, older + timedelta(days=days), update))
+    if after is not None:
+        out.append(Statement(rid, "distractor", after, newer + timedelta(days=7), update))
+    return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    days: dict[date, str]  # day -> the daily note's text
+    statements: list[Statement]  # with path and line
+
+
+def lay_out(records: Sequence[Mapping[str, Any]]) -> Layout:
+    """Daily notes holding every record's statements: per day a notes section (bullets or
+    paragraphs, by the day) and a Retain section; statements in a stable, mixed order. An
+    update declared with ``replaces`` gets its nested ``- replaces: <ref>`` item."""
+    by_day: dict[date, list[Statement]] = {}
+    for rec in records:
+        for st in plan(rec):
+            by_day.setdefault(st.day, []).append(st)
+    declared = {str(r["id"]): str(r["replaces"]) for r in records if r.get("replaces")}
+    placed: dict[tuple[str, str], Statement] = {}
+    days: dict[date, str] = {}
+    for day in sorted(by_day):
+        path = f"memory/{day.isoformat()}.md"
+        todays = sorted(by_day[day], key=lambda s: _hash(s.text))
+        lines = [f"# {day.isoformat()}", ""]
+        prose = [s for s in todays if not s.entry]
+        if prose:
+            bullets = _hash(path) % 3 != 0
+            lines += [_NOTES_HEADINGS[_hash(path) % len(_NOTES_HEADINGS)], ""]
+            for st in prose:
+                placed[(st.record, st.text)] = replace(st, path=path, line=len(lines) + 1)
+                lines += [f"- {st.text}"] if bullets else [st.text, ""]
+            if bullets:
+                lines.append("")
+        facts = [s for s in todays if s.entry]
+        if facts:
+            lines += ["## Retain", ""]
+            for st in facts:
+                placed[(st.record, st.text)] = replace(st, path=path, line=len(lines) + 1)
+                lines.append(f"- {st.text}")
+                if st.role == "newer" and st.record in declared:
+                    older = next(p for p in placed.values()
+                                 if p.record == st.record and p.role == "older")
+                    lines.append(f"  - replaces: {_reference(older, declared[st.record])}")
+        days[day] = "\n".join(lines).rstrip("\n") + "\n"
+    return Layout(days, list(placed.values()))
+
+
+def _reference(older: Statement, how: str) -> str:
+    """How the newer fact names the one it replaces: its citation or its fact id."""
+    if how == "citation":
+        return f"{older.path}#L{older.line}"
+    fact, _ = parse_entry(EntryLines(older.line, (f"- {older.text}",)), older.path, older.day)
+    assert fact is not None
+    return fact.fact_id
+
+
+def build_workspace(dest: Path, layout: Layout) -> Path:
+    """A git repository with one commit per day (21:00 UTC) adding that day's note."""
+    stream = FastImportStream(IDENTITY)
+    for day, text in sorted(layout.days.items()):
+        when = datetime(day.year, day.month, day.day, 21, 0, tzinfo=UTC)
+        stream.commit(when, f"notes {day.isoformat()}", [(f"memory/{day.isoformat()}.md", text)])
+    import_history(dest, stream)
+    return dest
+
+
+# ------------------------------------------------------------------------------------ scoring
+
+def cited(source: str | None) -> tuple[str, int, int] | None:
+    """``path#Lx[-Ly][@commit]`` -> (path, first line, last line)."""
+    m = _CITATION.match(source or "")
+    if m is None:
+        return None
+    start = int(m["start"])
+    return m["path"], start, int(m["end"] or start)
+
+
+def _covers(span: tuple[str, int, int] | None, st: Statement) -> bool:
+    return span is not None and span[0] == st.path and span[1] <= st.line <= span[2]
+
+
+def shows(result: Mapping[str, Any], st: Statement) -> bool:
+    """The result's lines include the statement's line."""
+    return _covers((result["path"], int(result["start_line"]), int(result["end_line"])), st)
+
+
+def rank(results: Sequence[Mapping[str, Any]], st: Statement) -> int | None:
+    """1-based position of the first result showing the statement."""
+    return next((n for n, r in enumerate(results, 1) if shows(r, st)), None)
+
+
+@dataclass(frozen=True)
+class Index:
+    """Every placed statement, to tell which statements a result or a citation holds."""
+
+    statements: Sequence[Statement]
+
+    def of(self, record: str, role: str) -> list[Statement]:
+        return [s for s in self.statements if s.record == record and s.role == role]
+
+    def newer_of(self, st: Statement) -> Statement:
+        return self.of(st.record, "newer")[0]
+
+    def inside(self, result: Mapping[str, Any]) -> list[Statement]:
+        return [s for s in self.statements if shows(result, s)]
+
+    def at(self, source: str) -> Statement | None:
+        span = cited(source)
+        return next((s for s in self.statements if _covers(span, s)), None)
+
+
+def justified(result: Mapping[str, Any], idx: Index) -> bool:
+    """A ``superseded_by`` mark that some older statement in the result earns: it cites that
+    statement's own newer one."""
+    span = cited(result.get("superseded_by"))
+    return any(not s.current and _covers(span, idx.newer_of(s)) for s in idx.inside(result))
+
+
+def false_marks(results: Sequence[Mapping[str, Any]], idx: Index,
+                own: Sequence[Statement]) -> set[Statement]:
+    """The record's statements that should be current yet are shown marked: by a result whose
+    mark no older statement inside it earns."""
+    out: set[Statement] = set()
+    for r in results:
+        if r.get("superseded_by") and not justified(r, idx):
+            out |= {s for s in own if s.current and shows(r, s)}
+    return out
+
+
+def score_recall(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
+                 idx: Index) -> dict[str, Any]:
+    """One question's results, scored."""
+    rid = str(rec["id"])
+    older, newer = idx.of(rid, "older")[0], idx.of(rid, "newer")[0]
+    own = [s for s in idx.statements if s.record == rid]
+    r_new, r_old = rank(results, newer), rank(results, older)
+    showing_older = [r for r in results if shows(r, older)]
+    marked = bool(showing_older) and all(_covers(cited(r.get("superseded_by")), newer)
+                                         for r in showing_older)
+    basis = sorted({str(r.get("superseded_basis")) for r in showing_older
+                    if r.get("superseded_by")})
+    return {
+        "newer_rank": r_new, "older_rank": r_old,
+        "first_top3": r_new is not None and r_new <= 3 and (r_old is None or r_new < r_old),
+        "top5": r_new is not None and r_new <= 5,
+        "older_shown": bool(showing_older), "older_marked": marked,
+        "older_marked_wrong": any(r.get("superseded_by") and not _covers(
+            cited(r.get("superseded_by")), newer) for r in showing_older),
+        "basis": basis,
+        "false_marks": sorted(f"{s.role}: {s.text}" for s in false_marks(results, idx, own)),
+    }
+
+
+def score_entity(view: Mapping[str, Any], rec: Mapping[str, Any], idx: Index) -> dict[str, Any]:
+    """The subject's entity view, scored: is the older fact in the newer one's history, and is
+    any statement that should be current shown as replaced?"""
+    rid = str(rec["id"])
+    older, newer = idx.of(rid, "older")[0], idx.of(rid, "newer")[0]
+    replaced_by: dict[Statement, Statement | None] = {}  # what the view shows replaced, by what
+    for fact in (f for facts in view.get("facts", {}).values() for f in facts):
+        head = idx.at(fact["source"])
+        for past in fact.get("history", ()):
+            st = idx.at(past["source"])
+            if st is not None:
+                replaced_by[st] = head
+    own_false = sorted(f"{s.role}: {s.text}" for s in replaced_by
+                       if s.record == rid and s.current)
+    return {"older_replaced": replaced_by.get(older) == newer, "false_marks": own_false}
+
+
+# ------------------------------------------------------------------------------------ running
+
+def configure(cfg: Config, model: Path | None) -> Config:
+    if model is None:
+        return replace(cfg, embed_provider="none")
+    return replace(cfg, embed_provider="local", embed_model=str(model.resolve()),
+                   embed_threads=1)
+
+
+def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: Index,
+        mode: str) -> dict[str, dict[str, Any]]:
+    """Every record's question asked in ``mode``, its results scored; and, per record with a
+    subject, its entity view scored (the same in every mode)."""
+    views: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        resp = answer(ws, cfg, RecallRequest(query=str(rec["question"]), k=K, mode=mode), now=NOW)
+        if resp.mode != mode:
+            raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
+        results = resp.to_json()["results"]
+        scored = score_recall(results, rec, idx)
+        name = subject(rec)
+        if name is not None:
+            if name not in views:
+                views[name] = entity_view(ws, cfg, name, now=NOW).to_json()
+            scored["entity"] = score_entity(views[name], rec, idx)
+        scored["top"] = [f"{r['source']} {r['snippet'][:60]}" for r in results[:3]]
+        out[str(rec["id"])] = scored
+    return out
+
+
+def _rate(flags: Iterable[bool]) -> dict[str, Any]:
+    values = [bool(f) for f in flags]
+    return {"rate": round(sum(values) / len(values), 3) if values else None,
+            "hits": sum(values), "n": len(values)}
+
+
+def summarise(records: Sequence[Mapping[str, Any]], scored: Mapping[str, Mapping[str, Any]],
+              idx: Index) -> dict[str, Any]:
+    """The metrics over these records."""
+    rule = [r for r in records if r["kind"] == "update" and not r.get("replaces")]
+    declared = [r for r in records if r.get("replaces")]
+    controls = [r for r in records if r["kind"] == "control"]
+
+    def s(r: Mapping[str, Any]) -> Mapping[str, Any]:
+        return scored[str(r["id"])]
+
+    def entity(r: Mapping[str, Any]) -> Mapping[str, Any]:
+        return s(r).get("entity") or {"older_replaced": False, "false_marks": []}
+
+    current = [(r, st) for r in rule for st in idx.statements if st.record == r["id"]
+               and st.current]
+    return {
+        "first_top3_fact": _rate(s(r)["first_top3"] for r in rule if r["form"] == "fact"),
+        "first_top3_prose": _rate(s(r)["first_top3"] for r in rule if r["form"] == "prose"),
+        "older_marked_when_shown": _rate(s(r)["older_marked"] for r in rule
+                                         if s(r)["older_shown"]),
+        "older_shown": _rate(s(r)["older_shown"] for r in rule),
+        "entity_older_replaced": _rate(entity(r)["older_replaced"] for r in rule
+                                       if r["form"] == "fact"),
+        "controls_falsely_marked": _rate(bool(s(r)["false_marks"] or entity(r)["false_marks"])
+                                         for r in controls),
+        "controls_answered_top3": _rate(s(r)["newer_rank"] is not None and
+                                        s(r)["newer_rank"] <= 3 for r in controls),
+        "current_falsely_marked": _rate(
+            f"{st.role}: {st.text}" in (*s(r)["false_marks"], *entity(r)["false_marks"])
+            for r, st in current),
+        "declared": _rate(entity(r)["older_replaced"] and
+                          (not s(r)["older_shown"] or s(r)["basis"] == ["declared"])
+                          for r in declared),
+        "cjk_top5": _rate(s(r)["top5"] for r in records if r["lang"] in CJK_LANGS),
+    }
+
+
+def run(records: Sequence[Mapping[str, Any]], workdir: Path, modes: Sequence[str],
+        models: Sequence[Path]) -> dict[str, Any]:
+    """Build the workspace, index it (lexically, then with each model), ask every question:
+    per run (``lexical``, ``hybrid <model>``) the metrics per language and overall, and every
+    record's scores."""
+    check_records(records)
+    layout = lay_out(records)
+    repo = build_workspace(workdir / "ws", layout)
+    idx = Index(layout.statements)
+    ws, base = open_workspace(repo)
+    runs: list[tuple[str, str, Path | None]] = []
+    if "lexical" in modes:
+        runs.append(("lexical", "lexical", None))
+    if "hybrid" in modes:
+        runs += [(f"hybrid {m.stem}", "hybrid", m) for m in models]
+    out: dict[str, Any] = {}
+    for name, mode, model in runs:
+        cfg = configure(base, model)
+        outcome = index_and_embed(ws, cfg, force=True)
+        if outcome.embed_error:
+            raise SystemExit(f"embedding with {model} failed: {outcome.embed_error}")
+        scored = ask(ws, cfg, records, idx, mode)
+        langs = [lang for lang in LANGS if any(r["lang"] == lang for r in records)]
+        out[name] = {
+            "per_language": {lang: summarise([r for r in records if r["lang"] == lang],
+                                             scored, idx) for lang in langs},
+            "overall": summarise(records, scored, idx),
+            "records": scored,
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------ reports
+
+COLUMNS = (
+    ("first_top3_fact", "first & top 3, facts"),
+    ("first_top3_prose", "first & top 3, prose"),
+    ("older_marked_when_shown", "older marked when shown"),
+    ("entity_older_replaced", "entity: older replaced"),
+    ("controls_falsely_marked", "controls marked"),
+    ("current_falsely_marked", "current marked"),
+    ("declared", "declared"),
+    ("cjk_top5", "CJK top 5"),
+)
+
+
+def _cell(m: Mapping[str, Any]) -> str:
+    return "–" if not m["n"] else f"{m['rate']:.2f} ({m['hits']}/{m['n']})"
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    lines = ["| run | lang | " + " | ".join(title for _, title in COLUMNS) + " |",
+             "|---|---|" + "---|" * len(COLUMNS)]
+    for name, result in report.items():
+        rows = [*result["per_language"].items(), ("all", result["overall"])]
+        for lang, metrics in rows:
+            cells = " | ".join(_cell(metrics[key]) for key, _ in COLUMNS)
+            lines.append(f"| {name} | {lang} | {cells} |")
+    return "\n".join(lines)
+
+
+def misses(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+    """Per run, the records that missed something, with the first results."""
+    out: list[str] = []
+    by_id = {str(r["id"]): r for r in records}
+    for name, result in report.items():
+        out.append(f"## {name}")
+        for rid, s in result["records"].items():
+            rec = by_id[rid]
+            ent = s.get("entity", {})
+            wrong = []
+            if rec["kind"] == "update" and not s["first_top3"]:
+                wrong.append(f"newer at {s['newer_rank']}, older at {s['older_rank']}")
+            if rec["kind"] == "update" and s["older_shown"] and not s["older_marked"]:
+                wrong.append("older shown unmarked")
+            if rec["kind"] == "update" and ent and not ent["older_replaced"]:
+                wrong.append("entity: older not replaced")
+            if s["false_marks"] or ent.get("false_marks"):
+                wrong.append(f"marked: {s['false_marks'] + ent.get('false_marks', [])}")
+            if wrong:
+                out.append(f"- {rid} ({rec['question']}): {'; '.join(wrong)}")
+                out += [f"    {t}" for t in s["top"]]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--mode", choices=("lexical", "hybrid", "both"), default=None,
+                    help="default: both with --model (or a built bench model), else lexical")
+    ap.add_argument("--model", action="append", type=Path, default=[], metavar="PATH.gguf",
+                    help=f"embedding model for hybrid (repeatable; default {DEFAULT_MODEL.name})")
+    ap.add_argument("--only", help="languages to run, comma-separated (en, ja, ru, da, zh)")
+    ap.add_argument("--data", type=Path, help="records as a JSON list (default: updates_data)")
+    ap.add_argument("--json", type=Path, dest="json_out", metavar="OUT",
+                    help="write the report (metrics and every record's scores) here")
+    ap.add_argument("--misses", action="store_true", help="print the records that missed")
+    args = ap.parse_args(argv)
+    models = list(args.model) or ([DEFAULT_MODEL] if DEFAULT_MODEL.exists() else [])
+    mode = args.mode or ("both" if models else "lexical")
+    modes = ("lexical", "hybrid") if mode == "both" else (mode,)
+    if "hybrid" in modes and not models:
+        raise SystemExit(f"hybrid needs --model PATH.gguf (or {DEFAULT_MODEL}: "
+                         "bash bench/build_model.sh)")
+    records = load_records(args.data)
+    if args.only:
+        wanted = {lang.strip() for lang in args.only.split(",")}
+        records = [r for r in records if r.get("lang") in wanted]
+        if not records:
+            raise SystemExit(f"no records in {sorted(wanted)}")
+    with tempfile.TemporaryDirectory(prefix="gitmem-updates-") as tmp:
+        report = run(records, Path(tmp), modes, models)
+    print(markdown(report))
+    if args.misses:
+        print("\n" + misses(report, records))
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"now": NOW.isoformat(), "k": K, "records": len(records), "runs": report}
+        args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
+                                 encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

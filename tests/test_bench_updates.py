@@ -1,0 +1,214 @@
+"""The knowledge-update benchmark (bench/bench_updates.py): its workspace, and metrics that are
+computed right, so the benchmark cannot silently rot."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import bench_updates as bu
+from bench.updates_data import RECORDS
+from testing.repo import git
+
+# Near-identical wording: the rule has replaced "lives in Berlin" by "lives in Lisbon" since
+# before issue 17, so its answer is known.
+SAME_WORDS = {"id": "t-alice", "lang": "en", "kind": "update", "form": "fact",
+              "question": "where does Alice live?",
+              "older": "W @Alice: Alice lives in Berlin.",
+              "newer": "W @Alice: Alice lives in Lisbon.",
+              "distractors": ["W @Alice: Alice is learning the cello.",
+                              "W @Alice: Alice's birthday is March 3.",
+                              "W @Alice: Alice plays chess on Sundays."]}
+CONTROL = {"id": "t-bob", "lang": "en", "kind": "control", "form": "fact",
+           "question": "what languages does Bob speak?",
+           "older": "W @Bob: Bob has a dog.", "newer": "W @Bob: Bob speaks Portuguese.",
+           "distractors": []}
+PROSE = {"id": "t-floor", "lang": "en", "kind": "update", "form": "prose",
+         "question": "which floor is the design team on?",
+         "older": "The design team sits on the third floor.",
+         "newer": "The design team moved to the fifth floor.", "distractors": []}
+DECLARED = [{"id": f"t-{how}", "lang": "da", "kind": "update", "form": "fact", "replaces": how,
+             "question": f"hvor bor {name}?", "older": f"W @{name}: {name} bor i Roskilde.",
+             "newer": f"W @{name}: {name} har købt hus i Holbæk.", "distractors": []}
+            for how, name in (("citation", "Ole"), ("fact_id", "Ida"))]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return bu.run([SAME_WORDS, CONTROL, PROSE, *DECLARED], tmp_path_factory.mktemp("bu"),
+                  ("lexical",), ())
+
+
+def test_known_answers_end_to_end(report: dict[str, Any]) -> None:
+    lexical = report["lexical"]
+    alice = lexical["records"]["t-alice"]
+    assert alice["newer_rank"] == 1 and alice["first_top3"]
+    assert alice["older_shown"] and alice["older_marked"] and not alice["older_marked_wrong"]
+    assert alice["entity"] == {"older_replaced": True, "false_marks": []}
+    assert alice["false_marks"] == []
+    bob = lexical["records"]["t-bob"]
+    assert bob["newer_rank"] == 1 and bob["false_marks"] == [] and bob["entity"]["false_marks"] == []
+    overall = lexical["overall"]
+    assert overall["first_top3_fact"] == {"rate": 1.0, "hits": 1, "n": 1}
+    # the prose pair's answer changes with the rule: counted as its records say
+    rule = [lexical["records"][r] for r in ("t-alice", "t-floor")]
+    shown = [s for s in rule if s["older_shown"]]
+    assert overall["older_marked_when_shown"]["n"] == len(shown) >= 1
+    assert overall["older_marked_when_shown"]["hits"] == sum(s["older_marked"] for s in shown)
+    assert overall["entity_older_replaced"] == {"rate": 1.0, "hits": 1, "n": 1}
+    assert overall["controls_falsely_marked"] == {"rate": 0.0, "hits": 0, "n": 1}
+    assert overall["controls_answered_top3"]["hits"] == 1
+    # newer + 3 distractors of the fact update, newer of the prose one: current statements
+    assert overall["current_falsely_marked"]["n"] == 5
+    assert overall["first_top3_prose"]["n"] == 1 and overall["declared"]["n"] == 2
+    assert overall["cjk_top5"]["n"] == 0
+    assert set(lexical["per_language"]) == {"en", "da"}
+
+
+def test_workspace_is_daily_notes_in_git(tmp_path: Path) -> None:
+    layout = bu.lay_out([SAME_WORDS, PROSE, *DECLARED])
+    repo = bu.build_workspace(tmp_path / "ws", layout)
+    days = git(repo, "log", "--format=%cd", "--date=format:%Y-%m-%d").split()
+    assert sorted(days) == sorted(d.isoformat() for d in layout.days)
+    for st in layout.statements:  # every statement on its line, in its day's note
+        lines = (repo / st.path).read_text(encoding="utf-8").split("\n")
+        assert st.path == f"memory/{st.day.isoformat()}.md"
+        assert lines[st.line - 1].removeprefix("- ") == st.text
+        in_retain = "## Retain" in lines[: st.line]
+        assert in_retain == st.entry
+    alice = {s.role: s for s in layout.statements if s.record == "t-alice"}
+    assert (alice["newer"].day - alice["older"].day).days >= 14
+    between = [s for s in layout.statements if s.record == "t-alice" and s.role == "distractor"]
+    assert sum(alice["older"].day < s.day < alice["newer"].day for s in between) == 2
+    assert sum(s.day > alice["newer"].day for s in between) == 1
+
+
+def test_declared_references_name_the_older_fact(report: dict[str, Any], tmp_path: Path) -> None:
+    layout = bu.lay_out(DECLARED)
+    repo = bu.build_workspace(tmp_path / "ws", layout)
+    by = {(s.record, s.role): s for s in layout.statements}
+    for rec in DECLARED:
+        older, newer = by[(rec["id"], "older")], by[(rec["id"], "newer")]
+        nested = (repo / newer.path).read_text(encoding="utf-8").split("\n")[newer.line]
+        ref = nested.removeprefix("  - replaces: ")
+        if rec["replaces"] == "citation":
+            assert ref == f"{older.path}#L{older.line}"
+        else:  # the id gitmem gives the older fact
+            from gitmem.recall.entity import entity_view
+            from gitmem.workspace import open_workspace
+
+            ws, cfg = open_workspace(repo)
+            view = entity_view(ws, bu.configure(cfg, None), "Ida", now=bu.NOW).to_json()
+            ids = {f["source"]: f["fact_id"] for facts in view["facts"].values() for f in facts}
+            ids |= {p["source"]: p["fact_id"] for facts in view["facts"].values()
+                    for f in facts for p in f["history"]}
+            assert ids[f"{older.path}#L{older.line}"] == ref
+
+
+def _st(record: str, role: str, line: int, update: bool = True) -> bu.Statement:
+    return bu.Statement(record, role, f"{record} {role}", date(2025, 7, 1), update,
+                        "memory/2025-07-01.md", line)
+
+
+def _result(start: int, end: int, superseded_by: str | None = None) -> dict[str, Any]:
+    return {"path": "memory/2025-07-01.md", "start_line": start, "end_line": end,
+            "superseded_by": superseded_by}
+
+
+A_OLD, A_NEW, A_DIS = _st("a", "older", 3), _st("a", "newer", 9), _st("a", "distractor", 12)
+C_ONE, C_TWO = _st("c", "older", 4, update=False), _st("c", "newer", 10, update=False)
+IDX = bu.Index([A_OLD, A_NEW, A_DIS, C_ONE, C_TWO])
+REC_A = {"id": "a", "kind": "update"}
+REC_C = {"id": "c", "kind": "control"}
+
+
+def test_scores_from_hand_built_results() -> None:
+    # the older first: not "first", though both are in the top 3; the older unmarked
+    s = bu.score_recall([_result(3, 3), _result(9, 9)], REC_A, IDX)
+    assert (s["newer_rank"], s["older_rank"], s["first_top3"]) == (2, 1, False)
+    assert s["older_shown"] and not s["older_marked"]
+    # marked by the newer, in the fact and in a text result holding it: marked
+    s = bu.score_recall([_result(9, 9), _result(3, 3, "memory/2025-07-01.md#L9"),
+                         _result(2, 5, "memory/2025-07-01.md#L9@abc1234")], REC_A, IDX)
+    assert s["first_top3"] and s["older_marked"] and not s["older_marked_wrong"]
+    # one result showing it unmarked is enough to fail; a mark by the distractor is wrong
+    s = bu.score_recall([_result(3, 3, "memory/2025-07-01.md#L12"), _result(2, 5)], REC_A, IDX)
+    assert not s["older_marked"] and s["older_marked_wrong"]
+    # fourth place is not the top 3
+    s = bu.score_recall([_result(20, 20)] * 3 + [_result(9, 9)], REC_A, IDX)
+    assert s["newer_rank"] == 4 and not s["first_top3"] and s["top5"]
+
+
+def test_false_marks_are_attributed() -> None:
+    # a text result holding a control statement and a's older one, marked by a's newer: the
+    # mark is a's update, not the control's
+    chunk = _result(3, 4, "memory/2025-07-01.md#L9")
+    assert bu.score_recall([chunk], REC_C, IDX)["false_marks"] == []
+    # the same text result marked by anything else marks the control statement
+    chunk = _result(3, 4, "memory/2025-07-01.md#L12")
+    assert bu.score_recall([chunk], REC_C, IDX)["false_marks"] == ["older: c older"]
+    # a control's first statement marked by its second: false
+    fact = _result(4, 4, "memory/2025-07-01.md#L10")
+    assert bu.score_recall([fact], REC_C, IDX)["false_marks"] == ["older: c older"]
+    # an update's newer statement or distractor marked: false
+    s = bu.score_recall([_result(12, 12, "memory/2025-07-01.md#L20")], REC_A, IDX)
+    assert s["false_marks"] == ["distractor: a distractor"]
+
+
+def test_entity_view_scores() -> None:
+    def fact(line: int, *history: int) -> dict[str, Any]:
+        return {"source": f"memory/2025-07-01.md#L{line}",
+                "history": [{"source": f"memory/2025-07-01.md#L{h}"} for h in history]}
+
+    view = {"facts": {"world": [fact(9, 3), fact(12), fact(10, 4)]}}
+    assert bu.score_entity(view, REC_A, IDX) == {"older_replaced": True, "false_marks": []}
+    # a control's first statement in its second's history: falsely marked
+    assert bu.score_entity(view, REC_C, IDX)["false_marks"] == ["older: c older"]
+    view = {"facts": {"world": [fact(12, 3), fact(9)]}}  # replaced, but by the distractor
+    assert bu.score_entity(view, REC_A, IDX)["older_replaced"] is False
+
+
+def test_summary_rates() -> None:
+    records = [{"id": "a", "lang": "en", "kind": "update", "form": "fact"},
+               {"id": "c", "lang": "ja", "kind": "control", "form": "fact"}]
+    scored = {"a": {"first_top3": True, "older_shown": True, "older_marked": False,
+                    "newer_rank": 1, "top5": True, "basis": [],
+                    "false_marks": ["distractor: a distractor"],
+                    "entity": {"older_replaced": True, "false_marks": []}},
+              "c": {"first_top3": False, "older_shown": False, "older_marked": False,
+                    "newer_rank": 4, "top5": True, "basis": [], "false_marks": [],
+                    "entity": {"older_replaced": False, "false_marks": ["older: c older"]}}}
+    m = bu.summarise(records, scored, IDX)
+    assert m["first_top3_fact"] == {"rate": 1.0, "hits": 1, "n": 1}
+    assert m["first_top3_prose"] == {"rate": None, "hits": 0, "n": 0}
+    assert m["older_marked_when_shown"] == {"rate": 0.0, "hits": 0, "n": 1}
+    assert m["entity_older_replaced"]["rate"] == 1.0
+    assert m["controls_falsely_marked"] == {"rate": 1.0, "hits": 1, "n": 1}
+    assert m["controls_answered_top3"]["hits"] == 0
+    assert m["current_falsely_marked"] == {"rate": 0.5, "hits": 1, "n": 2}
+    assert m["cjk_top5"] == {"rate": 1.0, "hits": 1, "n": 1}
+
+
+def test_the_data_set_has_the_issue_shape() -> None:
+    bu.check_records(RECORDS)
+    rule = [r for r in RECORDS if r["kind"] == "update" and not r.get("replaces")]
+    controls = [r for r in RECORDS if r["kind"] == "control"]
+    assert len(rule) >= 60 and len(controls) >= 30
+    assert {r["lang"] for r in rule} >= {"en", "ja", "ru", "da", "zh"}
+    facts = sum(r["form"] == "fact" for r in rule)
+    assert abs(facts / len(rule) - 2 / 3) < 0.05
+    assert all(r["distractors"] for r in rule)
+    cjk = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+    assert all(cjk.search(r["question"]) for r in RECORDS if r["lang"] in bu.CJK_LANGS)
+
+
+def test_bad_records_are_refused() -> None:
+    wrong_form = {**PROSE, "id": "t-x", "older": "W @Alice: Alice lives in Paris."}
+    with pytest.raises(SystemExit, match="not written as a prose"):
+        bu.check_records([wrong_form])
+    with pytest.raises(SystemExit, match="repeats"):
+        bu.check_records([SAME_WORDS, {**SAME_WORDS, "id": "t-y"}])
