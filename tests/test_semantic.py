@@ -5,6 +5,7 @@ and trust rules of SPEC §9 and §14."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from embed_server import EmbedServer, Fault
 
+from fixtures.build_fixture import DEFAULT_SOURCE, build_fixture
 from gitmem.embed.registry import select
 from gitmem.index.replay import index_workspace
 from gitmem.index.store import Store, open_store
@@ -263,10 +265,18 @@ def test_vectors_never_attach_to_a_reused_row_id(fixture_repo: Path,
 
 
 def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
-        fixture_repo: Path, openai_env: EmbedServer) -> None:
+        tmp_path: Path, openai_env: EmbedServer) -> None:
     """Hybrid recall counts items without vectors before every query; probing the vectors
     table itself (a passage's 1.5 KB inline per row) took ~0.5 s at 50,000 items. An index of
-    schema 2 gets the item index in place: vectors kept, nothing re-embedded."""
+    schema 2 gets the item index in place: vectors kept, nothing re-embedded. (The sample
+    workspace without its Japanese notes: an index with Han characters is rebuilt at schema 4,
+    see test_cjk.)"""
+    source = tmp_path / "source"
+    shutil.copytree(DEFAULT_SOURCE, source)
+    for note in source.rglob("*.md"):
+        if re.search("[\u4e00-\u9fff]", note.read_text(encoding="utf-8")):
+            note.unlink()
+    fixture_repo = build_fixture(tmp_path / "ws", source=source)
     index_json(fixture_repo)
     path = fixture_repo / ".memory" / "index.sqlite"
     store = open_store(path)

@@ -4,7 +4,14 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.parse.textfold import build_match, count_tokens, fold, query_terms
+from gitmem.parse.textfold import (
+    build_match,
+    count_tokens,
+    fold,
+    ideographs,
+    query_ideographs,
+    query_terms,
+)
 
 
 def test_fold_case_and_diacritics() -> None:
@@ -33,6 +40,28 @@ def test_query_terms_phrases_and_stopwords() -> None:
     assert query_terms("*** ^^^") == []
 
 
+def test_cjk_questions_are_ored_bigrams_without_particles_and_question_words() -> None:
+    # Was one phrase of every bigram: it matched only the question itself.
+    assert query_terms("田中さんはどこに住んでいますか") == [["田中"], ["中さ"], ["住ん"]]
+    assert query_terms("王伟住在哪里？") == [["王伟"], ["伟住"], ["住在"]]
+    assert query_terms("李娜的猫叫什么名字") == [["李娜"], ["猫叫"], ["名字"]]
+    assert query_terms("민수는 어디에 살아요?") == [["민수"], ["수는"], ["디에"], ["살아"], ["아요"]]
+    # Latin and ids beside CJK keep their phrases; only-function questions keep their words.
+    assert query_terms("v2.0の設定") == [["v2", "0"], ["設定"]]
+    assert query_terms("どこ") == [["どこ"]]
+
+
+def test_ideographs_in_the_index_and_the_query() -> None:
+    assert ideographs("李娜养了一只猫，叫小白。Peter") == list("李娜养了一只猫叫小白")
+    assert ideographs("plain English") == []
+    # Chinese question words, particles and pronouns are not searched; in Japanese only
+    # question words are left out (京都's 都 is a particle in Chinese).
+    assert query_ideographs("谁养猫？") == ["养", "猫"]
+    assert query_ideographs("我们在哪儿吃的水煮鱼") == ["吃", "水", "煮", "鱼"]
+    assert query_ideographs("誰が京都の大学で教えていますか") == list("京都大学教")
+    assert query_ideographs('猫 "小白"') == ["猫"]
+
+
 def test_count_tokens_counts_cjk_per_character() -> None:
     assert count_tokens("誕生日") == 3
     assert count_tokens("abcdefgh") == 2
@@ -55,6 +84,19 @@ def test_any_query_is_a_valid_fts_expression(query: str) -> None:
         return
     conn = _fts()
     conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (build_match(terms),)).fetchall()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=0x3000, max_codepoint=0x9fff), max_size=30)
+       | st.text(max_size=40))
+def test_any_cjk_query_with_characters_is_a_valid_fts_expression(query: str) -> None:
+    terms = query_terms(query)
+    if not terms:
+        return
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, path, stems)")
+    conn.execute("SELECT count(*) FROM t WHERE t MATCH ?",
+                 (build_match(terms, {}, query_ideographs(query)),)).fetchall()
 
 
 def test_operators_are_searched_not_parsed() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -157,9 +157,30 @@ def m003_recall_indexes(conn: apsw.Connection) -> None:
                  "ON item_entities (entity, role, item_id)")
 
 
+class RebuildNeeded(Exception):
+    """A migration cannot bring this index up to date in place: it is rebuilt."""
+
+
+# Han characters (CJK unified ideographs, extension A, compatibility ideographs), for GLOB.
+_HAN_GLOB = "*[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]*"
+
+
+def m004_cjk_characters(conn: apsw.Connection) -> None:
+    """The stems column holds each Han character of the text as a token of its own (issue 17):
+    a question's one-character words and verb stems (猫, 住む / 住んで) match. An index without
+    Han characters has nothing to redo; one with them is rebuilt (its stems rows were made
+    without the characters, and the exact text they were made from is not stored)."""
+    found = conn.execute(
+        "SELECT 1 FROM items WHERE content GLOB ?1 OR heading GLOB ?1 UNION ALL "
+        "SELECT 1 FROM item_entities WHERE name GLOB ?1 LIMIT 1", (_HAN_GLOB,)).fetchall()
+    if found:
+        raise RebuildNeeded("index of CJK text made before its Han characters were indexed")
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
     (2, "m002_stems_column", m002_stems_column),
     (3, "m003_recall_indexes", m003_recall_indexes),
+    (4, "m004_cjk_characters", m004_cjk_characters),
 )

@@ -29,7 +29,13 @@ from gitmem.index.items import (
     page_entity,
     path_search_text,
 )
-from gitmem.index.schema import MIGRATIONS, REBUILD_BELOW, SCHEMA_VERSION, TABLES
+from gitmem.index.schema import (
+    MIGRATIONS,
+    REBUILD_BELOW,
+    SCHEMA_VERSION,
+    TABLES,
+    RebuildNeeded,
+)
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 
@@ -153,6 +159,8 @@ class Store:
                     self.set_meta("schema_version", str(version))
             except apsw.SQLError as exc:  # tables of something else in the way
                 raise DamagedIndex(f"not a gitmem index: {exc}") from exc
+            except RebuildNeeded as exc:
+                raise NewerIndexError(f"index schema {current}: {exc}") from exc
             applied.append(name)
         return applied
 

@@ -4,7 +4,15 @@ SQLite's ``unicode61`` tokenizer folds case but treats a run of CJK characters a
 keeps letters such as ``ø`` or Cyrillic ``ё``. So both the indexed text and the query pass through
 :func:`fold`: case folded, diacritics removed from Latin, Greek and Cyrillic letters (``Nørrebro``
 and ``norrebro`` meet), and CJK runs rewritten as overlapping character bigrams, so a two-character
-word such as ``滞在`` is a token and a longer one is a phrase of bigrams.
+word such as ``滞在`` is a token and a longer one is a phrase of bigrams. The index's stems column
+also holds every Han character of the text alone (``ideographs``).
+
+A query is OR-ed terms ranked by BM25, like an English one whose stop words are dropped: CJK
+is written without spaces, so each bigram of a CJK query is a term of its own, and bigrams that
+only carry particles, polite endings or question words (は, ですか, どこ, 什么, 吗, 어디) are not
+searched; the query's other Han characters are searched alone in the stems column, so 猫 finds
+一只猫 and 住む finds 住んでいる. No dictionary: the measured gain of a segmenter was one
+question in 46 (bench/bench_cjk.py, BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -26,10 +35,11 @@ _CJK_CLASS = (
 
 
 @functools.cache
-def _cjk() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(a CJK run, one CJK character). Compiled on first non-ASCII text: these ranges take
-    milliseconds to compile, which an English query never needs to pay."""
-    return re.compile(f"[{_CJK_CLASS}]+"), re.compile(f"[{_CJK_CLASS}]")
+def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a CJK run, one CJK character, one Han character). Compiled on first non-ASCII text:
+    these ranges take milliseconds to compile, which an English query never needs to pay."""
+    han = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+    return re.compile(f"[{_CJK_CLASS}]+"), re.compile(f"[{_CJK_CLASS}]"), han
 
 _WORD = re.compile(r"\w+")
 # Letters that do not decompose under NFKD but that users type without the accent.
@@ -92,7 +102,7 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold().translate(_diacritic_table())
-    run, char = _cjk()
+    run, char, _ = _cjk()
     return run.sub(_bigrams, text) if char.search(text) else text
 
 
@@ -126,11 +136,12 @@ def query_terms(query: str) -> list[list[str]]:
             terms.append(tokens)
     rest = _QUOTED.sub(" ", query)
     singles: list[list[str]] = []
+    content: list[list[str]] = []
+    language = _cjk_language(query)
     for word in rest.split():
-        tokens = _WORD.findall(fold(word))
-        if tokens:
-            singles.append(tokens)
-    content = [t for t in singles if len(t) > 1 or t[0] not in STOPWORDS]
+        all_terms, topical = _word_terms(word, language)
+        singles.extend(all_terms)
+        content.extend(topical)
     terms.extend(content if content or terms else singles)
     seen: set[tuple[str, ...]] = set()
     unique: list[list[str]] = []
@@ -142,12 +153,86 @@ def query_terms(query: str) -> list[list[str]]:
     return unique
 
 
-def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None) -> str:
+def _word_terms(word: str, language: str) -> tuple[list[list[str]], list[list[str]]]:
+    """A bare query word's terms, and those of them that can carry a topic.
+
+    A word is one phrase of its tokens, a stop word is not topical. CJK is written without
+    spaces, so there a "word" is often a whole question (``田中さんはどこに住んでいますか``): as
+    one phrase it matched only itself. So each CJK bigram (or lone character) is a term of its
+    own, and the bigrams of particles, polite endings and question words are not topical."""
+    folded = fold(word)
+    if folded.isascii() or not _cjk()[1].search(folded):
+        tokens = _WORD.findall(folded)
+        terms = [tokens] if tokens else []
+        return terms, [t for t in terms if len(t) > 1 or t[0] not in STOPWORDS]
+    terms = []
+    for piece in folded.split():  # fold() spaces CJK bigrams apart from the other text
+        if _cjk()[1].match(piece):
+            terms.append([piece])
+        elif tokens := _WORD.findall(piece):
+            terms.append(tokens)
+    return terms, [t for t in terms if len(t) > 1 or not _function_bigram(t[0], language)]
+
+
+# Characters that carry no topic in a question: question words (何 誰 什么 哪里 怎么 几 吗 呢),
+# and in Chinese also particles, copulas and pronouns (的 了 是 在 我们 ...). In Japanese these
+# are parts of words (京都, 地図, 得意, 了解), so there only question words count.
+_QUESTION_CHARS = frozenset("何誰谁什么麼哪怎几幾吗嗎呢")
+_CHINESE_FUNCTION = frozenset("的吧啊呀了是在和也都就还還把被给給"
+                               "得地着著过過这這那个個儿兒我你他她它们們")
+# A bigram holding one of these is a word boundary (李娜的 | 的猫): the characters beside them
+# are matched one by one (``query_ideographs``).
+_BOUNDARY = {"ja": _QUESTION_CHARS, "zh": _QUESTION_CHARS | frozenset("的吧啊呀")}
+_FUNCTION = {"ja": _QUESTION_CHARS, "zh": _QUESTION_CHARS | _CHINESE_FUNCTION}
+# Korean question words and polite endings, as the bigrams they fold to.
+_HANGUL_TEXT = """
+어디 언제 누구 무엇 무슨 어떻 떻게 얼마 예요 에요 이에 해요 세요 니까 습니 입니 나요 는요
+"""
+_HANGUL_FUNCTION = frozenset(_HANGUL_TEXT.split())
+
+
+def _hiragana(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u309f"
+
+
+def _cjk_language(query: str) -> str:
+    """'ja' for a query with kana, else 'zh': Han characters alone are read as Chinese."""
+    return "ja" if any("\u3040" <= ch <= "\u30ff" for ch in query) else "zh"
+
+
+def _function_bigram(token: str, language: str) -> bool:
+    """A bigram (or lone character) that starts with hiragana (particles, endings and question
+    words: は, ですか, どこ, and に住: a particle joined to the next word), one of function
+    characters alone (我们), one holding a question word or a boundary, or a Korean question
+    word or ending. A bigram joining kanji to the hiragana after it stays: that is a verb or
+    adjective with its ending (住ん, 届く)."""
+    return (_hiragana(token[0]) or all(ch in _FUNCTION[language] for ch in token)
+            or not _BOUNDARY[language].isdisjoint(token) or token in _HANGUL_FUNCTION)
+
+
+def ideographs(text: str) -> list[str]:
+    """The Han characters of a text, each once, in order: the index's stems column holds them
+    one token each, so a one-character word (猫, 车) or a verb whose ending changed (住む /
+    住んで) is found."""
+    if text.isascii():
+        return []
+    return list(dict.fromkeys(_cjk()[2].findall(unicodedata.normalize("NFKC", text))))
+
+
+def query_ideographs(query: str) -> list[str]:
+    """The Han characters of a query's unquoted words that can carry its topic."""
+    function = _FUNCTION[_cjk_language(query)]
+    return [ch for ch in ideographs(_QUOTED.sub(" ", query)) if ch not in function]
+
+
+def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None,
+                chars: Sequence[str] = ()) -> str:
     """An FTS5 MATCH expression that ORs the terms. Every token is quoted, so operators and
     punctuation in the user's query can never be parsed as FTS syntax.
 
     With ``stems`` (a word's folded stems, from ``query_stems``) the exact terms are matched in
-    the body and path columns and each single word also by its stems in the stems column."""
+    the body and path columns and each single word also by its stems in the stems column, as
+    are ``chars`` (Han characters, from ``query_ideographs``)."""
     if stems is None:
         return " OR ".join(_quote(t) for t in terms)
     parts: list[str] = []
@@ -155,6 +240,7 @@ def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = Non
         parts.append(f"{{body path}} : {_quote(term)}")
         if len(term) == 1:
             parts.extend(f"stems : {_quote([s])}" for s in stems.get(term[0], ()))
+    parts.extend(f"stems : {_quote([ch])}" for ch in chars)
     return " OR ".join(parts)
 
 
