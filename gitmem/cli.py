@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -17,6 +16,7 @@ import click
 
 from gitmem import __version__
 from gitmem.errors import GitmemError, InternalError, SearchUnavailable
+from gitmem.parse.visible import visible, visible_json
 from gitmem.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
@@ -36,8 +36,28 @@ def _workspace(ctx: click.Context) -> tuple[Workspace, Config]:
     return open_workspace(_ctx_path(ctx))
 
 
+class _Styled(str):
+    """Text already made visible and styled by :func:`_style` (joining it with other text
+    gives a plain ``str`` again, which :func:`_echo` escapes: styles cannot be smuggled)."""
+
+
+def _style(text: str, **style: Any) -> _Styled:
+    return _Styled(click.style(visible(text), **style))  # noqa: TID251 (the one door)
+
+
+def _echo(*parts: str, err: bool = False, nl: bool = True) -> None:
+    """The one door to the terminal: every part but :func:`_style`'s is passed through
+    ``visible``, so no text from memory files (or anywhere else) can send a control character,
+    an escape sequence or a bidirectional override (docs/memory-format.md, "Shown as text")."""
+    text = "".join(p if isinstance(p, _Styled) else visible(p) for p in parts)
+    click.echo(text, err=err, nl=nl)  # noqa: TID251 (the one door)
+
+
 def _print_json(data: Any, *, indent: int | None = 2) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=indent))
+    _echo(visible_json(data, indent))
+
+
+_RETURN = _Styled("\r")  # gitmem's own: the progress line writes over itself
 
 
 @contextlib.contextmanager
@@ -55,13 +75,13 @@ def _progress(label: str, unit: str,
         if now - last[0] > 0.1 or done == total:
             last[0], last[1] = now, float(done)
             of = f"/{scale(total)}" if total else ""
-            click.echo(f"\r{label}: {scale(done)}{of} {unit}", err=True, nl=False)
+            _echo(_RETURN, f"{label}: {scale(done)}{of} {unit}", err=True, nl=False)
 
     try:
         yield show
     finally:
         if last[1] >= 0:
-            click.echo("", err=True)
+            _echo("", err=True)
 
 
 def _megabytes(n: int) -> str:
@@ -106,11 +126,11 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
 
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
-        click.echo(line)
+        _echo(line)
     ws, _ = open_workspace(target)
     installed = all(h.state == "installed" for h in hookmod.status(ws.repo_root))
     if with_hooks is None and installed:
-        click.echo("hooks: installed (each commit re-indexes memory)")
+        _echo("hooks: installed (each commit re-indexes memory)")
         return
     if with_hooks is None and sys.stdin.isatty():
         with_hooks = click.confirm(
@@ -118,9 +138,9 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
         )
     if with_hooks:
         for line in hookmod.install(ws.repo_root):
-            click.echo(line)
+            _echo(line)
     elif with_hooks is None:
-        click.echo("hooks not installed; 'gitmem hooks install' keeps the index current")
+        _echo("hooks not installed; 'gitmem hooks install' keeps the index current")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -166,21 +186,21 @@ def index(
         _print_json(data, indent=None)
     else:
         for note in report.notes:
-            click.echo(f"note: {note}", err=True)
+            _echo(f"note: {note}", err=True)
         what = "rebuilt" if report.full else "updated"
-        click.echo(
+        _echo(
             f"{what} index at {report.commit[:7] if report.commit else '(no commits)'}: "
             f"{report.files} memory files; {data['added']} added, {data['modified']} modified, "
             f"{data['deleted']} deleted, {data['renamed']} renamed in {data['seconds']}s"
         )
         if emb is not None:
-            click.echo(
+            _echo(
                 emb.skipped
                 or f"embedded {emb.done} items ({emb.pending} of {emb.total} "
                 f"still pending) in {emb.seconds:.1f}s"
             )
         elif outcome.hint:
-            click.echo(f"note: {outcome.hint}", err=True)
+            _echo(f"note: {outcome.hint}", err=True)
     if outcome.embed_error:
         raise SearchUnavailable(f"{outcome.embed_error} (the lexical index is up to date)")
 
@@ -204,21 +224,21 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     if as_json:
         _print_json(info)
         return
-    click.echo(f"workspace: {info['workspace']}")
+    _echo(f"workspace: {info['workspace']}")
     for warning in info["config_warnings"]:
-        click.echo(f"warning: {warning}")
+        _echo(f"warning: {warning}")
     if not info["indexed"]:
-        click.echo("index: none yet; run 'gitmem index'")
+        _echo("index: none yet; run 'gitmem index'")
         return
     if info.get("index_error"):
-        click.echo(f"index: {info['index']}: {info['index_error']}")
+        _echo(f"index: {info['index']}: {info['index_error']}")
         return
     state = "up to date" if info["up_to_date"] else "behind HEAD; run 'gitmem index'"
     last = info["last_indexed_commit"]
-    click.echo(
+    _echo(
         f"index: {info['index']} ({state}; last indexed commit {last[:7] if last else 'none'})"
     )
-    click.echo(
+    _echo(
         f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
         f"chunks: {info['chunks']}"
     )
@@ -229,10 +249,10 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
             paths = info[key]
             files = "1 memory file" if len(paths) == 1 else f"{len(paths)} memory files"
             names = ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else "")
-            click.echo(f"uncommitted: {files} {what} ({names})")
+            _echo(f"uncommitted: {files} {what} ({names})")
     sem = info["semantic"]
     if sem["active"]:
-        click.echo(
+        _echo(
             f"semantic search: {sem['provider']} ({sem['model']}); embedded "
             f"{sem.get('embedded', 0)} of {sem.get('total_items', 0)} items"
             + (
@@ -243,59 +263,48 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
             + (f"; vectors: {sem['vector_search']}" if sem.get("vector_search") else "")
         )
     else:
-        click.echo(f"semantic search: off ({sem['hint']})")
+        _echo(f"semantic search: off ({sem['hint']})")
     if info.get("integrity") not in (None, "ok"):
-        click.echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
+        _echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
     if "dimensions" in sem:
         done = "loaded" if sem["model_kind"] == "local" else "answered"
-        click.echo(f"model: {sem['model_name']} {done}: {sem['dimensions']} dimensions, "
+        _echo(f"model: {sem['model_name']} {done}: {sem['dimensions']} dimensions, "
                    f"in {sem['load_seconds']:.2f} s")
     if "sqlite_vec_check" in info:
-        click.echo(f"sqlite-vec: {info['sqlite_vec_check']}")
+        _echo(f"sqlite-vec: {info['sqlite_vec_check']}")
     elif not info.get("sqlite_vec", True):
-        click.echo(
+        _echo(
             f"sqlite-vec: not loaded ({info.get('sqlite_vec_error')}); vector search "
             "uses an exact scan"
         )
-    click.echo(f"warnings: {len(info['warnings'])}")
+    _echo(f"warnings: {len(info['warnings'])}")
     for w in info["warnings"]:
-        click.echo(f"  {w['location']}: {w['message']}")
-
-
-# Memory text may hold terminal escapes or bidi overrides; the text output shows them as
-# visible escapes, so a memory file cannot drive the terminal or reorder what is shown.
-_HIDDEN = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
-_HIDDEN.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
-
-
-def _shown(text: str) -> str:
-    return text.translate(_HIDDEN)
+        _echo(f"  {w['location']}: {w['message']}")
 
 
 def _print_results(results: list[Result], warnings: list[str]) -> None:
     from gitmem.recall.timing import shown_dates
 
     if not results:
-        click.echo("no results")
+        _echo("no results")
     for r in results:
         ents = " ".join(f"@{e}" for e in r.entities)
         conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
-        click.echo(
-            click.style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}", bold=True)
+        _echo(
+            _style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}", bold=True)
         )
-        click.echo(click.style(_shown(r.source) + ("  (uncommitted)" if r.uncommitted else ""),
-                               fg="cyan"))
+        _echo(_style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
         if r.superseded_by:
             held = "a fact in these lines is " if r.kind == "note" else ""
-            click.echo(click.style(f"{held}superseded by {r.superseded_by}", fg="yellow"))
+            _echo(_style(f"{held}superseded by {r.superseded_by}", fg="yellow"))
         for e in (r.opinion or {}).get("evidence", []):
             c = "" if e["confidence"] is None else f" (c={e['confidence']:.2f})"
-            click.echo(f"  {e['stance']:<7} {_shown(e['source'])}{c}  {e['fact_id']}")
-        for line in r.snippet.splitlines():
-            click.echo(f"  {_shown(line)}")
-        click.echo("")
+            _echo(f"  {e['stance']:<7} {e['source']}{c}  {e['fact_id']}")
+        for line in r.snippet.split("\n"):  # splitlines() would turn \x0c or \x85 into breaks
+            _echo(f"  {line}")
+        _echo("")
     for w in warnings:
-        click.echo(f"note: {w}", err=True)
+        _echo(f"note: {w}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -394,7 +403,7 @@ def recall(
         tw = response.time_window
         span = f"{tw['since'] or '...'} .. {tw['until'] or '...'}"
         how = "preferring results near" if tw["applied_as"] == "boost" else "only"
-        click.echo(f"{how} {span} ('{tw['phrase']}')", err=True)
+        _echo(f"{how} {span} ('{tw['phrase']}')", err=True)
     _print_results(response.results, response.warnings)
 
 
@@ -416,94 +425,94 @@ def _print_fact(f: FactView) -> None:
     if f.event_start and (f.event_start, f.event_end) != (f.stated, f.stated):
         period = f" (event {f.event_start}" + (
             f" – {f.event_end})" if f.event_end and f.event_end != f.event_start else ")")
-    click.echo(f"  {f.stated}{conf}  {f.content}{period}")
-    click.echo(click.style(f"      {f.source}", fg="cyan"))
+    _echo(f"  {f.stated}{conf}  {f.content}{period}")
+    _echo(_style(f"      {f.source}", fg="cyan"))
     for old in f.history[:HISTORY_SHOWN]:
         c = f" c={old.confidence:.2f}" if old.confidence is not None else ""
-        click.echo(f"      was{c}: {old.content}  (until {old.until})  "
-                   + click.style(old.source, fg="cyan"))
+        _echo(f"      was{c}: {old.content}  (until {old.until})  ",
+              _style(old.source, fg="cyan"))
     if len(f.history) > HISTORY_SHOWN:
-        click.echo(f"      … and {len(f.history) - HISTORY_SHOWN} earlier (--json lists them)")
+        _echo(f"      … and {len(f.history) - HISTORY_SHOWN} earlier (--json lists them)")
 
 
 def _print_opinion(o: OpinionView, chart: bool) -> None:
     conf = "  -  " if o.confidence is None else f"{o.confidence:.2f}"
-    click.echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  "
-               + click.style(o.source, fg="cyan"))
+    _echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  ",
+          _style(o.source, fg="cyan"))
     for e in o.evidence:
         c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
-        click.echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
+        _echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
     if o.history is None:
         return
     values = [p.confidence or 0.0 for p in o.history]
     if chart and values:
-        click.echo(f"        {_spark(values, 1.0)}  {values[0]:.2f} → {values[-1]:.2f}")
+        _echo(f"        {_spark(values, 1.0)}  {values[0]:.2f} → {values[-1]:.2f}")
     for p in o.history:
         shown = "-" if p.confidence is None else f"{p.confidence:.2f}"
-        click.echo(f"        {p.date}  {p.commit[:7]}  {shown}")
+        _echo(f"        {p.date}  {p.commit[:7]}  {shown}")
 
 
 def _print_entity(v: EntityView) -> None:
-    click.echo(click.style(v.name, bold=True) + (f"  (aliases: {', '.join(v.aliases)})"
-                                                 if v.aliases else ""))
+    _echo(_style(v.name, bold=True),
+          f"  (aliases: {', '.join(v.aliases)})" if v.aliases else "")
     if v.as_of:
-        click.echo(f"as of {v.as_of}")
+        _echo(f"as of {v.as_of}")
     counts = v.counts
-    click.echo(f"mentions: {counts['mentions']}  facts: {counts['facts']}" + "".join(
+    _echo(f"mentions: {counts['mentions']}  facts: {counts['facts']}" + "".join(
         f"  {k}: {counts[k]}" for k in ("world", "experience", "opinion", "observation")
         if counts.get(k)))
     for label, m in (("first mention", v.first_mention), ("last mention", v.last_mention)):
         if m is not None:
-            click.echo(f"{label}: {m.date}  " + click.style(m.source, fg="cyan"))
+            _echo(f"{label}: {m.date}  ", _style(m.source, fg="cyan"))
     if v.page is not None:
-        click.echo("")
-        click.echo(click.style(f"page {v.page.source or v.page.path}", fg="cyan"))
-        for line in v.page.text.splitlines():
-            click.echo(f"  {line}")
+        _echo("")
+        _echo(_style(f"page {v.page.source or v.page.path}", fg="cyan"))
+        for line in v.page.text.split("\n"):
+            _echo(f"  {line}")
     for kind, facts in v.facts.items():
         total = counts.get(kind, len(facts))
         more = f", newest {len(facts)} current" if total > len(facts) else ""
-        click.echo("")
-        click.echo(click.style(f"{kind} ({total}{more})", bold=True))
+        _echo("")
+        _echo(_style(f"{kind} ({total}{more})", bold=True))
         for f in facts:
             _print_fact(f)
     if v.opinions:
-        click.echo("")
-        click.echo(click.style("opinions", bold=True))
+        _echo("")
+        _echo(_style("opinions", bold=True))
         for o in v.opinions:
             _print_opinion(o, chart=False)
     if v.timeline:
-        click.echo("")
-        click.echo(click.style("timeline (mentions per month)", bold=True))
+        _echo("")
+        _echo(_style("timeline (mentions per month)", bold=True))
         years: dict[str, list[int]] = {}
         for month in v.timeline:
             period = str(month["period"])
             years.setdefault(period[:4], [0] * 12)[int(period[5:7]) - 1] = int(month["mentions"])
         top = max(max(ms) for ms in years.values())
         for year, months in years.items():
-            click.echo(f"  {year}  {_spark([float(n) for n in months], float(top))}  "
+            _echo(f"  {year}  {_spark([float(n) for n in months], float(top))}  "
                        f"{sum(months)}")
     if v.related:
-        click.echo("")
-        click.echo("related: " + ", ".join(f"{r['entity']} ({r['mentions']})"
+        _echo("")
+        _echo("related: " + ", ".join(f"{r['entity']} ({r['mentions']})"
                                            for r in v.related))
     for w in v.warnings:
-        click.echo(f"note: {w}", err=True)
+        _echo(f"note: {w}", err=True)
 
 
 def _print_entity_list(listing: EntityList) -> None:
     if listing.as_of:
-        click.echo(f"as of {listing.as_of}")
+        _echo(f"as of {listing.as_of}")
     if not listing.entities:
-        click.echo("no entities yet: mention one as @Name in a Retain entry")
+        _echo("no entities yet: mention one as @Name in a Retain entry")
     else:
-        click.echo(f"{'mentions':>8} {'facts':>6}  entity")
+        _echo(f"{'mentions':>8} {'facts':>6}  entity")
     for e in listing.entities:
         extra = f"  aliases: {', '.join(e.aliases)}" if e.aliases else ""
         page = f"  {e.page}" if e.page else ""
-        click.echo(f"{e.mentions:8d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
+        _echo(f"{e.mentions:8d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
     for w in listing.warnings:
-        click.echo(f"note: {w}", err=True)
+        _echo(f"note: {w}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -565,15 +574,15 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
         _print_json(answer.to_json())
         return
     if answer.as_of:
-        click.echo(f"as of {answer.as_of}")
+        _echo(f"as of {answer.as_of}")
     if not answer.opinions:
         filtered = entity_name is not None or min_confidence is not None
-        click.echo("no opinions match" if filtered else "no opinions yet (bank/opinions.md)")
+        _echo("no opinions match" if filtered else "no opinions yet (bank/opinions.md)")
     chart = sys.stdout.isatty()
     for o in answer.opinions:
         _print_opinion(o, chart)
     for w in answer.warnings:
-        click.echo(f"note: {w}", err=True)
+        _echo(f"note: {w}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -603,9 +612,9 @@ def get(
         _print_json(res.to_json(), indent=None)
         return
     for line in res.lines:
-        click.echo(line)
+        _echo(line)
     if res.note:
-        click.echo(f"note: {res.note}", err=True)
+        _echo(f"note: {res.note}", err=True)
 
 
 @cli.command("reflect", context_settings=CONTEXT)
@@ -632,18 +641,18 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
     ws, cfg = _workspace(ctx)
     report = reflect(ws, cfg, since=since, dry_run=dry_run, commit=do_commit)
     for w in report.warnings:
-        click.echo(f"warning: {w}", err=True)
+        _echo(f"warning: {w}", err=True)
     if as_json:
         _print_json(report.to_json())
         return
     if not report.changed:
         return
     if dry_run:
-        click.echo("dry run: nothing was written; a real run would write:")
+        _echo("dry run: nothing was written; a real run would write:")
     for line in report.lines():
-        click.echo(line)
+        _echo(line)
     if report.commit:
-        click.echo(f"committed {report.commit[:7]}: {report.title()}")
+        _echo(f"committed {report.commit[:7]}: {report.title()}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -672,7 +681,7 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
     if as_json or fmt == "json":
         _print_json(result.to_json())
     else:
-        click.echo(result.to_markdown(link_base), nl=False)
+        _echo(result.to_markdown(link_base), nl=False)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -689,7 +698,7 @@ def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
     if as_json:
         _print_json(res.to_json(), indent=None)
     else:
-        click.echo(f"retained {res.source} in {res.commit[:7]}")
+        _echo(f"retained {res.source} in {res.commit[:7]}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -717,10 +726,10 @@ def serve(ctx: click.Context, idle: float | None, stop: bool) -> None:
 
     ws, cfg = _workspace(ctx)
     if stop:
-        click.echo(server.stop(ws) or "no warm process serves this workspace")
+        _echo(server.stop(ws) or "no warm process serves this workspace")
         return
     server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
-                 announce=lambda line: click.echo(line, err=True))
+                 announce=lambda line: _echo(line, err=True))
 
 
 @cli.command(context_settings=CONTEXT)
@@ -736,7 +745,7 @@ def reset(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _print_json({"removed": existed, "index": str(ws.index_path)}, indent=None)
     else:
-        click.echo(f"removed {ws.index_path}" if existed else "no index to remove")
+        _echo(f"removed {ws.index_path}" if existed else "no index to remove")
 
 
 @cli.group(context_settings=CONTEXT)
@@ -753,7 +762,7 @@ def hooks_install(ctx: click.Context) -> None:
 
     ws, _ = _workspace(ctx)
     for line in hookmod.install(ws.repo_root):
-        click.echo(line)
+        _echo(line)
 
 
 @hooks.command("uninstall", context_settings=CONTEXT)
@@ -764,7 +773,7 @@ def hooks_uninstall(ctx: click.Context) -> None:
 
     ws, _ = _workspace(ctx)
     for line in hookmod.uninstall(ws.repo_root):
-        click.echo(line)
+        _echo(line)
 
 
 @hooks.command("status", context_settings=CONTEXT)
@@ -786,7 +795,7 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
             if h.state != "installed" or h.python_ok
             else " — its Python is gone; run 'gitmem hooks install' again"
         )
-        click.echo(f"{h.name}: {h.state}{extra}{broken}  {h.path}")
+        _echo(f"{h.name}: {h.state}{extra}{broken}  {h.path}")
 
 
 @hooks.command("run", context_settings=CONTEXT)
@@ -820,7 +829,7 @@ def model_pull(ctx: click.Context, ref: str | None) -> None:
     target = ref or cfg.embed_model
     with _progress(f"downloading {target}", "MB", _megabytes) as progress:
         path = pull(target, progress=progress)
-    click.echo(f"{target}: {path}")
+    _echo(f"{target}: {path}")
 
 
 @model.command("list", context_settings=CONTEXT)
@@ -834,9 +843,9 @@ def model_list(as_json: bool) -> None:
         _print_json([{"ref": r, "bytes": n} for r, n in models], indent=None)
         return
     if not models:
-        click.echo("no models downloaded; 'gitmem model pull' fetches embed.model")
+        _echo("no models downloaded; 'gitmem model pull' fetches embed.model")
     for ref, size in models:
-        click.echo(f"{ref}  {size / 1048576:.1f} MB")
+        _echo(f"{ref}  {size / 1048576:.1f} MB")
 
 
 @cli.group("config", context_settings=CONTEXT)
@@ -870,11 +879,11 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
         _print_json(report.to_json())
         return
     for source, path in report.files.items():
-        click.echo(f"# {source} config: {path}")
+        _echo(f"# {source} config: {path}")
     for s in report.settings:
-        click.echo(f"{s.key} = {s.listed()}  ({s.source})")
+        _echo(f"{s.key} = {s.listed()}  ({s.source})")
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
 
 
 @config_group.command("get", context_settings=CONTEXT)
@@ -889,7 +898,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
     if as_json:
         _print_json(setting.to_json(), indent=None)
     else:
-        click.echo(setting.text())
+        _echo(setting.text())
 
 
 @config_group.command("set", context_settings=CONTEXT)
@@ -902,9 +911,9 @@ def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
     from gitmem.settings import set_setting
 
     change = set_setting(_config_repo(ctx), key, value, repo=repo)
-    click.echo(change.text())
+    _echo(change.text())
     if change.rewritten:
-        click.echo(f"note: {change.path} was rewritten from its settings (comments not kept)",
+        _echo(f"note: {change.path} was rewritten from its settings (comments not kept)",
                    err=True)
 
 
@@ -917,7 +926,7 @@ def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
     from gitmem.settings import unset_setting
 
     change = unset_setting(_config_repo(ctx), key, repo=repo)
-    click.echo(change.text())
+    _echo(change.text())
 
 
 def _crash_log(exc: BaseException) -> Path:
@@ -942,7 +951,7 @@ def run(args: list[str] | None = None, color: bool | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("", err=True)
+        _echo("", err=True)
         return 130
     except click.UsageError as exc:
         exc.show()
@@ -951,10 +960,10 @@ def run(args: list[str] | None = None, color: bool | None = None) -> int:
         exc.show()
         return 1
     except GitmemError as exc:
-        click.echo(f"gitmem: {exc}", err=True)
+        _echo(f"gitmem: {exc}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        click.echo("\ngitmem: interrupted", err=True)
+        _echo("\ngitmem: interrupted", err=True)
         return 130
     except BrokenPipeError:
         sys.stderr.close()
@@ -962,7 +971,7 @@ def run(args: list[str] | None = None, color: bool | None = None) -> int:
     except Exception as exc:  # the one place that turns surprises into exit status 3
         log = _crash_log(exc)
         err = InternalError(f"internal error: {exc.__class__.__name__}: {exc}")
-        click.echo(f"gitmem: {err}\n  traceback written to {log}", err=True)
+        _echo(f"gitmem: {err}\n  traceback written to {log}", err=True)
         return err.exit_code
     return 0
 

@@ -17,7 +17,6 @@ The only module that imports the MCP SDK (an optional extra: ``pip install 'gitm
 # (pydantic Fields, imported with the SDK) when they are registered inside build_server.
 import importlib.util
 import inspect
-import json
 import sys
 import threading
 import traceback
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gitmem import __version__
 from gitmem.config import Config, load_config
 from gitmem.errors import GitmemError
+from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ INSTRUCTIONS = (
 
 def _dumps(data: Any, indent: int | None) -> str:
     """The command line's JSON (``cli._print_json``), without its final newline."""
-    return json.dumps(data, ensure_ascii=False, indent=indent)
+    return visible_json(data, indent)
 
 
 class MemoryTools:

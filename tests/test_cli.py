@@ -383,6 +383,7 @@ RECALL_MODULES = {
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
     "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
+    "gitmem.parse.visible",  # text output shows control characters as escapes
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
 NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import json
 import os
 import re
 import ssl
@@ -21,11 +22,13 @@ import pytest
 from embed_server import EmbedServer, Fault
 from gguf_model import tiny_gguf
 
+from gitmem.cli import run_captured
 from gitmem.config import Config, user_cache_dir
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.download import models_dir, pull
 from gitmem.embed.remote import remote_embedder
 from gitmem.hooks import install
+from gitmem.parse.visible import visible_json
 from testing.chaos import wait_gone
 from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT
@@ -379,13 +382,117 @@ def test_hook_scripts_quote_the_python_path(tmp_path: Path) -> None:
     assert subprocess.run(["sh", "-n"], input=hook, text=True).returncode == 0
 
 
-def test_recall_text_output_cannot_drive_the_terminal(tmp_path: Path) -> None:
+# -- memory text cannot drive the terminal (SPEC §13) ----------------------------------------
+
+# What a memory file may hold: an OSC title with BEL, CSI clear-screen and colour, an 8-bit CSI,
+# backspace, DEL, a bidi override and an isolate ("Trojan Source").
+PAYLOAD = "\x1b]0;pwned\x07 \x1b[2J\x1b[31m \x9b2J \x08\x7f \u202eevil\u202c \u2066iso\u2069"
+SHOWN = r"\x1b]0;pwned\x07 \x1b[2J\x1b[31m \x9b2J \x08\x7f \u202eevil\u202c \u2066iso\u2069"
+# The styles gitmem itself prints on a terminal (bold, cyan, yellow, reset); nothing else may be.
+OWN_STYLES = re.compile(r"\x1b\[(?:1|33|36|0)m")
+DRIVES_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+ODD_NAME = "memory/odd\x1b]0;name\x07.md"
+
+
+def _terminal_run(repo: Path, *args: str) -> tuple[int, str]:
+    """``gitmem -C repo ARGS`` as on a terminal (colour on: click strips nothing); stdout and
+    stderr together, with gitmem's own styles removed."""
+    code, out, err = run_captured(["-C", str(repo), *args], True)
+    return code, OWN_STYLES.sub("", out + err)
+
+
+def _strings(data: object) -> Iterator[str]:
+    """Every string in decoded JSON."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, dict | list):
+        for value in data.values() if isinstance(data, dict) else data:
+            yield from _strings(value)
+
+
+def _escape_workspace(tmp_path: Path) -> Path:
     repo = make_repo(tmp_path)
-    write(repo, "memory/2025-11-27.md", "## Retain\n- W @Peter: The \x1b]0;pwned\x07 title "
-                "\x1b[2J wombat \u202eevil\u202c fact.\n")
+    write(repo, "MEMORY.md", f"# Memory\n\nThe core {PAYLOAD} numbat line.\n")
+    write(repo, "bank/entities/Peter.md", f"---\naliases: [{json.dumps('Pete' + PAYLOAD)}]\n---\n# Peter\n\n"
+                f"Page {PAYLOAD} text.\n")
+    write(repo, "memory/2025-11-27.md", f"## Retain\n- W @Peter: The {PAYLOAD} wombat fact.\n"
+                f"- O(c=0.8) @Peter: Likes {PAYLOAD} loud tea.\n- Q @Peter: {PAYLOAD} bad kind.\n")
+    write(repo, ODD_NAME, "An oddly named note about the quokka.\n")
+    write(repo, ".gitmem.toml", f"[embed]\nmodel = {json.dumps(PAYLOAD + '.gguf')}\n")
     commit_all(repo, "escapes")
-    code, out, err = gitmem("-C", str(repo), "recall", "wombat")
+    return repo
+
+
+def test_no_command_lets_memory_text_drive_the_terminal(tmp_path: Path) -> None:
+    """Every command that prints memory text (or file names, config values, errors quoting
+    them) shows control characters and bidi overrides as visible escapes, on stdout and
+    stderr alike; --json keeps the exact text, as JSON escapes."""
+    repo = _escape_workspace(tmp_path)
+    write(repo, ODD_NAME, "An oddly named note about the quokka, edited.\n")  # uncommitted
+    shown: dict[str, str] = {}
+    commands: list[tuple[str, ...]] = [
+        ("index",), ("status",), ("recall", "wombat"), ("recall", "quokka"),
+        ("recall", "numbat", "--json"), ("get", "MEMORY.md"), ("get", "memory/2025-11-27.md#L2"),
+        ("get", "MEMORY.md", "--json"), ("entity", "Peter"), ("entity",),
+        ("entity", "Peter", "--json"), ("reflect", "--since", "2025-01", "--dry-run"),
+        ("reflect", "--since", "2025-01", "--commit"), ("opinions",), ("opinions", "--history"),
+        ("recall", "tea", "--kind", "O"), ("review", "HEAD~1..HEAD"),
+        ("review", "HEAD~1..HEAD", "--json"), ("config", "list"), ("config", "get", "embed.model"),
+        ("retain", f"W @Peter: Retained {PAYLOAD} text."),
+    ]
+    for args in commands:
+        code, text = _terminal_run(repo, *args)
+        assert code == 0, (args, text)
+        shown[" ".join(args)] = text
+    assert [c for c, text in shown.items() if DRIVES_TERMINAL.search(text)] == []
+    for args, code in ((("entity", f"Nobody{PAYLOAD}"), 1), (("get", f"memory/{PAYLOAD}.md"), 1)):
+        got, text = _terminal_run(repo, *args)
+        assert got == code and "gitmem:" in text and not DRIVES_TERMINAL.findall(text), text
+        assert r"\x1b]0;pwned\x07" in text
+    for command in ("recall wombat", "recall tea --kind O", "get MEMORY.md", "entity Peter",
+                    "opinions", "opinions --history", "review HEAD~1..HEAD", "status",
+                    "config get embed.model", "get memory/2025-11-27.md#L2"):
+        assert SHOWN in shown[command], (command, shown[command])  # every character shown
+    assert f"@Peter likes {SHOWN[:40]}" in shown["reflect --since 2025-01 --dry-run"]
+    assert r"odd\x1b]0;name\x07.md" in shown["recall quokka"]
+    assert r"odd\x1b]0;name\x07.md" in shown["status"]  # its uncommitted file, named
+    assert r"aliases: pete\x1b]0;pwned\x07-" in shown["entity Peter"]  # as its key
+    assert "pwned" in shown["config list"]  # as a TOML string, escapes and all
+    assert "wombat" in shown["recall wombat"] and "line." in shown["get MEMORY.md"]
+    for command in ("recall numbat --json", "get MEMORY.md --json", "entity Peter --json",
+                    "review HEAD~1..HEAD --json"):
+        assert any(PAYLOAD in text for text in _strings(json.loads(shown[command]))), command
+    assert "memory/2025-11-27.md#L2: the entry holds control" in shown[
+        "reflect --since 2025-01 --commit"]
+
+
+def test_reflect_writes_an_entrys_control_characters_as_escapes(tmp_path: Path) -> None:
+    """SPEC §5 'the heading is the statement as written' and §15 'nothing silent': reflect keeps
+    every character of the entry, written visibly in the heading and the entity page, says so
+    with path#Lline, and a later entry with the same raw text still matches that opinion."""
+    repo = _escape_workspace(tmp_path)
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-01", "--json")
     assert code == 0, err
-    assert "wombat" in out
-    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
-    assert "\\x1b[2J" in out and "\\u202e" in out  # shown, not hidden
+    warned = {w["location"] for w in json.loads(out)["warnings"]
+              if w["code"] == "control-characters"}
+    assert warned == {"memory/2025-11-27.md#L2", "memory/2025-11-27.md#L3"}
+    for rel in ("bank/opinions.md", "bank/entities/Peter.md"):
+        written = (repo / rel).read_text(encoding="utf-8")
+        generated = written.split("gitmem:begin")[-1]  # the page's own text is the person's
+        assert not DRIVES_TERMINAL.findall(generated), rel
+    assert f"## @Peter likes {SHOWN} loud tea\n" in (repo / "bank/opinions.md").read_text(
+        encoding="utf-8")
+    commit_all(repo, "reflected")
+    write(repo, "memory/2025-11-28.md", f"## Retain\n- O(c=0.4) @Peter: Likes {PAYLOAD} loud "
+                "tea.\n")
+    commit_all(repo, "again", date="2025-11-28T21:00:00+00:00")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-01", "--json")
+    assert code == 0, err
+    [change] = json.loads(out)["opinions"]
+    assert not change["created"] and change["after"] < change["before"]
+
+
+@pytest.mark.parametrize("data", [PAYLOAD, {"k": [PAYLOAD, "\u009b", "\x7f"]}, "plain ü 日本"])
+def test_json_output_is_the_same_data_without_raw_controls(data: object) -> None:
+    text = visible_json(data, 2)
+    assert json.loads(text) == data and not DRIVES_TERMINAL.findall(text)

@@ -17,6 +17,7 @@ from gitmem.domain import Citation, Evidence, Warn
 from gitmem.index.reflect_queries import FactRow
 from gitmem.parse.retain import ENTITY_RE, entity_key
 from gitmem.parse.similarity import same_claim, statement_similarity
+from gitmem.parse.visible import visible
 from gitmem.reflect.opinionfile import NewOpinion, OpinionEdit, OpinionsFile, one_line
 from gitmem.reflect.rule import (
     SPEC_RULE,
@@ -106,8 +107,9 @@ def statement_of(fact: FactRow) -> str:
 
 
 def _bare(text: str) -> str:
-    """The statement without its @entity tokens (entities are compared as keys)."""
-    return ENTITY_RE.sub(" ", text)
+    """The statement without its @entity tokens (entities are compared as keys), with control
+    characters as a heading shows them (``one_line``), so an entry matches its own heading."""
+    return ENTITY_RE.sub(" ", visible(text))
 
 
 def _fact_keys(fact: FactRow, canonical: Canonical) -> frozenset[str]:

@@ -23,6 +23,7 @@ from gitmem.parse.opinions import (
     opinion_id_for,
     scan_opinions,
 )
+from gitmem.parse.visible import visible
 from gitmem.reflect.textfile import Editor, TextFile, split_text
 
 _VALUE = re.compile(r"^(?P<prefix>-\s*\w+\s*:\s*)")
@@ -149,5 +150,7 @@ def _new_sections(text: TextFile, new: Sequence[NewOpinion]) -> list[str]:
 
 
 def one_line(text: str) -> str:
-    """Text that must fit on one Markdown line (a heading): line breaks become spaces."""
-    return re.sub(r"\s*[\r\n]+\s*", " ", text).strip()
+    """Text that must fit on one Markdown line (a heading): line breaks become spaces, and
+    control and bidi characters visible escapes (``\\x1b``): a person reviewing the file sees
+    every character the entry holds, and ``cat`` or a diff cannot drive their terminal."""
+    return visible(re.sub(r"\s*[\r\n]+\s*", " ", text).strip())

@@ -40,6 +40,7 @@ from gitmem.locks import file_lock
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 from gitmem.parse.timeparse import build_window
+from gitmem.parse.visible import hidden_characters, visible
 from gitmem.reflect.opinion_update import OpinionChange, plan_opinions
 from gitmem.reflect.opinionfile import OpinionsFile, read_opinions, write_opinions
 from gitmem.reflect.pages import (
@@ -279,7 +280,23 @@ def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport) 
         store.close()
     writes += _proposal(ws, cfg, doc, names, report)
     report.files = [w.change for w in writes]
+    if writes:
+        report.warnings += _escaped(facts)
     return writes
+
+
+def _escaped(facts: list[FactRow]) -> list[Warn]:
+    """The window's facts about entities or opinions (what reflect writes from) whose control
+    or bidi characters it writes as visible escapes: said, not silent (the entries stay)."""
+    out: list[Warn] = []
+    for f in facts:
+        found = hidden_characters(f.text)
+        if found and (f.entities or f.kind == "opinion"):
+            names = ", ".join(f"U+{ord(c):04X} as {visible(c)}" for c in found)
+            out.append(Warn(f.path, f.start_line, "control-characters",
+                            f"the entry holds control or bidirectional characters; reflect "
+                            f"writes them as visible escapes ({names})"))
+    return out
 
 
 def _opinions(ws: Workspace, cfg: Config, facts: list[FactRow], names: EntityNames,
