@@ -5,13 +5,13 @@ mark the older one replaced, leave statements that are both true alone, in every
         [--only LANG[,LANG]] [--data RECORDS.json] [--json OUT] [--misses]
 
 The records (``bench/updates_data.py``, or ``--data``: a JSON list of the same shape) are written
-as daily notes (``memory/YYYY-MM-DD.md``, one commit per day, 21:00 UTC) into one real git
-repository: the two statements of a pair weeks apart, the record's distractors (other statements
-about the same subject) between them and one after the newer. Facts go in ``## Retain``, prose
-lines in a notes section of the same day. The workspace is indexed with gitmem's library, and
-each question is asked through ``recall.answer`` and each subject through ``recall.entity`` (their
-``to_json()``, the CLI's ``recall --json`` and ``entity --json``), ``now`` fixed after the last
-note. Metrics, per language and overall:
+as daily notes (``memory/YYYY-MM-DD.md``, one commit per day, 21:00 UTC) into a real git
+repository per language: the two statements of a pair weeks apart, the record's distractors
+(other statements about the same subject) between them and one after the newer. Facts go in
+``## Retain``, prose lines in a notes section of the same day. Each workspace is indexed with
+gitmem's library, each question asked through ``recall.answer`` and each subject through
+``recall.entity`` (their ``to_json()``, the CLI's ``recall --json`` and ``entity --json``),
+``now`` fixed after the last note. Metrics, per language and overall:
 
 - **first & top 3**: the newer statement is in the first 3 results and above the older (facts;
   prose); updates declared with ``replaces:`` are left out (they are measured on their own);
@@ -27,7 +27,9 @@ note. Metrics, per language and overall:
 - **declared**: ``replaces:`` pairs whose older fact the entity view shows replaced by the newer
   and which, when recall shows it, carries ``superseded_basis: "declared"``;
 - **CJK top 5**: Japanese and Chinese questions whose target (the newer statement) is among the
-  first 5 results.
+  first 5 results;
+- **as-of before**: each update's question asked ``--as-of`` the day before the newer statement:
+  of the answers that show the older one, the share where it is not marked (not replaced yet).
 
 Hybrid needs a real GGUF embedding model (``bash bench/build_model.sh``; multilingual-e5-small:
 ``python -m gitmem.embed.convert_e5 OUT.gguf``), run with one llama.cpp thread.
@@ -335,6 +337,16 @@ def score_recall(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
     }
 
 
+def score_as_of(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
+                idx: Index) -> dict[str, Any]:
+    """The question asked as of before the newer statement was written: the older one, when
+    shown, must not be marked (nothing has replaced it yet)."""
+    older = idx.of(str(rec["id"]), "older")[0]
+    showing = [r for r in results if shows(r, older)]
+    marks = sorted({str(r["superseded_by"]) for r in showing if r.get("superseded_by")})
+    return {"older_shown": bool(showing), "older_marked": bool(marks), "marked_by": marks}
+
+
 def score_entity(view: Mapping[str, Any], rec: Mapping[str, Any], idx: Index) -> dict[str, Any]:
     """The subject's entity view, scored: is the older fact in the newer one's history, and is
     any statement that should be current shown as replaced?"""
@@ -363,16 +375,20 @@ def configure(cfg: Config, model: Path | None) -> Config:
 
 def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: Index,
         mode: str) -> dict[str, dict[str, Any]]:
-    """Every record's question asked in ``mode``, its results scored; and, per record with a
-    subject, its entity view scored (the same in every mode)."""
+    """Every record's question asked in ``mode``, its results scored; for an update, asked
+    again as of the day before the newer statement; and, per record with a subject, its entity
+    view scored (the same in every mode)."""
     views: dict[str, dict[str, Any]] = {}
     out: dict[str, dict[str, Any]] = {}
     for rec in records:
-        resp = answer(ws, cfg, RecallRequest(query=str(rec["question"]), k=K, mode=mode), now=NOW)
-        if resp.mode != mode:
-            raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
-        results = resp.to_json()["results"]
+        results = _results(ws, cfg, RecallRequest(query=str(rec["question"]), k=K, mode=mode))
         scored = score_recall(results, rec, idx)
+        if rec["kind"] == "update":
+            newer = idx.of(str(rec["id"]), "newer")[0]
+            before = (newer.day - timedelta(days=1)).isoformat()
+            past = _results(ws, cfg, RecallRequest(query=str(rec["question"]), k=K, mode=mode,
+                                                   as_of=before))
+            scored["as_of"] = score_as_of(past, rec, idx)
         name = subject(rec)
         if name is not None:
             if name not in views:
@@ -381,6 +397,13 @@ def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: I
         scored["top"] = [f"{r['source']} {r['snippet'][:60]}" for r in results[:3]]
         out[str(rec["id"])] = scored
     return out
+
+
+def _results(ws: Workspace, cfg: Config, req: RecallRequest) -> list[dict[str, Any]]:
+    resp = answer(ws, cfg, req, now=NOW)
+    if resp.mode != req.mode:
+        raise SystemExit(f"{req.mode} answered as {resp.mode}: {resp.warnings}")
+    return list(resp.to_json()["results"])
 
 
 def _rate(flags: Iterable[bool]) -> dict[str, Any]:
@@ -409,7 +432,13 @@ def summarise(records: Sequence[Mapping[str, Any]], scored: Mapping[str, Mapping
         "first_top3_prose": _rate(s(r)["first_top3"] for r in rule if r["form"] == "prose"),
         "older_marked_when_shown": _rate(s(r)["older_marked"] for r in rule
                                          if s(r)["older_shown"]),
+        "older_marked_when_shown_fact": _rate(s(r)["older_marked"] for r in rule
+                                              if s(r)["older_shown"] and r["form"] == "fact"),
+        "older_marked_when_shown_prose": _rate(s(r)["older_marked"] for r in rule
+                                               if s(r)["older_shown"] and r["form"] == "prose"),
         "older_shown": _rate(s(r)["older_shown"] for r in rule),
+        "as_of_older_unmarked": _rate(not s(r)["as_of"]["older_marked"] for r in rule
+                                      if s(r)["as_of"]["older_shown"]),
         "entity_older_replaced": _rate(entity(r)["older_replaced"] for r in rule
                                        if r["form"] == "fact"),
         "controls_falsely_marked": _rate(bool(s(r)["false_marks"] or entity(r)["false_marks"])
@@ -428,34 +457,35 @@ def summarise(records: Sequence[Mapping[str, Any]], scored: Mapping[str, Mapping
 
 def run(records: Sequence[Mapping[str, Any]], workdir: Path, modes: Sequence[str],
         models: Sequence[Path]) -> dict[str, Any]:
-    """Build the workspace, index it (lexically, then with each model), ask every question:
-    per run (``lexical``, ``hybrid <model>``) the metrics per language and overall, and every
-    record's scores."""
+    """Per language, build its workspace, index it (lexically, then with each model) and ask
+    every question: per run (``lexical``, ``hybrid <model>``) the metrics per language and
+    overall, and every record's scores."""
     check_records(records)
-    layout = lay_out(records)
-    repo = build_workspace(workdir / "ws", layout)
-    idx = Index(layout.statements)
-    ws, base = open_workspace(repo)
     runs: list[tuple[str, str, Path | None]] = []
     if "lexical" in modes:
         runs.append(("lexical", "lexical", None))
     if "hybrid" in modes:
         runs += [(f"hybrid {m.stem}", "hybrid", m) for m in models]
-    out: dict[str, Any] = {}
-    for name, mode, model in runs:
-        cfg = configure(base, model)
-        outcome = index_and_embed(ws, cfg, force=True)
-        if outcome.embed_error:
-            raise SystemExit(f"embedding with {model} failed: {outcome.embed_error}")
-        scored = ask(ws, cfg, records, idx, mode)
-        langs = [lang for lang in LANGS if any(r["lang"] == lang for r in records)]
-        out[name] = {
-            "per_language": {lang: summarise([r for r in records if r["lang"] == lang],
-                                             scored, idx) for lang in langs},
-            "overall": summarise(records, scored, idx),
-            "records": scored,
-        }
-    return out
+    langs = [lang for lang in LANGS if any(r["lang"] == lang for r in records)]
+    scored: dict[str, dict[str, dict[str, Any]]] = {name: {} for name, _, _ in runs}
+    statements: list[Statement] = []
+    for lang in langs:
+        mine = [r for r in records if r["lang"] == lang]
+        layout = lay_out(mine)
+        statements += layout.statements
+        ws, base = open_workspace(build_workspace(workdir / lang, layout))
+        for name, mode, model in runs:
+            cfg = configure(base, model)
+            outcome = index_and_embed(ws, cfg, force=True)
+            if outcome.embed_error:
+                raise SystemExit(f"embedding with {model} failed: {outcome.embed_error}")
+            scored[name] |= ask(ws, cfg, mine, Index(layout.statements), mode)
+    idx = Index(statements)
+    return {name: {"per_language": {lang: summarise([r for r in records if r["lang"] == lang],
+                                                    scored[name], idx) for lang in langs},
+                   "overall": summarise(records, scored[name], idx),
+                   "records": scored[name]}
+            for name, _, _ in runs}
 
 
 # ------------------------------------------------------------------------------------ reports
@@ -468,6 +498,7 @@ COLUMNS = (
     ("controls_falsely_marked", "controls marked"),
     ("current_falsely_marked", "current marked"),
     ("declared", "declared"),
+    ("as_of_older_unmarked", "as-of before: older unmarked"),
     ("cjk_top5", "CJK top 5"),
 )
 
@@ -503,6 +534,8 @@ def misses(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> s
                 wrong.append("older shown unmarked")
             if rec["kind"] == "update" and ent and not ent["older_replaced"]:
                 wrong.append("entity: older not replaced")
+            if s.get("as_of", {}).get("older_marked"):
+                wrong.append("as-of before the newer: older marked")
             if s["false_marks"] or ent.get("false_marks"):
                 wrong.append(f"marked: {s['false_marks'] + ent.get('false_marks', [])}")
             if wrong:

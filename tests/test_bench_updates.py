@@ -66,6 +66,8 @@ def test_known_answers_end_to_end(report: dict[str, Any]) -> None:
     assert overall["current_falsely_marked"]["n"] == 5
     assert overall["first_top3_prose"]["n"] == 1 and overall["declared"]["n"] == 2
     assert overall["cjk_top5"]["n"] == 0
+    # as of the day before "lives in Lisbon" was written, "lives in Berlin" is current
+    assert alice["as_of"] == {"older_shown": True, "older_marked": False, "marked_by": []}
     assert set(lexical["per_language"]) == {"en", "da"}
 
 
@@ -143,6 +145,14 @@ def test_scores_from_hand_built_results() -> None:
     assert s["newer_rank"] == 4 and not s["first_top3"] and s["top5"]
 
 
+def test_as_of_scores() -> None:
+    assert bu.score_as_of([_result(9, 9), _result(3, 3)], REC_A, IDX) == {
+        "older_shown": True, "older_marked": False, "marked_by": []}
+    assert bu.score_as_of([_result(2, 5, "memory/2025-07-01.md#L9")], REC_A, IDX) == {
+        "older_shown": True, "older_marked": True, "marked_by": ["memory/2025-07-01.md#L9"]}
+    assert bu.score_as_of([_result(9, 9)], REC_A, IDX)["older_shown"] is False
+
+
 def test_false_marks_are_attributed() -> None:
     # a text result holding a control statement and a's older one, marked by a's newer: the
     # mark is a's update, not the control's
@@ -178,6 +188,7 @@ def test_summary_rates() -> None:
     scored = {"a": {"first_top3": True, "older_shown": True, "older_marked": False,
                     "newer_rank": 1, "top5": True, "basis": [],
                     "false_marks": ["distractor: a distractor"],
+                    "as_of": {"older_shown": True, "older_marked": True},
                     "entity": {"older_replaced": True, "false_marks": []}},
               "c": {"first_top3": False, "older_shown": False, "older_marked": False,
                     "newer_rank": 4, "top5": True, "basis": [], "false_marks": [],
@@ -191,6 +202,9 @@ def test_summary_rates() -> None:
     assert m["controls_answered_top3"]["hits"] == 0
     assert m["current_falsely_marked"] == {"rate": 0.5, "hits": 1, "n": 2}
     assert m["cjk_top5"] == {"rate": 1.0, "hits": 1, "n": 1}
+    assert m["as_of_older_unmarked"] == {"rate": 0.0, "hits": 0, "n": 1}
+    assert m["older_marked_when_shown_fact"]["n"] == 1
+    assert m["older_marked_when_shown_prose"]["n"] == 0
 
 
 def test_the_data_set_has_the_issue_shape() -> None:
