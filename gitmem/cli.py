@@ -260,6 +260,8 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
                 if sem.get("pending")
                 else ""
             )
+            + (f"; the index holds {sem['stale_vectors']} vectors of another model, which "
+               "recall does not use" if sem.get("stale_vectors") else "")
             + (f"; vectors: {sem['vector_search']}" if sem.get("vector_search") else "")
         )
     else:

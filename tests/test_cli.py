@@ -138,6 +138,21 @@ def test_not_a_git_repository_exits_1_with_a_fix(tmp_path: Path, command: list[s
     assert "gitmem init" in err
 
 
+def test_index_without_memory_files_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    plain = make_repo(tmp_path)
+    write(plain, "README.md", "# Project\n")
+    write(plain, "notes/todo.md", "- gateway\n")  # Markdown, but not memory
+    commit_all(plain, "code only", FIRST_DATE)
+    before = _snapshot(plain)
+    code, out, err = gitmem("-C", str(plain), "index")
+    assert code == 1
+    assert out == ""
+    assert "is not a memory workspace" in err and "gitmem init" in err
+    assert _snapshot(plain) == before  # no .memory/, no line in .git/info/exclude
+    write(plain, "MEMORY.md", "# Memory\n\n- The gateway host is the NUC.\n")  # on disk only
+    assert gitmem("-C", str(plain), "index")[0] == 0
+
+
 # -- init -----------------------------------------------------------------------------------------
 
 

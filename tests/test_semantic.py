@@ -9,6 +9,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from embed_server import EmbedServer, Fault
@@ -39,7 +40,7 @@ def openai_env(server: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> EmbedSer
     return server
 
 
-def index_json(repo: Path, *extra: str) -> dict[str, object]:
+def index_json(repo: Path, *extra: str) -> dict[str, Any]:
     code, out, err = gitmem("-C", str(repo), "index", "--json", *extra)
     assert code == 0, err
     return json.loads(out)  # type: ignore[no-any-return]
@@ -114,6 +115,28 @@ def test_embedding_is_resumable_batch_by_batch(fixture_repo: Path,
                for w in warnings)
     rest = embed_pending(ws, cfg, embedder)
     assert rest.done == part.pending and rest.pending == 0
+
+
+def test_an_embedding_run_carries_on_into_a_rebuilt_index(fixture_repo: Path,
+                                                          openai_env: EmbedServer) -> None:
+    """A hook's embedding run, and 'gitmem index --force' while it runs (issue 16): the rebuilt
+    file is filled in by the running job (which holds the embedding lock), not left pending."""
+    ws, cfg = open_workspace(fixture_repo)
+    index_workspace(ws, cfg)
+    embedder = select(cfg).embedder
+    assert embedder is not None
+    rebuilt: list[dict[str, Any]] = []
+
+    def rebuild_after_the_first_batch(have: int, total: int) -> None:
+        if have and not rebuilt:
+            rebuilt.append(index_json(fixture_repo, "--force"))
+
+    report = embed_pending(ws, cfg, embedder, progress=rebuild_after_the_first_batch)
+    assert rebuilt and rebuilt[0]["full"] is True
+    assert rebuilt[0]["embedding"]["skipped"]  # the running job embeds, not the rebuild
+    assert report.total > 64 and report.pending == 0, report
+    semantic = json.loads(gitmem("-C", str(fixture_repo), "status", "--json")[1])["semantic"]
+    assert semantic["embedded"] == semantic["total_items"] == report.total
 
 
 def test_a_model_change_re_embeds_and_reuses_the_cache(fixture_repo: Path,

@@ -458,6 +458,26 @@ def test_status_deep_confirms_the_model_loaded(harbor: Path, tiny_model: Path) -
     assert data["semantic"]["dimensions"] == N_EMBD and data["semantic"]["load_seconds"] >= 0
 
 
+def test_embedded_counts_are_of_the_configured_model(harbor: Path, tiny_model: Path,
+                                                     tmp_path: Path) -> None:
+    from gguf_model import write_tiny_gguf
+
+    other = write_tiny_gguf(tmp_path / "other.gguf", seed=7)
+    for n, model in enumerate((tiny_model, other, tiny_model)):  # a switch, and back
+        assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(model))[0] == 0
+        for deep in ((), ("--deep",)) if n else ():
+            sem = json.loads(gitmem("-C", str(harbor), "status", "--json", *deep)[1])["semantic"]
+            # The vectors held are the previous model's: none of them counts.
+            assert sem["embedded"] == 0 and sem["pending"] == sem["total_items"] > 0, sem
+            assert sem["stale_vectors"] == sem["total_items"], sem
+            out = gitmem("-C", str(harbor), "status", *deep)[1]
+            assert f"embedded 0 of {sem['total_items']} items" in out, out
+            assert "vectors of another model" in out, out
+        assert gitmem("-C", str(harbor), "index")[0] == 0
+        sem = json.loads(gitmem("-C", str(harbor), "status", "--json")[1])["semantic"]
+        assert sem["embedded"] == sem["total_items"] > 0 and sem["stale_vectors"] == 0, sem
+
+
 def test_dash_c_help_names_its_argument_consistently() -> None:
     code, out, _ = gitmem("--help")
     [line] = [ln for ln in out.splitlines() if ln.strip().startswith("-C")]

@@ -219,6 +219,23 @@ def index_workspace(
 _Outcome = tuple[ChangePlan, int, int]
 
 
+def require_memory(ws: Workspace, cfg: Config) -> None:
+    """A first index needs memory files, committed or on disk: in a repository without any,
+    nothing is written (no .memory/, no line in .git/info/exclude) and the error says how to
+    make the workspace."""
+    git = GitRepo(ws.repo_root, ws.git_dir)
+    if memory_files_in_tree(git, git.head, ws, cfg)[0]:
+        return
+    if any(mf is not None for mf in worktree_layer(ws, cfg).changes.values()):
+        return
+    where = f" (workspace.root = '{ws.prefix.rstrip('/')}')" if ws.prefix else ""
+    raise GitmemError(
+        f"{ws.root}{where} is not a memory workspace: it has no memory files (MEMORY.md, "
+        "USER.md, memory/*.md, bank/*.md); 'gitmem init' creates them here, or pass -C PATH "
+        "to the repository that holds the memory"
+    )
+
+
 def layer_key(layer: WorktreeLayer | None) -> str:
     """The index's meta record of its uncommitted layer ('off' when the layer is not used)."""
     return "off" if layer is None else layer.key

@@ -132,8 +132,10 @@ def index_and_embed(
         report = IndexReport(head_id(ws.repo_root), False, ChangePlan((), (), (), ()), files,
                              0.0, tuple(_sweep(ws)))
     else:
-        from gitmem.index.replay import index_workspace
+        from gitmem.index.replay import index_workspace, require_memory
 
+        if not ws.index_path.exists():
+            require_memory(ws, cfg)
         report = index_workspace(ws, cfg, force=force, progress=progress, worktree=worktree)
     outcome = IndexOutcome(report, embed_requested=embed)
     if embed:

@@ -117,12 +117,18 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool,
         report.sqlite_vec = store.vec_error is None
         report.sqlite_vec_error = store.vec_error
         have, total = store.vector_counts()
+        index_fingerprint = store.get_meta("embed_fingerprint")
+        # Vectors count for the model configured now: another model's (after a switch of
+        # embed.model) are replaced by the next embedding run, and recall does not use them.
+        current = report.semantic.get("fingerprint")
+        stale = have if current is not None and index_fingerprint != current else 0
         if report.semantic["active"] or have:
             report.semantic.update(
-                index_fingerprint=store.get_meta("embed_fingerprint"),
-                embedded=have,
+                index_fingerprint=index_fingerprint,
+                embedded=have - stale,
                 total_items=total,
-                pending=total - have,
+                pending=total - have + stale,
+                stale_vectors=stale,
                 vector_search="sqlite-vec"
                 if store.vec_error is None and store.has_vec_table()
                 else ("exact scan (sqlite-vec could not be loaded)" if have else None),

@@ -131,15 +131,21 @@ def embed_pending(
                 for item_id, vkey, passages in batch:
                     rows.extend((item_id, vkey, n, vectors[at + n]) for n in range(len(passages)))
                     at += len(passages)
+                stored = 0
                 with writer_lock(ws):
                     store = open_store(ws.index_path)
                     try:
-                        if store.get_meta("embed_fingerprint") != embedder.fingerprint:
-                            break  # the model changed under us; the next run starts over
-                        with store.transaction():
-                            stored = store.put_vectors(rows)
+                        held = store.get_meta("embed_fingerprint")
+                        if held == embedder.fingerprint:
+                            with store.transaction():
+                                stored = store.put_vectors(rows)
                     finally:
                         store.close()
+                if held is None:  # 'index --force' swapped in a new file: carry on in it
+                    dims = _prepare(ws, embedder, cache, report.stats)
+                    continue
+                if held != embedder.fingerprint:
+                    break  # another model's vectors: the run that made them owns the index
                 report.done += stored  # items that ended meanwhile are simply skipped
         finally:
             cache.close()
