@@ -297,8 +297,10 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
         )
         _echo(_style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
         if r.superseded_by:
-            held = "a fact in these lines is " if r.kind == "note" else ""
-            _echo(_style(f"{held}superseded by {r.superseded_by}", fg="yellow"))
+            held = "a fact in these lines was " if r.kind == "note" else ""
+            basis = ", declared" if r.superseded_basis == "declared" else ""
+            _echo(_style(f"{held}replaced by {r.superseded_by} ({r.superseded_on}{basis})",
+                         fg="yellow"))
         for e in (r.opinion or {}).get("evidence", []):
             c = "" if e["confidence"] is None else f" (c={e['confidence']:.2f})"
             _echo(f"  {e['stance']:<7} {e['source']}{c}  {e['fact_id']}")

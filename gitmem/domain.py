@@ -80,6 +80,8 @@ class Fact:
     end_line: int
     event_start: date | None
     event_end: date | None
+    # what a nested '- replaces: <ref>' item declares it replaces: fact ids or citations
+    replaces: tuple[str, ...] = ()
 
     @property
     def entities(self) -> tuple[str, ...]:

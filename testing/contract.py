@@ -29,6 +29,7 @@ RESULT_KEYS = {
     "score",
     "uncommitted",  # added (SPEC §8: add fields, never rename): from index --worktree
     "superseded_by",  # added: the citation of a later fact that replaced this one (issue 8)
+    "superseded_basis",  # added: declared (by its writer) or rule (issue 17)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
 }
 

@@ -71,6 +71,8 @@ def dump(repo: Path) -> list[tuple[Any, ...]]:
         rows.extend(sorted_rows(("file", *r) for r in files))
         entities = conn.execute("SELECT item_id, entity, name, role FROM item_entities")
         rows.extend(sorted_rows(("item_entity", *key(r[0]), *r[1:]) for r in entities))
+        declared = conn.execute("SELECT item_id, ref, fact_id FROM item_replaces")
+        rows.extend(sorted_rows(("item_replaces", *key(r[0]), *r[1:]) for r in declared))
         for term in _FTS_TERMS:
             hits = conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH ?", (term,))
             rows.append(("fts", term, tuple(sorted_rows(key(r[0]) for r in hits))))

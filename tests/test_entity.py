@@ -244,7 +244,7 @@ def test_recall_marks_a_replaced_fact_and_ranks_the_current_one_above(memory: Pa
     assert results[new]["superseded_by"] is None
     code, out, _ = gitmem("-C", str(memory), "recall", "NUC")
     assert code == 0
-    assert "superseded by memory/2025-11-27.md#L4" in out
+    assert "replaced by memory/2025-11-27.md#L4 (2025-11-27)" in out
 
 
 def test_recall_brings_the_replacement_when_the_search_missed_it(memory: Path) -> None:
@@ -308,7 +308,7 @@ def test_a_note_holding_a_replaced_fact_says_so(tmp_path: Path) -> None:
     sources = [r["source"] for r in results]
     assert sources.index("memory/2025-03-13.md#L4") < sources.index(stale[0]["source"])
     code, out, _ = gitmem("-C", str(repo), "recall", "gateway host in March 2025")
-    assert code == 0 and "superseded by memory/2025-03-13.md#L4" in out, out
+    assert code == 0 and "replaced by memory/2025-03-13.md#L4 (2025-03-13)" in out, out
 
 
 def test_a_note_result_under_an_entity_filter_brings_no_other_entitys_facts(

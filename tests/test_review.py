@@ -347,7 +347,7 @@ def test_json_shape_is_stable(tmp_path: Path) -> None:
     for entity in data["entities"]:
         assert set(entity) == {"entity", "key", "added", "removed"}
     for pair in data["superseded"]:
-        assert set(pair) == {"old", "new"} and set(pair["old"]) == FACT_KEYS
+        assert set(pair) == {"old", "new", "basis"} and set(pair["old"]) == FACT_KEYS
     for f in data["files"] + data["pages"]:
         assert set(f) == {"path", "class", "status", "lines_added", "lines_removed", "where"}
     assert data["summary"] == (

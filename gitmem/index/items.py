@@ -35,6 +35,7 @@ class ItemVersion:
     search_text: str  # folded text for the full-text index
     stem_text: str  # its words' stems (the lower-weighted column)
     links: tuple[tuple[str, str], ...]  # (entity as written, role)
+    replaces: tuple[str, ...] = ()  # refs its '- replaces:' item declares (facts only)
 
 
 def _key(*parts: object) -> str:
@@ -58,7 +59,8 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
         out.append(
             ItemVersion(
                 vkey=_key(
-                    "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text
+                    "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text,
+                    *f.replaces
                 ),
                 type="fact",
                 kind=f.kind,
@@ -74,6 +76,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
                 stem_text=stem_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
+                replaces=f.replaces,
             )
         )
     for c in parsed.chunks:

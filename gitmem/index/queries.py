@@ -258,8 +258,8 @@ def subject_facts_after(store: Store, keys: Sequence[str], after: int, limit: in
 
 def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,
                 limit: int) -> list[Row]:
-    """Of these item ids, the facts of ``row``'s kind stated after it that pass the filter,
-    newest first: the candidates that may replace it."""
+    """Of these item ids, the facts stated after ``row`` that pass the filter (its kinds: those
+    that may replace ``row``), newest first: the candidates that may replace it."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
     stated = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
@@ -268,13 +268,28 @@ def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,
     for part in batched(ids):
         out.extend(_rows(store.conn.execute(
             f"SELECT {columns} FROM items i WHERE i.id IN ({marks(part)}) AND i.type = 'fact' "
-            f"AND i.kind = ? AND {where} "
-            f"AND ({stated} > ? OR ({stated} = ? AND i.recorded_at > ?))",
-            [*col_args, *part, row["kind"], *args, day, day, row["recorded_at"] or ""])
+            f"AND {where} AND ({stated} > ? OR ({stated} = ? AND i.recorded_at >= ?))",
+            [*col_args, *part, *args, day, day, row["recorded_at"] or ""])
             .fetchall()))
     out.sort(key=lambda r: (r["day"] or (r["recorded_at"] or "")[:10], r["recorded_at"] or "",
                             r["path"], r["start_line"]), reverse=True)
     return out[:limit]
+
+
+def declaring_facts(store: Store, fact_id: str, flt: ItemFilter) -> list[Row]:
+    """The facts that pass the filter and declare (a '- replaces:' item) that they replace
+    ``fact_id``, newest first; each row's 'declared' holds that fact id."""
+    if not fact_id:
+        return []
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    out = _rows(store.conn.execute(
+        f"SELECT {columns} FROM items i JOIN item_replaces r ON r.item_id = i.id "
+        f"WHERE r.fact_id = ? AND i.type = 'fact' AND {where} ORDER BY i.id DESC",
+        [*col_args, fact_id, *args]).fetchall())
+    for row in out:
+        row["declared"] = (fact_id,)
+    return out
 
 
 def entity_names_of(store: Store, ids: Sequence[int]) -> dict[int, list[str]]:

@@ -126,6 +126,7 @@ class _Replay:
         for mf, _, versions in inserts:
             stamped = [(v, (carried.get(v.fact_id) if v.fact_id else None) or at) for v in versions]
             self.store.insert_versions(mf, stamped, seq=seq, commit_id=commit_id)
+        self.store.resolve_replaces(seq, [mf.path for mf, _, _ in inserts])
 
     def _opinions(self, parsed: ParsedFile | None, seq: int, commit_id: str, at: str) -> None:
         current = self.store.open_opinions()

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -127,8 +127,19 @@ CREATE VIRTUAL TABLE items_fts USING fts5 (
 """
 
 
+DDL_REPLACES = """
+CREATE TABLE item_replaces (
+    item_id INTEGER NOT NULL,
+    ref TEXT NOT NULL,
+    fact_id TEXT,
+    PRIMARY KEY (item_id, ref)
+);
+CREATE INDEX item_replaces_fact ON item_replaces (fact_id);
+"""
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
-TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (\w+)", DDL_V1)) | {"migrations"}
+TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (\w+)", DDL_V1 + DDL_REPLACES)) | {
+    "migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:
@@ -177,10 +188,23 @@ def m004_cjk_characters(conn: apsw.Connection) -> None:
         raise RebuildNeeded("index of CJK text made before its Han characters were indexed")
 
 
+def m005_declared_replacements(conn: apsw.Connection) -> None:
+    """Declared replacements: the refs of each fact's ``- replaces:`` item, and the fact id each
+    names, resolved when the replacing version is first recorded. An index whose facts hold
+    such an item in their text (parsed before the item meant anything) is rebuilt; any other
+    gets the empty table in place."""
+    found = conn.execute("SELECT 1 FROM items WHERE type = 'fact' AND content LIKE ? LIMIT 1",
+                         ("%- replaces:%",)).fetchall()
+    if found:
+        raise RebuildNeeded("index made before '- replaces:' items declared replacements")
+    conn.execute(DDL_REPLACES)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
     (2, "m002_stems_column", m002_stems_column),
     (3, "m003_recall_indexes", m003_recall_indexes),
     (4, "m004_cjk_characters", m004_cjk_characters),
+    (5, "m005_declared_replacements", m005_declared_replacements),
 )

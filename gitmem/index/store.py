@@ -226,6 +226,7 @@ class Store:
                 part))
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
+        self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
         self.drop_vectors([i for (i,) in ids])
         for table in ("items", "opinions"):
             self.conn.execute(f"DELETE FROM {table} WHERE valid_from > ?", (seq,))
@@ -279,6 +280,7 @@ class Store:
         items: list[tuple[Any, ...]] = []
         fts: list[tuple[int, str, str, str]] = []
         links: list[tuple[int, str, str, str]] = []
+        declared: list[tuple[int, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
             items.append((item_id, v.vkey, mf.path, mf.blob, mf.file_class, day, v.type, v.kind,
@@ -288,6 +290,7 @@ class Store:
             fts.append((item_id, v.search_text, path_text, v.stem_text))
             links.extend((item_id, entity_key(name), name, role) for name, role in v.links
                          if entity_key(name))
+            declared.extend((item_id, ref) for ref in v.replaces)
         self.conn.executemany(
             "INSERT INTO items (id, vkey, path, blob, class, day, type, kind, fact_id, "
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
@@ -299,6 +302,60 @@ class Store:
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)
         self._entities_touched.update(key for _, key, _, _ in links)
+        if declared:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO item_replaces (item_id, ref) VALUES (?, ?)", declared)
+
+    def resolve_replaces(self, seq: int, paths: Sequence[str]) -> None:
+        """Give the declared replacements first recorded at ``seq`` the fact id each ref names,
+        read in the state of that commit (a version of a fact recorded earlier keeps what its
+        first version resolved: later line moves do not change it); then warn, in ``paths``
+        (the files this commit re-parsed, whose warnings were replaced), of each current ref
+        that names no earlier fact."""
+        self._resolve_replaces(seq)
+        for part in batched(list(paths)):
+            unresolved = self.conn.execute(
+                "SELECT i.path, i.start_line, r.ref FROM item_replaces r JOIN items i "
+                f"ON i.id = r.item_id WHERE i.path IN ({marks(part)}) AND i.valid_to IS NULL "
+                "AND r.fact_id IS NULL", part).fetchall()
+            self.conn.executemany(
+                "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
+                [(path, line, "replaces-unknown", f"'replaces: {ref}' names no earlier fact "
+                  "(a fact id or the citation of a fact recorded before this entry); the "
+                  "entry is still a fact") for path, line, ref in unresolved])
+
+    def _resolve_replaces(self, seq: int) -> None:
+        pending = self.conn.execute(
+            "SELECT r.item_id, r.ref, i.fact_id, i.path, i.start_line FROM item_replaces r "
+            "JOIN items i ON i.id = r.item_id WHERE i.valid_from = ? AND r.fact_id IS NULL",
+            (seq,)).fetchall()
+        for item_id, ref, own, _path, _line in pending:
+            earlier = self.conn.execute(
+                "SELECT r.fact_id FROM item_replaces r JOIN items i ON i.id = r.item_id "
+                "WHERE i.fact_id = ? AND r.ref = ? AND i.valid_from < ? AND r.fact_id IS NOT NULL "
+                "ORDER BY i.valid_from LIMIT 1", (own, ref, seq)).fetchone()
+            named = earlier[0] if earlier else self._fact_named(str(ref), seq, str(own))
+            if named is not None:
+                self.conn.execute(
+                    "UPDATE item_replaces SET fact_id = ? WHERE item_id = ? AND ref = ?",
+                    (named, item_id, ref))
+
+    def _fact_named(self, ref: str, seq: int, own: str) -> str | None:
+        """The fact id a ref names at ``seq``: a fact id held then, or the fact whose lines
+        hold the cited line then (never the replacing fact itself)."""
+        held = "i.valid_from <= ? AND (i.valid_to IS NULL OR i.valid_to > ?)"
+        if ref.startswith("f-"):
+            row = self.conn.execute(
+                f"SELECT i.fact_id FROM items i WHERE i.fact_id = ? AND i.fact_id != ? AND {held} "
+                "LIMIT 1", (ref, own, seq, seq)).fetchone()
+            return None if row is None else str(row[0])
+        path, _, lines = ref.partition("#L")
+        line = int(lines.split("-", 1)[0])
+        row = self.conn.execute(
+            f"SELECT i.fact_id FROM items i WHERE i.type = 'fact' AND i.path = ? AND "
+            f"i.start_line <= ? AND i.end_line >= ? AND i.fact_id != ? AND {held} "
+            "ORDER BY i.start_line DESC LIMIT 1", (path, line, line, own, seq, seq)).fetchone()
+        return None if row is None else str(row[0])
 
     # -- vectors ----------------------------------------------------------------------------
 

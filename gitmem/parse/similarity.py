@@ -331,6 +331,13 @@ def claims_match(a: Claim, b: Claim, common: frozenset[str] = frozenset()) -> bo
     # "@Peter: gateway host is the NUC" -> "@Peter @The-Castle: moved the gateway host ...").
     if not (a.keys and b.keys and (a.keys <= b.keys or b.keys <= a.keys)):
         return False
+    return texts_match(a, b, common)
+
+
+def texts_match(a: Claim, b: Claim, common: frozenset[str] = frozenset()) -> bool:
+    """Whether two prepared statements say the same kind of thing, whatever their entities."""
+    if not (a.signature & b.signature) - common:
+        return False
     if a.identifiers and b.identifiers and not a.identifiers & b.identifiers:
         return False  # about different settings, errors or commands
     names = a.names | b.names
@@ -364,38 +371,3 @@ def same_claim(
     """True when two statements are about the same entities and say the same kind of thing,
     so the later one updates (or is evidence about) the earlier one."""
     return claims_match(claim(a_text, tuple(a_entities)), claim(b_text, tuple(b_entities)))
-
-
-# Kinds whose facts a later one can replace. Experience entries (B) are events: "fixed the crash"
-# stays true after "fixed the crash again".
-UPDATABLE = frozenset({"world", "opinion", "observation"})
-_WS = re.compile(r"\s+")
-
-
-def _disjoint(a: tuple[str, str] | None, b: tuple[str, str] | None) -> bool:
-    return a is not None and b is not None and (a[1] < b[0] or b[1] < a[0])
-
-
-def updates(newer_kind: str, newer_text: str, newer_entities: Sequence[str],
-            newer_period: tuple[str, str] | None, older_kind: str, older_text: str,
-            older_entities: Sequence[str], older_period: tuple[str, str] | None,
-            common: frozenset[str] = frozenset()) -> bool:
-    """The knowledge-update rule, given that ``newer`` was stated after ``older``: does it
-    replace it? An updatable kind, the same kind, not the same words again (a repetition
-    confirms), all of the older one's entities (an update may name one more: "@Peter
-    @The-Castle: moved the gateway host" replaces "@Peter: the gateway host is the NUC", never
-    fewer), not two entries that each state their own, separate period (two events: "in Oslo
-    Dec 21-26", "in Boston Nov 24-30"), and the same claim (``common``: frame terms of templated
-    notes, see ``common_terms``). Recall, entity views and review all ask this one function."""
-    if newer_kind != older_kind or newer_kind not in UPDATABLE:
-        return False
-    if _WS.sub(" ", newer_text).strip().casefold() == _WS.sub(" ", older_text).strip().casefold():
-        return False
-    if _disjoint(newer_period, older_period):
-        return False
-    from gitmem.parse.retain import entity_key
-
-    if not {entity_key(e) for e in older_entities} <= {entity_key(e) for e in newer_entities}:
-        return False
-    return claims_match(claim(newer_text, tuple(newer_entities)),
-                        claim(older_text, tuple(older_entities)), common)

@@ -22,7 +22,7 @@ from gitmem.index.run import ensure_index
 from gitmem.index.store import Store, open_store
 from gitmem.parse.pages import human_text
 from gitmem.parse.retain import entity_key
-from gitmem.parse.similarity import UPDATABLE
+from gitmem.parse.updates import UPDATABLE
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.opinions import OpinionView, about, opinion_view
 from gitmem.recall.supersede import Thread, citation, stated, threads

@@ -33,7 +33,14 @@ from gitmem.recall.ranking import (
     redundant,
     stems,
 )
-from gitmem.recall.supersede import citation, current_first, superseded_within, superseders
+from gitmem.recall.supersede import (
+    Replacement,
+    citation,
+    current_first,
+    stated,
+    superseded_within,
+    superseders,
+)
 
 CANDIDATES_MIN = 200
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
@@ -76,6 +83,8 @@ class Result:
     file_class: str = field(default="", compare=False)
     uncommitted: bool = False  # from 'gitmem index --worktree': not in any commit yet
     superseded_by: str | None = None  # the citation of a later fact that replaced this one
+    superseded_basis: str | None = None  # declared (by its writer) | rule
+    superseded_on: str | None = None  # the day the replacing fact was stated
     opinion: dict[str, Any] | None = None  # bank/opinions.md: opinion_id, updated, evidence
 
     def to_json(self) -> dict[str, Any]:
@@ -98,6 +107,7 @@ class Result:
             "score": round(self.score, 4),
             "uncommitted": self.uncommitted,
             "superseded_by": self.superseded_by,
+            "superseded_basis": self.superseded_basis,
             "opinion": self.opinion,
         }
 
@@ -323,7 +333,7 @@ def _cited(picked: Picked) -> Row:
 
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
-            newer: Row | None = None) -> Result:
+            by: Replacement | None = None) -> Result:
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
     # The citation is the ranked unit (a passage range, a fact); within it the snippet shows the
@@ -355,7 +365,9 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
         score=score,
         file_class=row["class"],
         uncommitted=uncommitted,
-        superseded_by=None if newer is None else citation(newer),
+        superseded_by=None if by is None else citation(by.row),
+        superseded_basis=None if by is None else by.basis,
+        superseded_on=None if by is None else stated(by.row),
     )
 
 

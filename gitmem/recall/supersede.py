@@ -19,7 +19,9 @@ from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
-from gitmem.parse.similarity import UPDATABLE, Claim, claim, common_terms, updates
+from gitmem.parse.similarity import Claim, claim, common_terms
+from gitmem.parse.updates import UPDATABLE, Basis, Statement
+from gitmem.parse.updates import replaces as statement_replaces
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
 SCANNED = 160  # later fact versions with one of its subjects read to find them
@@ -46,18 +48,22 @@ def _explicit_period(row: Row) -> tuple[str, str] | None:
     return str(start), str(end or start)
 
 
+def statement(row: Row, entities: Sequence[str]) -> Statement:
+    """A fact or chunk row as the knowledge-update rule sees it."""
+    return Statement(
+        kind=str(row["kind"]), text=str(row["content"]), entities=tuple(entities),
+        stated=stated(row), recorded_at=str(row.get("recorded_at") or ""),
+        path=str(row["path"]), line=int(row["start_line"]), period=_explicit_period(row),
+        fact_id=str(row.get("fact_id") or ""), declared=frozenset(row.get("declared") or ()))
+
+
 def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
-             older_entities: Sequence[str], common: frozenset[str] = frozenset()) -> bool:
-    """Does ``newer`` replace ``older``? Stated later (day, then record time), and the one
-    update rule (``parse.similarity.updates``)."""
+             older_entities: Sequence[str], common: frozenset[str] = frozenset()) -> Basis | None:
+    """Does ``newer`` replace ``older``, and on what basis (``parse.updates.replaces``)?"""
     if newer.get("id") == older.get("id"):
-        return False
-    if (stated(newer), newer.get("recorded_at") or "") <= (stated(older),
-                                                           older.get("recorded_at") or ""):
-        return False
-    return updates(newer["kind"], newer["content"], newer_entities, _explicit_period(newer),
-                   older["kind"], older["content"], older_entities, _explicit_period(older),
-                   common)
+        return None
+    return statement_replaces(statement(newer, newer_entities),
+                              statement(older, older_entities), common)
 
 
 @dataclass
@@ -79,19 +85,16 @@ def threads(facts: Sequence[Row], names: dict[int, list[str]], *, show: int,
     claims = [claim(r["content"], tuple(names.get(int(r["id"]), []))) for r in scanned]
     common = _frame(scanned, claims)
     out: list[Thread] = []
-    signatures: list[frozenset[str]] = []
-    for row, prepared in zip(scanned, claims, strict=True):
+    for row in scanned:
         ents = names.get(int(row["id"]), [])
-        sig = prepared.signature - common
-        for thread, other in zip(out, signatures, strict=True):
+        for thread in out:
             cur = thread.current
-            if sig & other and replaces(cur, names.get(int(cur["id"]), []), row, ents, common):
+            if replaces(cur, names.get(int(cur["id"]), []), row, ents, common):
                 thread.history.append(row)
                 break
         else:
             if len(out) < show:
                 out.append(Thread(row))
-                signatures.append(sig)
     return out, len(scanned)
 
 
@@ -101,40 +104,63 @@ def _frame(rows: Sequence[Row], claims: Sequence[Claim]) -> frozenset[str]:
     return common_terms(distinct.values())
 
 
-def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int, Row]:
+@dataclass(frozen=True)
+class Replacement:
+    """The newest fact that replaces a shown one, and whether its writer declared it."""
+
+    row: Row
+    basis: Basis
+
+
+def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int, Replacement]:
     """Item id -> the newest fact that replaces it, for the facts among ``rows``.
 
     Candidates are the newest fact versions recorded after it with one of its subjects (ids
-    from the entity index alone; only the newest SCANNED are read), of its kind, that obey the
-    answer's filters (state, time window) except its entity filter. Bounded work per shown
-    fact: a replacement older than that is missed, never invented."""
-    facts = [r for r in rows if r["type"] == "fact" and r["kind"] in UPDATABLE]
+    from the entity index alone; only the newest SCANNED are read), of a kind that may replace
+    it, that obey the answer's filters (state, time window) except its entity filter, and the
+    facts that declare they replace it. Bounded work per shown fact: a replacement older than
+    that is missed, never invented."""
+    facts = [r for r in rows if r["type"] == "fact"]
     if not facts:
         return {}
     names = queries.entity_names_of(store, [int(r["id"]) for r in facts])
-    out: dict[int, Row] = {}
+    out: dict[int, Replacement] = {}
     for row in facts:
         ents = names.get(int(row["id"]), [])
-        keys = tuple(sorted({entity_key(e) for e in ents}))
-        if not keys or not claim(row["content"], tuple(ents)).signature:
-            continue
         item_id = int(row["id"])
-        ids = queries.subject_facts_after(store, keys, item_id, SCANNED)  # recorded later
-        scope = replace(flt, kinds=(row["kind"],), entity_keys=(), prefer=None)
-        later = queries.later_facts(store, row, ids, scope, CANDIDATES)
-        later_names = queries.entity_names_of(store, [int(r["id"]) for r in later])
+        scope = replace(flt, entity_keys=(), prefer=None)  # the answer's kinds, if it has any
+        # a declared replacement holds whatever the rule says, for any kind
+        declared = queries.declaring_facts(store, str(row.get("fact_id") or ""), scope)
+        keys = tuple(sorted({entity_key(e) for e in ents}))
+        later: list[Row] = []
+        if keys and row["kind"] in UPDATABLE:
+            ids = queries.subject_facts_after(store, keys, item_id, SCANNED)  # recorded later
+            kinds = _replacing_kinds(str(row["kind"]), flt.kinds)
+            later = queries.later_facts(store, row, ids, replace(scope, kinds=kinds),
+                                        CANDIDATES) if kinds else []
+        if not later and not declared:
+            continue
+        later_names = queries.entity_names_of(store, [int(r["id"]) for r in (*declared, *later)])
         pool = [row, *later]
         common = _frame(pool, [claim(r["content"], tuple(later_names.get(int(r["id"]), ents)))
                                for r in pool])
-        for cand in later:  # newest first: the first that replaces it is the current one
-            if replaces(cand, later_names.get(int(cand["id"]), []), row, ents, common):
-                out[item_id] = cand
+        for cand in (*declared, *later):  # newest first: the first that replaces it is current
+            basis = replaces(cand, later_names.get(int(cand["id"]), []), row, ents, common)
+            if basis is not None:
+                out[item_id] = Replacement(cand, basis)
                 break
     return out
 
 
+def _replacing_kinds(kind: str, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The fact kinds that may replace a fact of ``kind`` (``parse.updates``), of those the
+    answer asks for (all when it names none)."""
+    kinds = ("world", "observation") if kind in ("world", "observation") else (kind,)
+    return tuple(k for k in kinds if not wanted or k in wanted)
+
+
 def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
-                      found: dict[int, Row]) -> dict[tuple[int, int], Row]:
+                      found: dict[int, Replacement]) -> dict[tuple[int, int], Replacement]:
     """(item id, first line) -> the newest fact that replaces a fact inside that text result's
     lines, for the chunks among ``rows``. A Retain section's text can outrank the facts in it
     (date words, say) and then stands for them: it must not show a replaced fact as current.
@@ -150,7 +176,7 @@ def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
     unchecked = {int(f["id"]): f for facts in inside.values() for f in facts
                  if int(f["id"]) not in checked}
     replaced = {**found, **superseders(store, list(unchecked.values()), flt)}
-    out: dict[tuple[int, int], Row] = {}
+    out: dict[tuple[int, int], Replacement] = {}
     for place, facts in inside.items():
         newer = next((replaced[int(f["id"])] for f in facts if int(f["id"]) in replaced), None)
         if newer is not None:
@@ -158,13 +184,13 @@ def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
     return out
 
 
-def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Row],
-                  k: int, within: dict[tuple[int, int], Row] | None = None,
-                  ) -> list[tuple[float, Row, Row | None]]:
+def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Replacement],
+                  k: int, within: dict[tuple[int, int], Replacement] | None = None,
+                  ) -> list[tuple[float, Row, Replacement | None]]:
     """The ranked rows, each with the fact that replaced it (or None), every replacing fact
     placed above the fact it replaced (brought in when the search had not found it). A text
     result (``within``, by place) counts as the replaced fact it holds."""
-    out: list[tuple[float, Row, Row | None]] = []
+    out: list[tuple[float, Row, Replacement | None]] = []
     # (item id, first line) -> the score it was placed with: several passages of one chunk are
     # several results, a fact is one
     placed: dict[tuple[int, int], float] = {}
@@ -172,14 +198,15 @@ def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Row],
     for score, row in chosen:
         if _place(row) in placed:
             continue
-        newer = found.get(int(row["id"])) or (within or {}).get(_place(row))
-        if newer is not None:
+        by = found.get(int(row["id"])) or (within or {}).get(_place(row))
+        if by is not None:
+            newer = by.row
             if _place(newer) not in placed:
                 placed[_place(newer)] = max(score, scores.get(_place(newer), 0.0))
                 out.append((placed[_place(newer)], newer, found.get(int(newer["id"]))))
             score = min(score, placed[_place(newer)])
         placed[_place(row)] = score
-        out.append((score, row, newer))
+        out.append((score, row, by))
     return out[:k]
 
 

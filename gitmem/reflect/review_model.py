@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.domain import Citation, Fact, MemoryFile, Warn
+from gitmem.parse.updates import Basis, Statement
 
 OPINION_STATUSES = ("changed", "added", "removed")
 
@@ -45,6 +46,7 @@ class ReviewFact:
     at: Citation  # path#Lline@commit of that side
     day: str | None  # daily notes: the note's date
     period: tuple[str, str] | None = None  # an event period the entry states itself
+    declared: tuple[str, ...] = ()  # what its '- replaces:' item names (fact ids, citations)
 
     @classmethod
     def of(cls, fact: Fact, mf: MemoryFile, commit: str) -> ReviewFact:
@@ -53,7 +55,16 @@ class ReviewFact:
         return cls(fact.fact_id, fact.kind, fact.text, fact.entities,
                    Citation(mf.path, fact.start_line, fact.end_line, commit),
                    mf.day.isoformat() if mf.day else None,
-                   (start.isoformat(), end.isoformat()) if stated and start and end else None)
+                   (start.isoformat(), end.isoformat()) if stated and start and end else None,
+                   fact.replaces)
+
+    @property
+    def statement(self) -> Statement:
+        """This fact as the knowledge-update rule sees it (no record time: review reads git)."""
+        return Statement(kind=self.kind, text=self.text, entities=self.entities,
+                         stated=self.day or "", recorded_at="", path=self.path,
+                         line=self.start_line, period=self.period, fact_id=self.fact_id,
+                         declared=frozenset(self.declared), end_line=self.at.end_line)
 
     @property
     def path(self) -> str:
@@ -79,9 +90,10 @@ class Supersession:
 
     old: ReviewFact
     new: ReviewFact
+    basis: Basis = "rule"  # declared by the new fact's writer, or found by the rule
 
     def to_json(self) -> dict[str, Any]:
-        return {"old": self.old.to_json(), "new": self.new.to_json()}
+        return {"old": self.old.to_json(), "new": self.new.to_json(), "basis": self.basis}
 
 
 @dataclass(frozen=True)

@@ -30,16 +30,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from gitmem.domain import Fact
+from gitmem.domain import Citation, Fact
 from gitmem.git import GrepJob
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
-from gitmem.parse.similarity import statement_terms, updates
 from gitmem.parse.textfold import STOPWORDS
+from gitmem.parse.updates import UPDATABLE, Basis, plausible, replaces
 from gitmem.reflect.review_model import ReviewFact, Supersession
 from gitmem.reflect.snapshot import Snapshot
 
-# Review reports superseded world facts and observations; opinions have their own section.
-REVIEWED_KINDS = frozenset({"world", "observation"})
+# Review reports superseded world facts and observations (the rule's kinds, parse.updates);
+# opinion entries are evidence, which review's opinion section reports.
+REVIEWED_KINDS = UPDATABLE - {"opinion", "note"}
 RECENT = 10  # the newest earlier facts about its entities a new fact is compared with
 WORDED = 10  # and those, from any time, that share the most words with it
 _POSTINGS = 200  # lines per (entity, word) scored, newest first
@@ -76,7 +77,7 @@ class SupersedeSearch:
         for fact in new:
             old = olds[fact.fact_id] or earlier.replaced_by(fact)
             if old is not None and old.fact_id not in found:  # newest first: the first wins
-                found[old.fact_id] = Supersession(old, fact)
+                found[old.fact_id] = Supersession(old, fact, _basis(fact, old))
         return sorted(found.values(), key=lambda s: (s.old.day or "", s.old.source))
 
     def close(self) -> None:
@@ -89,42 +90,28 @@ def _recency(f: ReviewFact) -> tuple[str, str, int]:
 
 def _within_range(fact: ReviewFact, new: list[ReviewFact]) -> ReviewFact | None:
     """The newest fact the range itself added earlier that ``fact`` replaces."""
-    keys = {_key(e) for e in fact.entities}
     for old in new:  # newest first
-        if (_later(fact, old) and keys & {_key(e) for e in old.entities}
-                and _replaces(fact, old.kind, old.text, old.entities, old.period)):
+        if _replaces(fact, old):
             return old
     return None
 
 
-def _later(a: ReviewFact, b: ReviewFact) -> bool:
-    """Whether ``a`` was recorded after ``b``: a later daily note, or further down the same
-    file (undated files have no order between them)."""
-    if a.day and b.day and a.day != b.day:
-        return a.day > b.day
-    return a.path == b.path and a.start_line > b.start_line
+def _basis(new: ReviewFact, old: ReviewFact) -> Basis:
+    return replaces(new.statement, old.statement) or "rule"
 
 
-def _replaces(new: ReviewFact, old_kind: str, old_text: str, old_entities: Sequence[str],
-              old_period: tuple[str, str] | None) -> bool:
-    """The one update rule (``parse.similarity.updates``), after a cheap pre-check."""
-    return _share_a_term(new, old_text) and updates(new.kind, new.text, new.entities, new.period,
-                                                    old_kind, old_text, old_entities, old_period)
+def _replaces(new: ReviewFact, old: ReviewFact) -> bool:
+    """The one update rule (``parse.updates.replaces``), after a cheap pre-check."""
+    return ((bool(new.declared) or plausible(new.text, old.text))
+            and replaces(new.statement, old.statement) is not None)
 
 
-def _share_a_term(new: ReviewFact, old_text: str) -> bool:
-    """A cheap necessary condition of ``same_claim`` (it needs a shared content term besides
-    the entities' names), so most candidates never reach the full rule."""
-    shared = statement_terms(new.text).keys() & statement_terms(old_text).keys()
-    return bool(shared - _name_terms(new.entities))
-
-
-@functools.lru_cache(maxsize=1024)
-def _name_terms(entities: tuple[str, ...]) -> frozenset[str]:
-    names: set[str] = set()
-    for slug in entities:
-        names.update(statement_terms(slug.replace("-", " ").replace("_", " ")))
-    return frozenset(names)
+def _line_fact(fact: Fact, hit: _Hit) -> ReviewFact:
+    """A line read on its own, as a fact of its file's day (its period is checked once the
+    file is parsed)."""
+    return ReviewFact(fact.fact_id, fact.kind, fact.text, fact.entities,
+                      Citation(hit.path, hit.line, hit.line, None), hit.day or None, None,
+                      fact.replaces)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -209,14 +196,14 @@ class _Lines:
         chosen.update((p, by_place[p]) for p in best)
         for hit in sorted(chosen.values(), key=lambda h: h.rank):
             one = self._one_line(hit)  # its period is checked once the file is parsed
-            if one is not None and _replaces(fact, one.kind, one.text, one.entities, None):
+            if one is not None and _replaces(fact, _line_fact(one, hit)):
                 yield hit
 
     def replaced_by(self, fact: ReviewFact) -> ReviewFact | None:
         """The newest fact at the head (not added by the range) that ``fact`` replaces."""
         for hit in self._plausible.get(fact.fact_id, ()):
             old = self._confirm(hit)
-            if old is not None and _replaces(fact, old.kind, old.text, old.entities, old.period):
+            if old is not None and _replaces(fact, old):
                 return old
         return None
 

@@ -1,0 +1,342 @@
+"""Knowledge updates: does a later statement replace an earlier one? One value type
+(:class:`Statement`) and one :func:`replaces`, which owns the ordering too, asked by recall,
+``entity``, ``review`` and ``reflect`` alike (docs/memory-format.md, "Knowledge updates").
+
+A replacement is *declared* (the writer said so: a nested ``- replaces: <ref>`` item, resolved to
+fact ids before it gets here) or found by the *rule*. The rule works on ordinary wording without
+a language model, from the signals a statement carries:
+
+* **Same subject**: the two share an entity (``@Alice``; for a plain note line, the known entity
+  names it mentions). Without one, they must share a topic phrase ("the gateway host", "build
+  server") and the newer must word a change ("moved", "now").
+* **Same attribute**, any of:
+  - a single-valued *attribute family* both statements word (where someone lives, where they
+    work, what they are responsible for, who they are with, what something is called, what
+    they study, how old they are): "lives in Berlin" / "moved to Lisbon" / "住んでいる" /
+    "引っ越した" / "живёт" / "переехал" / "bor" / "er flyttet". A family is a small per-language
+    table of cue patterns; only attributes that hold one value at a time are families
+    (pets, languages, visits and hobbies are not: "has a dog" and "has a cat" are both true);
+  - the same claim in other words (``parse.similarity``: stems, synonyms, CJK words), unless
+    both are events ("visited Porto" / "visited Faro");
+  - the newer one words a *change* (moved, switched, replaced, now, no longer, 変更, теперь,
+    flyttet, skiftet, ...) and they share a content word besides names ("standup is at 9:30" /
+    "we moved standup to 10").
+* Never: the same words again (a repetition confirms), two separate stated periods (two trips),
+  kinds that do not replace each other (experiences are events; opinions only replace
+  opinions; a note line replaces a world fact or an observation and is replaced by them).
+
+Pure functions, no I/O. Wrong merges are worse than missed ones where a signal is weak; the
+benchmark (``bench/bench_updates.py``) measures both.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gitmem.parse.retain import entity_key
+from gitmem.parse.similarity import Claim, claim, texts_match
+
+Basis = Literal["declared", "rule"]
+
+# Kinds whose statements a later one can replace ("note": a plain line outside Retain
+# sections). Experience entries (B) are events: "fixed the crash" stays true after "fixed the
+# crash again".
+UPDATABLE = frozenset({"world", "observation", "opinion", "note"})
+_STATE_KINDS = frozenset({"world", "observation", "note"})
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A fact or a plain note line, as the knowledge-update rule sees it."""
+
+    kind: str  # world | experience | opinion | observation | note
+    text: str
+    entities: tuple[str, ...]  # subjects first, then mentions (a note line: names it mentions)
+    stated: str  # the day it was stated: its daily note's day, else its record day; '' unknown
+    recorded_at: str  # when the memory recorded it (ISO); '' unknown
+    path: str
+    line: int
+    period: tuple[str, str] | None = None  # the event period it states itself, if any
+    fact_id: str = ""
+    # what its '- replaces:' item names: fact ids (resolved by the index), or raw citations
+    # (``path#Lline``, read from git by review)
+    declared: frozenset[str] = field(default_factory=frozenset)
+    end_line: int = 0
+
+    def later_than(self, other: Statement) -> bool:
+        """Stated after ``other``: a later day, then a later record time, then further down
+        the same file (two files of one day and one commit have no order)."""
+        mine, theirs = (self.stated, self.recorded_at), (other.stated, other.recorded_at)
+        if mine != theirs:
+            return mine > theirs
+        return self.path == other.path and self.line > other.line
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(entity_key(e) for e in self.entities) - {""}
+
+    def prepared(self) -> Claim:
+        return claim(self.text, self.entities)
+
+
+def replaces(newer: Statement, older: Statement,
+             common: frozenset[str] = frozenset()) -> Basis | None:
+    """Whether ``newer`` replaces ``older``, and on what basis: declared by its writer (always
+    holds), or found by the rule (``newer`` stated later; see the module's docstring).
+    ``common``: frame terms of templated notes (``parse.similarity.common_terms``)."""
+    if (newer.path, newer.line) == (older.path, older.line) and newer.text == older.text:
+        return None
+    if declares(newer, older):
+        return "declared"
+    if not newer.later_than(older):
+        return None
+    return "rule" if same_attribute(newer, older, common) else None
+
+
+def declares(newer: Statement, older: Statement) -> bool:
+    """Whether ``newer``'s '- replaces:' item names ``older``: its fact id, or a citation of
+    one of its lines."""
+    if not newer.declared:
+        return False
+    if older.fact_id and older.fact_id in newer.declared:
+        return True
+    last = max(older.line, older.end_line)
+    for ref in newer.declared:
+        path, sep, lines = ref.partition("#L")
+        first = lines.split("-", 1)[0]
+        if sep and path == older.path and first.isdigit() and older.line <= int(first) <= last:
+            return True
+    return False
+
+
+def plausible(newer_text: str, older_text: str) -> bool:
+    """A cheap necessary condition of the rule, read from the texts alone (review's pre-check
+    of many lines): a shared word, a shared attribute family, or a worded change."""
+    from gitmem.parse.similarity import statement_terms
+
+    return (bool(statement_terms(newer_text).keys() & statement_terms(older_text).keys())
+            or bool(families(newer_text) & families(older_text)) or words_change(newer_text))
+
+
+def _kinds_replace(newer: str, older: str) -> bool:
+    if newer not in UPDATABLE or older not in UPDATABLE:
+        return False
+    return newer == older or (newer in _STATE_KINDS and older in _STATE_KINDS)
+
+
+def _normal(text: str) -> str:
+    return _WS.sub(" ", text).strip().casefold()
+
+
+def _disjoint(a: tuple[str, str] | None, b: tuple[str, str] | None) -> bool:
+    return a is not None and b is not None and (a[1] < b[0] or b[1] < a[0])
+
+
+def same_attribute(newer: Statement, older: Statement,
+                   common: frozenset[str] = frozenset()) -> bool:
+    """The rule without the ordering: two statements about one subject's one attribute."""
+    if not _kinds_replace(newer.kind, older.kind) or _disjoint(newer.period, older.period):
+        return False
+    if _normal(newer.text) == _normal(older.text):
+        return False
+    a, b = newer.prepared(), older.prepared()
+    shared = (a.signature & b.signature) - common - a.names - b.names
+    change = words_change(newer.text)
+    if not newer.keys & older.keys:
+        # no shared subject: a shared topic phrase that the newer one says changed
+        return change and bool(topic_phrases(newer.text) & topic_phrases(older.text))
+    family = families(newer.text) & families(older.text)
+    if family - _NEEDS_SHARED_WORD or (family and shared):
+        return True
+    events = is_event(newer.text) and is_event(older.text)
+    if texts_match(a, b, common) and not events:
+        return True
+    return change and bool(shared) and not events
+
+
+# --- the tables -------------------------------------------------------------------------------
+# Cue patterns are matched on NFKC, case-folded text (word boundaries for the alphabetic
+# scripts; CJK cues are substrings). Each family is an attribute that holds one value at a time.
+
+_FAMILIES: dict[str, str] = {
+    "residence": (
+        r"\b(?:live[sd]?|living|resides?|resided|residing|relocat\w*|moved (?:to|into|back to|"
+        r"in with|out of)|moving to|home is|(?:home )?address|apartment|flat in|house in|"
+        r"based in|settled in|lives? in)\b"
+        r"|\b(?:bor|boede|bosat|bosatte|flyttet|flyttede|flytter|flytte|adresse|lejlighed|"
+        r"bopæl)\b"
+        r"|(?:жив[её]т|живут|живу|жила?\b|живёшь|проживает|проживают|переех\w*|переезж\w*|"
+        r"переселил\w*|адрес\w*|квартир\w*|поселил\w*)"
+        r"|(?:住ん|住む|住み|住ま|在住|引っ越|引越|転居|住所|暮らし|暮らす|暮らして|移り住)"
+        r"|(?:住在|住址|搬到|搬家|居住|定居)"
+    ),
+    "employer": (
+        r"\b(?:works? (?:at|for)|working (?:at|for)|worked (?:at|for)|job (?:at|with)|"
+        r"employ\w*|hired (?:at|by)|new job|(?:his|her|their|my|a) job|position at|quit|"
+        r"resigned|left (?:his|her|their) job|started (?:at|with)|intern(?:ing|ship)? at|"
+        r"company|employer)\b"
+        r"|\b(?:arbejder (?:hos|på|for|i)|arbejdede (?:hos|på|for|i)|job (?:hos|på|i)|"
+        r"nyt job|nye job|ansat|ansættelse|stilling|firma|virksomhed|startede (?:hos|på|i)|"
+        r"sagt op|arbejdsplads)\b"
+        r"|(?:работа[ею]т? (?:в|на)|работал\w* (?:в|на)|устроил\w*|трудится|компани\w*|"
+        r"должност\w*|уволил\w*|перешл?[её]л? (?:в|на) работу|новая работа|новую работу|"
+        r"работу в)"
+        r"|(?:勤め|勤務|働い|働く|入社|転職|会社|職場|退職|就職|社員)"
+        r"|(?:工作|上班|公司|入职|跳槽|辞职)"
+    ),
+    "role": (
+        r"\b(?:in charge of|responsible for|responsibility|owner of|lead(?:s|ing)? the|"
+        r"manag(?:es|er of|ing) the|maintainer|on call|point of contact|takes care of|"
+        r"handles|handling|took over|hands? over|handed over|runs the)\b"
+        r"|\b(?:ansvarlig|ansvaret|står for|tovholder|overtaget|overtog)\b"
+        r"|(?:отвечает за|ответственн\w*|руковод\w*|занимается|курирует)"
+        r"|(?:担当|責任者|リーダー|窓口|当番|引き継)"
+        r"|(?:负责|主管|接手)"
+    ),
+    "partner": (
+        r"\b(?:married|wife|husband|girlfriend|boyfriend|engaged|fianc[ée]e?|dating|"
+        r"divorced|spouse|separated)\b"
+        r"|\b(?:gift med|kone|kæreste|forlovet|skilt|hustru|ægtefælle)\b"
+        r"|(?:женат|замужем|жена\b|муж\b|девушк\w*|помолвл\w*|развел\w*|развёл\w*|встречается)"
+        r"|(?:結婚|妻|夫|彼女|彼氏|婚約|離婚|交際|付き合)"
+        r"|(?:结婚|老婆|老公|女朋友|男朋友|离婚)"
+    ),
+    "name": (
+        r"\b(?:(?:is|are|now|was|were|been|be|gets?) (?:called|named|renamed)|renamed|"
+        r"name is|goes by)\b"
+        r"|\b(?:hedder|kaldes|omdøbt|navn er)\b"
+        r"|(?:называ\w*|зовут|переименова\w*)"
+        r"|(?:と呼ばれ|名前は|改名|という名前)"
+        r"|(?:叫做|名字|改名)"
+    ),
+    "study": (
+        r"\b(?:stud(?:ies|ying|ied) (?:at|in)|student at|enrolled|majoring|degree in|"
+        r"university|college|grad school|phd)\b"
+        r"|\b(?:studerer|læser på|universitet|uddannelse|gymnasium)\b"
+        r"|(?:учится|учился|училась|университет\w*|институт\w*|поступил\w*)"
+        r"|(?:大学|専攻|在学|学校|入学)"
+        r"|(?:大学|专业|读书)"
+    ),
+    "age": (
+        r"\b(?:\d+ years? old|turned \d+|age \d+|aged \d+)\b"
+        r"|\b(?:\d+ år gammel|fyldte \d+|fylder \d+)\b"
+        r"|(?:\d+ (?:год|года|лет)\b|исполнилось)"
+        r"|(?:\d+歳|\d+才)"
+        r"|(?:\d+岁)"
+    ),
+    "schedule": (
+        r"(?:\b\d{1,2}[:.]\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|\bat (?:noon|midnight)\b"
+        r"|\bkl\.? ?\d{1,2}\b|\bklokken \d{1,2}\b|\bв \d{1,2}(?::\d{2})?\b"
+        r"|\d{1,2}時|\d{1,2}点)"
+    ),
+}
+# Only these families name an attribute by themselves; "schedule" (a clock time) says only
+# that both state a time, so it also needs a shared word ("standup at 9:30" / "standup at 10").
+_NEEDS_SHARED_WORD = frozenset({"schedule"})
+
+_CHANGE = (
+    r"\b(?:now|no longer|not anymore|any ?more|moved|moving|switched|switching|changed|"
+    r"replaced|replacing|replaces|instead|new|since|became|become|has become|upgraded|"
+    r"migrated|took over|taken over|handed over|from now on|these days|currently|as of|"
+    r"starting|started|left|quit|retired|decommissioned|renamed|transferred|promoted|"
+    r"rescheduled|postponed|shifted)\b"
+    r"|\b(?:nu|nu er|ikke længere|ikke mere|flyttet|flyttede|skiftet|skiftede|ændret|ændrede|"
+    r"erstattet|erstattede|i stedet|ny|nye|nyt|siden|blevet|blev|overtaget|overtog|fra nu af|"
+    r"startet|startede|rykket|rykkede)\b"
+    r"|(?:теперь|сейчас|больше не|уже не|переех\w*|перешл?[её]л|перешла|сменил\w*|"
+    r"заменил\w*|заменён\w*|поменял\w*|вместо|нов(?:ый|ая|ое|ую|ого)|стал[аио]?\b|"
+    r"с тех пор|перенес\w*|перенёс\w*|переназначил\w*|уволил\w*)"
+    r"|(?:今は|今では|現在|もう|引っ越|変更|変わ|替え|代わり|交代|移転|移っ|移し|新しい|新た|"
+    r"になりました|になった|ことになった|乗り換え|切り替え|異動|転職|退職|後任|引き継)"
+    r"|(?:现在|已经|不再|搬到|换成|改为|改成|变成|替换|新的|换了|改到)"
+)
+_EVENT = (
+    r"\b(?:visited|went|traveled|travelled|flew|met|attended|saw|watched|bought|had (?:a|an|"
+    r"dinner|lunch|breakfast|coffee)|ate|called|celebrated|hiked|ran|played|won|lost|"
+    r"spent|took a|stayed|toured)\b"
+    r"|\b(?:besøgte|var i|var på|rejste|fløj|mødte|deltog|så|købte|spiste|fejrede|vandrede|"
+    r"spillede|vandt|tabte|boede på)\b"
+    r"|(?:побывал\w*|ездил\w*|съездил\w*|встретил\w*|посетил\w*|купил\w*|ходил\w*|сходил\w*|"
+    r"летал\w*|слетал\w*|отметил\w*|поужинал\w*|смотрел\w*)"
+    r"|(?:行った|行きました|訪れ|訪問|会った|会いました|買った|買いました|見た|見ました|"
+    r"食べた|旅行|出張|参加)"
+    r"|(?:去了|参观|见了|买了|看了|吃了|旅游)"
+)
+_ARTICLES = frozenset("the a an our my his her their its this that den det en et de".split())  # noqa: SIM905 - a word list reads better as text
+
+
+@functools.cache
+def _compiled() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str], re.Pattern[str],
+                         re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use: recall imports this module for every query."""
+    return ({name: re.compile(rx) for name, rx in _FAMILIES.items()}, re.compile(_CHANGE),
+            re.compile(_EVENT), re.compile(r"(?<!\S)joined (?=[A-Z0-9])"),
+            re.compile(r"[^\W\d_][\w'-]*"))
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@functools.lru_cache(maxsize=8192)
+def families(text: str) -> frozenset[str]:
+    """The attribute families a statement words (see ``_FAMILIES``)."""
+    table, _, _, joined, _ = _compiled()
+    plain = _plain(text)
+    found = {name for name, rx in table.items() if rx.search(plain)}
+    if joined.search(unicodedata.normalize("NFKC", text)):  # "joined Globex", not "the club"
+        found.add("employer")
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def words_change(text: str) -> bool:
+    """Whether a statement words a change (moved, now, no longer, 変更, теперь, flyttet)."""
+    return bool(_compiled()[1].search(_plain(text)))
+
+
+@functools.lru_cache(maxsize=8192)
+def is_event(text: str) -> bool:
+    """Whether a statement tells of an event (visited, met, bought, 行った, побывал)."""
+    return bool(_compiled()[2].search(_plain(text)))
+
+
+@functools.lru_cache(maxsize=8192)
+def topic_phrases(text: str) -> frozenset[str]:
+    """Two adjacent content words ("gateway host", "build server"): what a statement without
+    a shared entity can still be about. Stop words, articles and capitalised names are left
+    out; words are cut to five letters (a crude stem: "hosts" meets "host")."""
+    from gitmem.parse.textfold import STOPWORDS
+
+    words = _compiled()[4].findall(unicodedata.normalize("NFKC", text))
+    out: set[str] = set()
+    previous = ""
+    for word in words:
+        low = word.casefold()
+        content = (len(low) > 2 and low not in STOPWORDS and low not in _ARTICLES
+                   and not word[:1].isupper())
+        current = low[:5] if content else ""
+        if previous and current:
+            out.add(f"{previous} {current}")
+        previous = current
+    return frozenset(out)
+
+
+def newest_replacing(older: Statement, candidates: Sequence[Statement],
+                     common: frozenset[str] = frozenset()) -> tuple[Statement, Basis] | None:
+    """The first of ``candidates`` (newest first) that replaces ``older``, with the basis: a
+    declared replacement wins over the rule's, wherever it stands."""
+    declared = next((c for c in candidates if declares(c, older)), None)
+    if declared is not None:
+        return declared, "declared"
+    for cand in candidates:
+        basis = replaces(cand, older, common)
+        if basis is not None:
+            return cand, basis
+    return None
