@@ -694,15 +694,20 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
 @click.pass_context
 def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
     """Append ENTRY ('W @Peter: Moved the gateway host.') to today's daily note
-    memory/YYYY-MM-DD.md under '## Retain', and commit that file alone."""
-    from gitmem.reflect.retain import retain as retain_entry
+    memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
+    HEAD plus the entry (uncommitted edits of the note stay uncommitted). Then index it, so the
+    next recall finds it."""
+    from gitmem.reflect.retain import retain_and_index
 
     ws, cfg = _workspace(ctx)
-    res = retain_entry(ws, cfg, entry)
+    done = retain_and_index(ws, cfg, entry)
+    res = done.result
     if as_json:
         _print_json(res.to_json(), indent=None)
     else:
         _echo(f"retained {res.source} in {res.commit[:7]}")
+    if done.not_indexed:
+        _echo(f"gitmem: {res.source} committed, not indexed yet: {done.not_indexed}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)

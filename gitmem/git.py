@@ -15,8 +15,12 @@ workspace's), so this module depends on nothing but the domain types.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import cached_property
@@ -36,10 +40,12 @@ GIT_SUBMODULE = 0o160000
 Classify = Callable[[str], "tuple[str, date | None, str | None] | None"]
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+def run(cwd: Path, *args: str, env: Mapping[str, str] | None = None,
+        stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``git -C cwd ARGS`` and capture its output (never raises for git's exit status)."""
     try:
-        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, check=False)
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, check=False,
+                              env=env, input=stdin)
     except OSError as exc:
         raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
 
@@ -175,25 +181,158 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
-def commit_paths(repo_root: Path, paths: Sequence[str], message: str) -> str:
-    """Commit exactly ``paths`` (repository-relative; written, created or deleted) with
-    ``message``, whatever else is staged or changed (``git commit --only``); returns the new
-    commit id. The repository's own commit hooks run as for any commit."""
-    tracked = run(repo_root, "--literal-pathspecs", "ls-files", "-z", "--cached", "--", *paths)
-    known = {p for p in tracked.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
-    wanted = [p for p in paths if p in known or (repo_root / p).exists()]
-    if not wanted:
-        raise GitmemError("nothing to commit: the files reflect wrote are gone")
-    for args in (("add", "-A", "--", *wanted),
-                 ("commit", "-q", "--only", "-m", message, "--", *wanted)):
-        proc = run(repo_root, "--literal-pathspecs", *args)
-        if proc.returncode != 0:
-            reason = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
-            raise GitmemError(f"git {args[0]} failed in {repo_root}: {reason}")
-    commit = head_id(repo_root)
+# -- commits gitmem makes itself (retain, reflect --commit) ------------------------------------
+
+INDEX_LOCK_SECONDS = 5.0  # git holds its index lock for milliseconds (a status, an add)
+
+
+def files_at(repo_root: Path, commit: str | None, paths: Sequence[str]) -> dict[str, bytes | None]:
+    """Each path's content (repository-relative) in ``commit``; None when it is absent there,
+    not a file, or there is no commit yet."""
     if commit is None:
-        raise GitmemError(f"git commit in {repo_root} made no commit")
+        return dict.fromkeys(paths)
+    found = read_objects(repo_root, [f"{commit}:{p}" for p in paths])
+    return dict(zip(paths, found, strict=True))
+
+
+def commit_files(repo_root: Path, files: Mapping[str, bytes | None], message: str, *,
+                 base: str | None) -> str:
+    """Commit exactly ``files`` (repository-relative path -> new content; None: removed) on top
+    of ``base``, the HEAD the contents were made from, and return the new commit id.
+
+    The commit is built from git, not from the work tree: HEAD's tree with these blobs. Nothing
+    else goes in, neither other edits of the same files nor what is staged in others; the work
+    tree is not touched, and git's index afterwards holds the new blobs for these paths and
+    everything else as it was (a person's staged changes stay staged). Like ``git commit
+    --only``, this holds git's index lock throughout and runs the repository's commit hooks."""
+    paths = sorted(files)
+    index = _git_path(repo_root, "index")
+    with _index_locked(index):
+        if head_id(repo_root) != base:
+            raise GitmemError("another commit landed while gitmem prepared its own; nothing "
+                              "was committed: run it again")
+        entries = _new_entries(repo_root, files, base, paths)
+        work = index.with_name(f"{index.name}.gitmem-{os.getpid()}")
+        env = {**os.environ, "GIT_INDEX_FILE": str(work)}
+        try:
+            _index_from(index, work, base, env, repo_root)
+            _git(repo_root, env, "update-index", "-z", "--index-info", stdin=entries)
+            _git(repo_root, env, "commit", "-q", "--no-edit", "-m", message)
+            commit = head_id(repo_root)
+            if commit is None or commit == base:
+                raise GitmemError(f"git commit in {repo_root} made no commit")
+            # git's own index: the new blobs for these paths, every other entry as it was
+            work.unlink(missing_ok=True)
+            if index.exists():
+                shutil.copyfile(index, work)
+            _git(repo_root, env, "update-index", "-z", "--index-info", stdin=entries)
+            os.replace(work, index)
+        finally:
+            work.unlink(missing_ok=True)
     return commit
+
+
+def _new_entries(repo_root: Path, files: Mapping[str, bytes | None], base: str | None,
+                 paths: list[str]) -> bytes:
+    """``git update-index -z --index-info`` input for the new blobs; refuses a path whose
+    staged state differs from HEAD (that staged edit would be lost or swept in) or that is not
+    a plain file at HEAD."""
+    at_head = _listed(repo_root, base, paths)
+    staged = _listed(repo_root, None, paths)
+    lines: list[bytes] = []
+    for path in paths:
+        head = at_head.get(path)
+        if staged.get(path) != head:
+            raise GitmemError(f"{path} has staged changes; commit them or unstage them ('git "
+                              f"restore --staged -- {path}') and run it again; nothing was "
+                              "committed")
+        if head is not None and head[0] not in ("100644", "100755"):
+            raise GitmemError(f"refusing to commit {path}: it is not a plain file at HEAD")
+        data = files[path]
+        if data is None:
+            mode, blob = "0", _NO_BLOB
+        else:
+            mode = head[0] if head is not None else "100644"
+            blob = _git(repo_root, None, "hash-object", "-w", "--stdin", stdin=data)
+        lines.append(f"{mode} {blob}\t{path}\0".encode("utf-8", "surrogateescape"))
+    return b"".join(lines)
+
+
+def _listed(repo_root: Path, tree: str | None, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """path -> (mode, object id) in ``tree`` (``ls-tree``), or in git's index for None
+    (``ls-files --stage``: an unmerged path's id carries its stage, so it never equals HEAD's)."""
+    if tree is None:
+        raw = _git_bytes(repo_root, "ls-files", "-z", "--stage", "--", *paths)
+    else:
+        raw = _git_bytes(repo_root, "ls-tree", "-z", "--full-tree", tree, "--", *paths)
+    out: dict[str, tuple[str, str]] = {}
+    for record in raw.split(b"\0"):
+        if record:
+            meta, _, path = record.decode("utf-8", "surrogateescape").partition("\t")
+            mode, second, third = meta.split(" ")  # mode type id | mode id stage
+            out[path] = (mode, third) if tree is not None else (
+                mode, second if third == "0" else f"{second}#{third}")
+    return out
+
+
+def _index_from(index: Path, work: Path, base: str | None, env: Mapping[str, str],
+                repo_root: Path) -> None:
+    """``work`` as an index holding ``base``'s tree. It starts as a copy of git's index, so the
+    entries that match ``base`` keep their file stats and git need not re-read those files."""
+    if base is None:
+        _git(repo_root, env, "read-tree", "--empty")
+        return
+    if index.exists():
+        shutil.copyfile(index, work)
+        if run(repo_root, "read-tree", "-m", base, env=env).returncode == 0:
+            return  # (fails with unmerged entries: then a plain read)
+    _git(repo_root, env, "read-tree", base)
+
+
+def _git(repo_root: Path, env: Mapping[str, str] | None, *args: str,
+         stdin: bytes | None = None) -> str:
+    return _git_bytes(repo_root, *args, env=env, stdin=stdin).decode("utf-8", "replace").strip()
+
+
+def _git_bytes(repo_root: Path, *args: str, env: Mapping[str, str] | None = None,
+               stdin: bytes | None = None) -> bytes:
+    """The output of a git command that must succeed (GitmemError with git's reason)."""
+    proc = run(repo_root, "--literal-pathspecs", *args, env=env, stdin=stdin)
+    if proc.returncode != 0:
+        reason = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        raise GitmemError(f"git {args[0]} failed in {repo_root}: {reason}")
+    return proc.stdout
+
+
+def _git_path(repo_root: Path, name: str) -> Path:
+    proc = run(repo_root, "rev-parse", "--git-path", name)
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot ask git where its {name} is in {repo_root}: {reason}")
+    path = Path(_path_out(proc))
+    return path if path.is_absolute() else (repo_root / path).resolve()
+
+
+@contextmanager
+def _index_locked(index: Path) -> Iterator[None]:
+    """Hold git's own index lock (``index.lock``, made exclusively, as git makes it): no git
+    command changes the index, or commits from it, while gitmem commits and updates it."""
+    lock = index.with_name(f"{index.name}.lock")
+    deadline = time.monotonic() + INDEX_LOCK_SECONDS
+    while True:
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            break
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                raise GitmemError(f"another git process is running in this repository ({lock} "
+                                  "exists); try again when it ends, or remove that file if "
+                                  "no git process is running") from None
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
 
 
 # -- history -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ it starts ``gitmem hooks run`` detached and returns at once.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import shutil
 import sys
@@ -178,6 +179,10 @@ def run_hook(start: Path, name: str) -> None:
     embeddings, and never raise (a hook must never fail the git command)."""
     from gitmem.workspace import open_workspace
 
+    # git points hooks at the index it committed from; gitmem's own commits (retain, reflect)
+    # use a temporary one, gone by the time this runs: the uncommitted layer is always the
+    # work tree against git's own index.
+    os.environ.pop("GIT_INDEX_FILE", None)
     try:
         ws, cfg = open_workspace(start)
     except GitmemError as exc:  # e.g. a broken .gitmem.toml: say so where hooks log

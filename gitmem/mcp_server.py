@@ -121,32 +121,13 @@ class MemoryTools:
         return result.to_markdown(None) if markdown else _dumps(result.to_json(), indent=2)
 
     def retain(self, cfg: Config, entry: str) -> str:
-        from gitmem.index.replay import index_workspace
-        from gitmem.reflect.retain import retain
+        from gitmem.reflect.retain import retain_and_index
 
-        res = retain(self.ws, cfg, entry)
-        try:  # the entry is committed: from here on, a failure only delays finding it
-            index_workspace(self.ws, cfg)
-            self._embed_note(cfg, res.path)
-        except GitmemError as exc:
-            print(f"gitmem mcp: {res.source} committed, not indexed yet: {exc}", file=sys.stderr)
-        return _dumps(res.to_json(), indent=None)
-
-    def _embed_note(self, cfg: Config, path: str) -> None:
-        """Embed the retained note's new items before answering, so the next search finds the
-        entry by meaning as well as by its words (the rest of the index is left to hooks and
-        'gitmem index'). The loaded model stays loaded (not ``fill_embeddings``, which frees
-        it); a model that fails leaves the entry to lexical search, as recall then says."""
-        from gitmem.embed.base import EmbeddingError
-        from gitmem.embed.registry import select
-        from gitmem.index.vectors import embed_pending
-
-        try:
-            sel = select(cfg)
-            if sel.embedder is not None:
-                embed_pending(self.ws, cfg, sel.embedder, path=path)
-        except EmbeddingError:
-            pass
+        done = retain_and_index(self.ws, cfg, entry)
+        if done.not_indexed:
+            print(f"gitmem mcp: {done.result.source} committed, not indexed yet: "
+                  f"{done.not_indexed}", file=sys.stderr)
+        return _dumps(done.result.to_json(), indent=None)
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:

@@ -364,7 +364,13 @@ def test_commit_holds_only_reflects_files_is_indexed_and_does_not_retrigger(
     assert message.startswith("gitmem reflect: 1 opinion updated, 1 new opinion, 3 entity "
                               "pages, 1 proposed MEMORY.md edit\n\n")
     assert "o-3fa9c2e1 0.90 -> 0.94" in message and "memory/2025-12-02.md#L6" in message
-    assert git(repo, "status", "--porcelain").splitlines() == [" M MEMORY.md", "A  notes.txt"]
+    # The committed proposal is a patch to the committed MEMORY.md, not to the uncommitted
+    # edit (which it would otherwise carry into the commit as context); the one on disk applies
+    # to MEMORY.md as it is on disk.
+    assert "An uncommitted edit." not in git(repo, "show", f"HEAD:{PROPOSAL_PATH}")
+    git(repo, "apply", "--check", PROPOSAL_PATH)
+    assert git(repo, "status", "--porcelain").splitlines() == [
+        " M MEMORY.md", f" M {PROPOSAL_PATH}", "A  notes.txt"]
     wait_for_index(repo, head)  # the post-commit hook indexed reflect's commit
     with read_index(repo) as store:
         assert store.get_meta("last_indexed_commit") == head
@@ -372,6 +378,38 @@ def test_commit_holds_only_reflects_files_is_indexed_and_does_not_retrigger(
     code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01", "--commit")
     assert (code, out, err) == (0, "", "")  # ... so the next run has nothing to do
     assert git(repo, "rev-parse", "HEAD").strip() == head
+
+
+def added_lines(repo: Path, rel: str) -> list[str]:
+    """The lines ``git diff`` shows changed in the work tree against HEAD for one file."""
+    diff = git(repo, "diff", "-U0", "--", rel).splitlines()
+    return [ln for ln in diff if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+
+
+def test_commit_leaves_hand_edits_pending_in_reflects_files_uncommitted(tmp_path: Path) -> None:
+    """A person's uncommitted edit of bank/opinions.md and of an entity page (outside its
+    markers) is not swept into reflect's commit: the commit is HEAD's files plus reflect's
+    changes; the work tree holds both, the hand edits still uncommitted."""
+    repo = busy_week(tmp_path)
+    intro = "Hand-written intro: these are the agent's beliefs."
+    opinions = repo / "bank/opinions.md"
+    opinions.write_text(opinions.read_text(encoding="utf-8").replace(
+        intro, intro + "\nStill being written by a person."), encoding="utf-8")
+    page = repo / "bank/entities/Peter.md"
+    page.write_text(PAGE.replace("Lives in Copenhagen.", "Lives in Copenhagen. Has a cat."),
+                    encoding="utf-8")
+    report = run(repo, "2025-12-01", commit=True)
+    assert report.commit == git(repo, "rev-parse", "HEAD").strip()
+    committed = git(repo, "show", "HEAD:bank/opinions.md")
+    assert "Still being written" not in committed and "confidence: 0.94" in committed
+    committed_page = git(repo, "show", "HEAD:bank/entities/Peter.md")
+    assert "Has a cat." not in committed_page and BEGIN in committed_page
+    assert "confidence: 0.94" in opinions.read_text(encoding="utf-8")
+    assert BEGIN in page.read_text(encoding="utf-8")
+    assert added_lines(repo, "bank/opinions.md") == ["+Still being written by a person."]
+    assert added_lines(repo, "bank/entities/Peter.md") == [
+        "-The user. Lives in Copenhagen.", "+The user. Lives in Copenhagen. Has a cat."]
+    assert not run(repo, "2025-12-01", commit=True).changed  # nothing left to do
 
 
 def test_two_runs_at_once_do_not_corrupt_anything(tmp_path: Path) -> None:

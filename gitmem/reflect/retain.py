@@ -3,8 +3,9 @@
 An agent writes memory through this door instead of editing Markdown by hand: the entry is
 checked against the grammar (SPEC §3) before anything is written, placed at the end of the
 note's ``## Retain`` section (made when missing), checked again by the real parser in its new
-place, and committed alone (``git commit --only``). A lock around append and commit lets two
-agents retain at once: both entries land, one commit each.
+place, and committed alone: HEAD's note plus the entry, built from git, so an uncommitted edit
+of the note stays in the work tree, uncommitted (README, "What gitmem commits"). A lock around
+append and commit lets two agents retain at once: both entries land, one commit each.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from gitmem.config import Config
 from gitmem.domain import Citation, Fact, MemoryFile
 from gitmem.errors import GitmemError, UsageError
-from gitmem.git import blob_id, commit_paths
+from gitmem.git import blob_id, commit_files, files_at, head_id
 from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file, retain_sections, split_lines
 from gitmem.parse.retain import EntryLines, parse_entry
@@ -103,7 +104,11 @@ def check_entry(lines: list[str], path: str, day: date) -> Fact:
 
 def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
            message: str | None = None) -> RetainResult:
-    """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone."""
+    """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone.
+
+    The commit holds the note as it stands at HEAD plus the entry, never an uncommitted edit of
+    the note (an agent's unfinished line): that stays in the work tree, uncommitted, beside the
+    entry, which is appended there too."""
     day = day or datetime.now().astimezone().date()
     rel = f"memory/{day.isoformat()}.md"
     lines = entry_lines(entry)
@@ -113,19 +118,26 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
                    busy="another agent is retaining memory; try again in a moment"):
         full = ws.root / rel
         _refuse_links(ws, rel)
-        created = not full.exists()
-        old = b"" if created else full.read_bytes()
-        data, start = _appended(old, lines, rel, day)
+        base = head_id(ws.repo_root)
+        committed = files_at(ws.repo_root, base, [ws.prefix + rel])[ws.prefix + rel]
+        data, start = _appended(committed or b"", lines, rel, day)
         placed = _verify(data, rel, day, start, fact)
+        on_disk = full.read_bytes() if full.is_file() else None
+        if on_disk != committed:  # uncommitted edits: the entry joins them in the work tree
+            kept, at = _appended(on_disk or b"", lines, rel, day)
+            _verify(kept, rel, day, at, fact, uncommitted=True)
+        else:
+            kept = data
+        summary = lines[0][2:]
+        commit = commit_files(ws.repo_root, {ws.prefix + rel: data},
+                              message or f"memory: retain {_shorten(summary, 60)}", base=base)
         full.parent.mkdir(parents=True, exist_ok=True)
         tmp = full.with_name(f".{full.name}.gitmem-{os.getpid()}")
-        tmp.write_bytes(data)
+        tmp.write_bytes(kept)
         os.replace(tmp, full)
-        summary = lines[0][2:]
-        commit = commit_paths(ws.repo_root, [ws.prefix + rel],
-                              message or f"memory: retain {_shorten(summary, 60)}")
     return RetainResult(rel, placed.start_line, placed.end_line, commit, placed.fact_id,
-                        placed.kind, placed.text, placed.entities, placed.confidence, created)
+                        placed.kind, placed.text, placed.entities, placed.confidence,
+                        committed is None)
 
 
 def _refuse_links(ws: Workspace, rel: str) -> None:
@@ -162,17 +174,54 @@ def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes,
     return bom + (newline.join(new) + newline).encode("utf-8"), start
 
 
-def _verify(data: bytes, rel: str, day: date, start: int, fact: Fact) -> Fact:
+def _verify(data: bytes, rel: str, day: date, start: int, fact: Fact, *,
+            uncommitted: bool = False) -> Fact:
     """The entry as the indexer will read it from the new note: same fact, no warning."""
     parsed = parse_file(MemoryFile(rel, blob_id(data), "daily", day), data)
     placed = next((f for f in parsed.facts if f.start_line == start), None)
+    where = f"{rel} with its uncommitted edits" if uncommitted else rel
     if placed is None or placed.fact_id != fact.fact_id:
-        raise GitmemError(f"could not append the entry to {rel} safely (the note's structure "
+        raise GitmemError(f"could not append the entry to {where} safely (the note's structure "
                           "would change its meaning); nothing was written")
     if any(placed.start_line <= w.line <= placed.end_line for w in parsed.warnings):
-        raise GitmemError(f"the entry would be read with warnings in {rel}; nothing was written")
+        raise GitmemError(f"the entry would be read with warnings in {where}; nothing was "
+                          "written")
     return placed
 
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class Retained:
+    """A retain and what became of indexing it."""
+
+    result: RetainResult
+    not_indexed: str | None = None  # why the committed entry is not in the index yet
+
+
+def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
+                     message: str | None = None) -> Retained:
+    """What both front ends do (``gitmem retain``, ``memory_retain``): retain, bring the index
+    up to the new commit, and embed the note's new items before answering, so the next search
+    finds the entry by meaning as well as by its words (the rest of the index is left to hooks
+    and 'gitmem index'). A loaded local model stays loaded for the next call. The entry is
+    committed first: a failure after that only delays finding it, and is reported, not raised;
+    a model that fails leaves the entry to lexical search, as recall then says."""
+    from gitmem.embed.base import EmbeddingError
+    from gitmem.embed.registry import select
+    from gitmem.index.replay import index_workspace
+    from gitmem.index.vectors import embed_pending
+
+    result = retain(ws, cfg, entry, day=day, message=message)
+    try:
+        index_workspace(ws, cfg)
+        embedder = select(cfg).embedder
+        if embedder is not None:
+            embed_pending(ws, cfg, embedder, path=result.path)
+    except EmbeddingError:
+        pass
+    except GitmemError as exc:
+        return Retained(result, str(exc))
+    return Retained(result)

@@ -3,8 +3,10 @@ entity pages and proposed MEMORY.md edits, written back as Markdown.
 
 One run, under ``.memory/reflect.lock``: bring the index up to HEAD, read the facts recorded in
 the window from it, read ``bank/opinions.md``, the entity pages and MEMORY.md from the work tree,
-compute every file's new bytes, write the ones that differ (each atomically), and with
-``--commit`` commit exactly those files. No network, no language model.
+compute every file's new bytes, write the ones that differ (each atomically). With ``--commit``
+the commit holds only reflect's changes: made to those files as they are at HEAD, so a hand
+edit still pending in one of them stays in the work tree, uncommitted, beside the same changes.
+No network, no language model.
 
 Idempotent by construction: an ``O`` entry already cited as evidence is never applied again, and
 entity blocks and proposals are functions of the memory as it stands, not of the clock. Nothing
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +28,7 @@ from typing import Any
 from gitmem.config import Config
 from gitmem.domain import Citation, Warn
 from gitmem.errors import GitmemError
-from gitmem.git import commit_paths
+from gitmem.git import commit_files, files_at, head_id
 from gitmem.index.reflect_queries import (
     EntityNames,
     FactRow,
@@ -215,15 +218,58 @@ def reflect(ws: Workspace, cfg: Config, *, since: str | None = "7d", dry_run: bo
 
             index_workspace(ws, cfg, worktree=False)
         report = ReflectReport(since, start, dry_run)
-        writes = _plan(ws, cfg, start, report)
-        if not dry_run:
-            for w in writes:
-                _write(ws.root / w.path, w.data)
-            if commit and writes:
-                report.commit = commit_paths(ws.repo_root, [ws.prefix + w.path for w in writes],
-                                             report.message())
+        if commit and not dry_run:
+            report.commit = _plan_and_commit(ws, cfg, start, report)
+        else:
+            for w in _plan(ws, cfg, start, report, _on_disk(ws)):
+                if not dry_run:
+                    _write(ws.root / w.path, w.data)
     report.seconds = time.monotonic() - started
     return report
+
+
+Read = Callable[[str], "bytes | None"]  # a workspace-relative file's content (None: absent)
+
+
+def _on_disk(ws: Workspace) -> Read:
+    return lambda rel: _read(ws.root / rel)
+
+
+class _AtCommit:
+    """Files as they are in a commit; remembers what was read."""
+
+    def __init__(self, ws: Workspace, commit: str | None) -> None:
+        self.ws, self.commit = ws, commit
+        self.seen: dict[str, bytes | None] = {}
+
+    def __call__(self, rel: str) -> bytes | None:
+        if rel not in self.seen:
+            path = self.ws.prefix + rel
+            self.seen[rel] = files_at(self.ws.repo_root, self.commit, [path])[path]
+        return self.seen[rel]
+
+
+def _plan_and_commit(ws: Workspace, cfg: Config, start: str | None,
+                     report: ReflectReport) -> str | None:
+    """``--commit``: commit reflect's changes made to the files as they are at HEAD, and make the
+    same changes to the files on disk, so a hand edit pending in one of them (an opinion's
+    wording, a page's text outside its markers) stays in the work tree, uncommitted. The plan
+    is made a second time, from disk, only when such an edit exists."""
+    base = head_id(ws.repo_root)
+    at_head = _AtCommit(ws, base)
+    writes = _plan(ws, cfg, start, report, at_head)
+    if not writes:
+        return None
+    on_disk = _on_disk(ws)
+    if any(on_disk(rel) != data for rel, data in at_head.seen.items()):
+        disk_writes = _plan(ws, cfg, start, ReflectReport(report.since, start, False), on_disk)
+    else:
+        disk_writes = writes
+    commit = commit_files(ws.repo_root, {ws.prefix + w.path: w.data for w in writes},
+                          report.message(), base=base)
+    for w in disk_writes:
+        _write(ws.root / w.path, w.data)
+    return commit
 
 
 def _read(path: Path) -> bytes | None:
@@ -268,17 +314,18 @@ def _write(path: Path, data: bytes | None) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport) -> list[_Write]:
+def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport,
+          read: Read) -> list[_Write]:
     store = open_store(ws.index_path, readonly=True)
     try:
         names = entity_names(store)
         facts = facts_recorded(store, start)
         report.facts_read = len(facts)
-        writes, doc = _opinions(ws, cfg, facts, names, report)
-        writes += _pages(ws, cfg, store, facts, names, doc, report)
+        writes, doc = _opinions(ws, cfg, facts, names, report, read)
+        writes += _pages(ws, cfg, store, facts, names, doc, report, read)
     finally:
         store.close()
-    writes += _proposal(ws, cfg, doc, names, report)
+    writes += _proposal(ws, cfg, doc, names, report, read)
     report.files = [w.change for w in writes]
     if writes:
         report.warnings += _escaped(facts)
@@ -300,10 +347,10 @@ def _escaped(facts: list[FactRow]) -> list[Warn]:
 
 
 def _opinions(ws: Workspace, cfg: Config, facts: list[FactRow], names: EntityNames,
-              report: ReflectReport) -> tuple[list[_Write], OpinionsFile]:
+              report: ReflectReport, read: Read) -> tuple[list[_Write], OpinionsFile]:
     if _refused(ws, OPINIONS_PATH, report):
         return [], read_opinions(None)
-    old = _read(ws.root / OPINIONS_PATH)
+    old = read(OPINIONS_PATH)
     doc = read_opinions(old)
     plan = plan_opinions(doc, facts, names.canonical, rule_params(cfg))
     report.opinions = plan.changes
@@ -333,7 +380,7 @@ def _page_paths(ws: Workspace, names: EntityNames) -> dict[str, str]:
 
 
 def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names: EntityNames,
-           doc: OpinionsFile, report: ReflectReport) -> list[_Write]:
+           doc: OpinionsFile, report: ReflectReport, read: Read) -> list[_Write]:
     """The generated block of each entity with new facts."""
     new_by_key: dict[str, list[FactRow]] = defaultdict(list)
     display: dict[str, str] = {k: n for k, (n, _) in names.entities.items()}
@@ -364,7 +411,7 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
                   for kind, ids in summary.newest.items()}
         related = tuple((display.get(k, k), n) for k, n in summary.related)
         digest = EntityDigest(key, name, summary, newest, tuple(opinions[key]), related)
-        old = _read(ws.root / path)
+        old = read(path)
         data, warn = splice(path, old, render_block(digest), name)
         if warn is not None:
             report.warnings.append(warn)
@@ -380,18 +427,18 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
 
 
 def _proposal(ws: Workspace, cfg: Config, doc: OpinionsFile, names: EntityNames,
-              report: ReflectReport) -> list[_Write]:
+              report: ReflectReport, read: Read) -> list[_Write]:
     memory_path = next((p for p in ("MEMORY.md", "memory.md") if (ws.root / p).is_file()),
                        "MEMORY.md")
     if _refused(ws, memory_path, report) or _refused(ws, PROPOSAL_PATH, report):
         return []
-    memory = _read(ws.root / memory_path)
+    memory = read(memory_path)
     text = split_text(memory) if memory is not None else None
     params = ProposalParams(cfg.reflect_propose_at, cfg.reflect_propose_evidence,
                             cfg.reflect_drop_below)
     proposals = propose(text, [s.opinion for s in doc.sections if not s.malformed],
                         names.canonical, params, memory_path)
-    old = _read(ws.root / PROPOSAL_PATH)
+    old = read(PROPOSAL_PATH)
     if not proposals:
         if old is None:
             return []
