@@ -3,6 +3,7 @@ computed right, so the benchmark cannot silently rot."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
 from pathlib import Path
@@ -218,6 +219,20 @@ def test_the_data_set_has_the_issue_shape() -> None:
     assert all(r["distractors"] for r in rule)
     cjk = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
     assert all(cjk.search(r["question"]) for r in RECORDS if r["lang"] in bu.CJK_LANGS)
+
+
+def test_command_line_with_own_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second set of the same shape, as JSON (``--data``), one language (``--only``)."""
+    data = tmp_path / "records.json"
+    data.write_text(json.dumps([SAME_WORDS, CONTROL, *DECLARED], ensure_ascii=False), "utf-8")
+    out = tmp_path / "report.json"
+    assert bu.main(["--mode", "lexical", "--data", str(data), "--only", "en",
+                    "--json", str(out), "--misses"]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["records"] == 2 and list(report["runs"]) == ["lexical"]
+    assert set(report["runs"]["lexical"]["records"]) == {"t-alice", "t-bob"}
+    table = capsys.readouterr().out
+    assert "| lexical | en | 1.00 (1/1) | – |" in table and "| lexical | all |" in table
 
 
 def test_bad_records_are_refused() -> None:
