@@ -143,10 +143,13 @@ def same_attribute(newer: Statement, older: Statement,
     """The rule without the ordering: two statements about one subject's one attribute."""
     if not _kinds_replace(newer.kind, older.kind) or _disjoint(newer.period, older.period):
         return False
-    if _normal(newer.text) == _normal(older.text):
+    if _normal(newer.text) == _normal(older.text) or relation(newer.text) != relation(older.text):
         return False
     a, b = newer.prepared(), older.prepared()
-    shared = (a.signature & b.signature) - common - a.names - b.names
+    keys = newer.keys | older.keys
+    # a name's stem depends on the language its sentence was read in ("Mette" -> met / mett)
+    shared = {t for t in (a.signature & b.signature) - common - a.names - b.names
+              if not any(k.startswith(t) for k in keys)}
     change = words_change(newer.text)
     if not newer.keys & older.keys:
         # no shared subject: a shared topic phrase that the newer one says changed
@@ -154,10 +157,16 @@ def same_attribute(newer: Statement, older: Statement,
     family = families(newer.text) & families(older.text)
     if family - _NEEDS_SHARED_WORD or (family and shared):
         return True
-    events = is_event(newer.text) and is_event(older.text)
+    # events ("visited Porto" / "visited Faro") and things one has several of ("plays handball"
+    # / "plays the piano") stay true side by side unless the newer one words a change
+    events = (is_event(newer.text) and is_event(older.text)) or (
+        many_valued(newer.text) and many_valued(older.text) and not change)
     if texts_match(a, b, common) and not events:
         return True
-    return change and bool(shared) and not events
+    # a worded change and a shared word; a clock time or weekday on one side only says they
+    # are about different things ("builds start at 02:00" / "bx-02 replaced bx-01")
+    timed = ("schedule" in families(newer.text)) != ("schedule" in families(older.text))
+    return change and bool(shared) and not events and not timed
 
 
 # --- the tables -------------------------------------------------------------------------------
@@ -230,12 +239,93 @@ _FAMILIES: dict[str, str] = {
         r"|(?:\d+歳|\d+才)"
         r"|(?:\d+岁)"
     ),
+    "contact": (
+        r"\b(?:phone|mobile|cell|number|e-?mail|contact|reach (?:him|her|them) at)\b"
+        r"|\b(?:telefon|nummer|mobil|mail|kontakt)\b"
+        r"|(?:телефон\w*|номер\w*|почт\w*|контакт\w*)"
+        r"|(?:電話|番号|メール|アドレス|連絡先|担当者)|(?:电话|号码|邮箱|联系)"
+    ),
+    "vehicle": (
+        r"\b(?:drives?|drove|driving|car|vehicle|motorbike|motorcycle|scooter)\b"
+        r"|\b(?:bil|bilen|kører)\b|(?:машин\w*|автомобил\w*|ездит на)"
+        r"|(?:車|乗って|乗り換え)|(?:开车|汽车)"
+    ),
+    "diet": (
+        r"\b(?:vegan|vegetarian|pescatarian|diet|keto|gluten|dairy|allergic|food)\b"
+        r"|\b(?:veganer|vegetar|kost|diæt|foder)\b|(?:диет\w*|вегетариан\w*|веган\w*|корм\w*)"
+        r"|(?:ベジタリアン|菜食|食事|ダイエット|アレルギー|餌|フード)|(?:吃素|饮食)"
+    ),
+    "tool": (
+        r"\b(?:uses|using|used for|runs on|running on|hosted (?:on|at|by)|stored (?:in|on)|"
+        r"lives? on|database|backend|stack|backups?|deployed (?:on|to))\b"
+        r"|\b(?:bruger|kører på|ligger på|gemmes|database|backup)\b"
+        r"|(?:использу\w*|хран\w*|работает на|развёрнут\w*|база данных|бэкап\w*)"
+        r"|(?:使って|使用|で動|動いて|保存|データベース|バックアップ|管理して)"
+        r"|(?:使用|运行在|部署|数据库|备份)"
+    ),
+    "manager": (
+        r"\b(?:manager|boss|reports to|supervisor|team lead)\b"
+        r"|\b(?:chef|leder|nærmeste leder)\b|(?:руководител\w*|начальни\w*)"
+        r"|(?:上司|マネージャー|課長|部長)|(?:经理|领导|上司)"
+    ),
+    "deadline": (
+        r"\b(?:due|deadline|expires?|expiry|renew\w*|postponed to|pushed to)\b"
+        r"|\b(?:frist|fristen|deadline|senest|fornyes|udløber)\b"
+        r"|(?:срок\w*|дедлайн\w*|продлен\w*|истекает)"
+        r"|(?:締切|締め切り|期限|までに|延び)|(?:截止|期限)"
+    ),
+    "place": (
+        r"\b(?:floor|room|office|sits?|desk|located|venue|held (?:at|in)|takes place)\b"
+        r"|\b(?:etage|sal|kontor|lokale|sidder|holdes)\b"
+        r"|(?:этаж\w*|офис\w*|комнат\w*|находится|переговорк\w*|проходит в)"
+        r"|(?:階|会場|部屋|オフィス|会議室|席|場所)|(?:楼|会议室|办公室|地点)"
+    ),
+    "care": (
+        r"\b(?:vet|doctor|dentist|gp|clinic|physio|therapist|landlord|lettings)\b"
+        r"|\b(?:dyrlæge|læge|tandlæge|klinik|udlejer)\b"
+        r"|(?:врач\w*|ветеринар\w*|клиник\w*|стоматолог\w*|арендодател\w*|хозяйк\w*)"
+        r"|(?:医者|病院|獣医|歯医者|クリニック|大家)|(?:医生|医院|兽医|房东)"
+    ),
+    "commute": (
+        r"\b(?:commutes?|commuting|to work by|takes the (?:train|bus|tube|metro))\b"
+        r"|\b(?:pendler|cykler på arbejde|tager toget)\b|(?:добирается|ездит на работу)"
+        r"|(?:通勤)|(?:通勤|上班坐)"
+    ),
+    "leave": (
+        r"\b(?:on (?:parental|sick|maternity|paternity) leave|back at work|back from leave|"
+        r"returned to work)\b"
+        r"|\b(?:barsel|barselsorlov|orlov|tilbage på arbejde)\b|(?:декрет\w*|больничн\w*)"
+        r"|(?:産休|育休|復帰|職場に戻)|(?:产假|复工)"
+    ),
     "schedule": (
         r"(?:\b\d{1,2}[:.]\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|\bat (?:noon|midnight)\b"
+        r"|\b(?:at|to|until|from) \d{1,2}\b(?![.,]?\d|\s*(?:%|km|kg|gb|mb|th|st|nd|rd|people|"
+        r"days?|weeks?|years?|minutes|hours))"
         r"|\bkl\.? ?\d{1,2}\b|\bklokken \d{1,2}\b|\bв \d{1,2}(?::\d{2})?\b"
-        r"|\d{1,2}時|\d{1,2}点)"
+        r"|\d{1,2}時|\d{1,2}点"
+        r"|\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|daily|"
+        r"weekly|every (?:day|week|morning|evening))\b"
+        r"|\b(?:mandag|tirsdag|onsdag|torsdag|fredag|lørdag|søndag)(?:e|en)?\b"
+        r"|(?:понедельник\w*|вторник\w*|сред[уаы]\b|четверг\w*|пятниц\w*|суббот\w*|"
+        r"воскресень\w*|каждый день|по утрам)"
+        r"|(?:月曜|火曜|水曜|木曜|金曜|土曜|日曜|毎朝|毎日|毎週)|(?:周[一二三四五六日]|星期|每天))"
     ),
 }
+# The other person or pet a statement is about when it names one after a possessive ("Alice's
+# parents live in Hamburg", "Bob's partner Sam works at ..."): then it is not about the
+# subject's own attribute.
+_RELATION = (
+    r"(?:^|\s)(?:\w+'s|his|her|their|my|our|hans|hendes|deres|min|mit|mine|\w+s)\s+"
+    r"(parents?|mother|father|mom|mum|dad|sister|brother|siblings?|son|daughter|kids?|"
+    r"children|wife|husband|partner|girlfriend|boyfriend|friend|boss|colleague|cousin|aunt|"
+    r"uncle|grand\w+|neighbou?r|roommate|flatmate|forældre|mor|far|søster|bror|søn|datter|"
+    r"børn|kone|mand|kæreste|ven|veninde|kollega)\b"
+    r"|(?:^|\s)(родители|мать|отец|мама|папа|сестра|брат|жена|муж|сын|дочь|дети|друг|подруга|"
+    r"коллега)\s"
+    r"|の(両親|母親|父親|母|父|妹|姉|弟|兄|息子|娘|奥さん|妻|夫|旦那さん|彼女|彼氏|友人|友達|"
+    r"同僚|子供|子ども)"
+    r"|的(父母|妈妈|爸爸|妻子|丈夫|女朋友|男朋友|朋友|同事|孩子)"
+)
 # Only these families name an attribute by themselves; "schedule" (a clock time) says only
 # that both state a time, so it also needs a shared word ("standup at 9:30" / "standup at 10").
 _NEEDS_SHARED_WORD = frozenset({"schedule"})
@@ -268,16 +358,30 @@ _EVENT = (
     r"食べた|旅行|出張|参加)"
     r"|(?:去了|参观|见了|买了|看了|吃了|旅游)"
 )
+_MANY = (
+    r"\b(?:plays?|playing|speaks?|speaking|has an?|have an?|owns an?|likes?|loves?|enjoys?|"
+    r"learns?|learning|collects?|knows?|is allergic|visited|has been to|can)\b"
+    r"|\b(?:spiller|taler|har en|har et|har været|kan lide|elsker|lærer|samler|kan)\b"
+    r"|(?:играет|говорит|есть (?:собака|кошка)|любит|учит|собирает|умеет|бывал\w*)"
+    r"|(?:弾け|弾く|話せ|話す|飼って|好き|習って|集めて|できる|行ったことがある)"
+    r"|(?:会说|会弹|喜欢|养了|去过)"
+)
+_HOUSEHOLD = (
+    r"\b(?:lives? with|living with|moved in with|bor sammen med|bor med)\b|(?:живёт с|живет с|"
+    r"живут с)|(?:と一緒に住|と暮らし|と同居)|(?:和.{1,6}住|同居)"
+)
 _ARTICLES = frozenset("the a an our my his her their its this that den det en et de".split())  # noqa: SIM905 - a word list reads better as text
 
 
 @functools.cache
 def _compiled() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str], re.Pattern[str],
-                         re.Pattern[str], re.Pattern[str]]:
+                         re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str],
+                         re.Pattern[str]]:
     """Compiled on first use: recall imports this module for every query."""
     return ({name: re.compile(rx) for name, rx in _FAMILIES.items()}, re.compile(_CHANGE),
             re.compile(_EVENT), re.compile(r"(?<!\S)joined (?=[A-Z0-9])"),
-            re.compile(r"[^\W\d_][\w'-]*"))
+            re.compile(r"[^\W\d_][\w'-]*"), re.compile(_RELATION), re.compile(_MANY),
+            re.compile(_HOUSEHOLD))
 
 
 def _plain(text: str) -> str:
@@ -287,12 +391,28 @@ def _plain(text: str) -> str:
 @functools.lru_cache(maxsize=8192)
 def families(text: str) -> frozenset[str]:
     """The attribute families a statement words (see ``_FAMILIES``)."""
-    table, _, _, joined, _ = _compiled()
+    table, _, _, joined, _, _, _, household = _compiled()
     plain = _plain(text)
     found = {name for name, rx in table.items() if rx.search(plain)}
+    if "residence" in found and household.search(plain):  # "lives with", not "lives in"
+        found = (found - {"residence"}) | {"household"}
     if joined.search(unicodedata.normalize("NFKC", text)):  # "joined Globex", not "the club"
         found.add("employer")
     return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def many_valued(text: str) -> bool:
+    """Whether a statement tells of one of several things a subject can have at once: plays,
+    speaks, has, likes, learns (one may do all of them)."""
+    return bool(_compiled()[6].search(_plain(text)))
+
+
+@functools.lru_cache(maxsize=8192)
+def relation(text: str) -> str:
+    """The relative or pet a statement is about ("Alice's parents ..." -> "parents"), or ''."""
+    m = _compiled()[5].search(_plain(text)[:80])
+    return next((g for g in m.groups() if g), "") if m else ""
 
 
 @functools.lru_cache(maxsize=8192)
