@@ -215,3 +215,25 @@ def test_a_hook_after_retain_sees_the_work_tree_against_gits_own_index(repo: Pat
     ws, cfg = open_workspace(repo)
     with writer_lock(ws):
         assert index_is_current(ws, cfg)
+
+
+def test_a_workspace_in_a_subfolder_of_a_linked_worktree(repo: Path, tmp_path: Path) -> None:
+    """The note's repository path carries the workspace's folder, and git's index is the linked
+    worktree's own (.git/worktrees/NAME/index): the main work tree's staged files stay staged."""
+    write(repo, ".gitmem.toml", '[workspace]\nroot = "mem"\n')
+    write(repo, f"mem/{NOTE}", "# Day\n\n## Retain\n- W @Peter: First.\n")
+    commit_all(repo, "mem")
+    write(repo, "USER.md", "staged in the main work tree\n")
+    git(repo, "add", "USER.md")
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "agent", str(linked))
+    write(linked, f"mem/{NOTE}", "# Day\n\n## Retain\n- W @Peter: First.\n" + UNFINISHED + "\n")
+    ws, cfg = open_workspace(linked / "mem")
+    out = retain(ws, cfg, ENTRY, day=DAY)
+    assert git(linked, "show", "--name-only", "--format=", "agent").split() == [f"mem/{NOTE}"]
+    assert at_head(linked, f"mem/{NOTE}") == (
+        f"# Day\n\n## Retain\n- W @Peter: First.\n- {ENTRY}\n").encode()
+    assert git(linked, "rev-parse", "agent").strip() == out.commit
+    assert git(linked, "status", "--porcelain").splitlines() == [f" M mem/{NOTE}"]
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["USER.md"]
+    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "mem"
