@@ -303,14 +303,24 @@ def justified(result: Mapping[str, Any], idx: Index) -> bool:
 
 
 def false_marks(results: Sequence[Mapping[str, Any]], idx: Index,
-                own: Sequence[Statement]) -> set[Statement]:
-    """The record's statements that should be current yet are shown marked: by a result whose
-    mark no older statement inside it earns."""
-    out: set[Statement] = set()
+                own: Sequence[Statement]) -> dict[Statement, str]:
+    """The record's statements that should be current yet are shown marked (by a result whose
+    mark no older statement inside it earns), each with the citation that marks it."""
+    out: dict[Statement, str] = {}
     for r in results:
         if r.get("superseded_by") and not justified(r, idx):
-            out |= {s for s in own if s.current and shows(r, s)}
+            out |= {s: str(r["superseded_by"]) for s in own if s.current and shows(r, s)}
     return out
+
+
+def _label(st: Statement) -> str:
+    return f"{st.role}: {st.text}"
+
+
+def _by(source: str | None, idx: Index) -> str:
+    """A marking citation, with the statement it cites when it is one of the records'."""
+    st = idx.at(source) if source else None
+    return f"{source} ({st.text})" if st is not None else str(source)
 
 
 def score_recall(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
@@ -321,6 +331,7 @@ def score_recall(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
     own = [s for s in idx.statements if s.record == rid]
     r_new, r_old = rank(results, newer), rank(results, older)
     showing_older = [r for r in results if shows(r, older)]
+    wrong = false_marks(results, idx, own)
     marked = bool(showing_older) and all(_covers(cited(r.get("superseded_by")), newer)
                                          for r in showing_older)
     basis = sorted({str(r.get("superseded_basis")) for r in showing_older
@@ -333,7 +344,9 @@ def score_recall(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
         "older_marked_wrong": any(r.get("superseded_by") and not _covers(
             cited(r.get("superseded_by")), newer) for r in showing_older),
         "basis": basis,
-        "false_marks": sorted(f"{s.role}: {s.text}" for s in false_marks(results, idx, own)),
+        "false_marks": sorted(_label(s) for s in wrong),
+        "false_marks_by": {_label(s): _by(by, idx) for s, by in sorted(
+            wrong.items(), key=lambda kv: _label(kv[0]))},
     }
 
 
@@ -343,7 +356,7 @@ def score_as_of(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
     shown, must not be marked (nothing has replaced it yet)."""
     older = idx.of(str(rec["id"]), "older")[0]
     showing = [r for r in results if shows(r, older)]
-    marks = sorted({str(r["superseded_by"]) for r in showing if r.get("superseded_by")})
+    marks = sorted({_by(r["superseded_by"], idx) for r in showing if r.get("superseded_by")})
     return {"older_shown": bool(showing), "older_marked": bool(marks), "marked_by": marks}
 
 
@@ -352,16 +365,19 @@ def score_entity(view: Mapping[str, Any], rec: Mapping[str, Any], idx: Index) ->
     any statement that should be current shown as replaced?"""
     rid = str(rec["id"])
     older, newer = idx.of(rid, "older")[0], idx.of(rid, "newer")[0]
-    replaced_by: dict[Statement, Statement | None] = {}  # what the view shows replaced, by what
+    replaced_by: dict[Statement, Statement | None] = {}  # in the history of which current fact
     for fact in (f for facts in view.get("facts", {}).values() for f in facts):
         head = idx.at(fact["source"])
         for past in fact.get("history", ()):
             st = idx.at(past["source"])
             if st is not None:
                 replaced_by[st] = head
-    own_false = sorted(f"{s.role}: {s.text}" for s in replaced_by
-                       if s.record == rid and s.current)
-    return {"older_replaced": replaced_by.get(older) == newer, "false_marks": own_false}
+    wrong = sorted(((s, by) for s, by in replaced_by.items() if s.record == rid and s.current),
+                   key=lambda kv: _label(kv[0]))
+    return {"older_replaced": replaced_by.get(older) == newer,
+            "false_marks": [_label(s) for s, _ in wrong],
+            "false_marks_by": {_label(s): "?" if by is None else _by(f"{by.path}#L{by.line}", idx)
+                               for s, by in wrong}}
 
 
 # ------------------------------------------------------------------------------------ running
@@ -535,9 +551,10 @@ def misses(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> s
             if rec["kind"] == "update" and ent and not ent["older_replaced"]:
                 wrong.append("entity: older not replaced")
             if s.get("as_of", {}).get("older_marked"):
-                wrong.append("as-of before the newer: older marked")
-            if s["false_marks"] or ent.get("false_marks"):
-                wrong.append(f"marked: {s['false_marks'] + ent.get('false_marks', [])}")
+                wrong.append(f"as-of before the newer: older marked by {s['as_of']['marked_by']}")
+            for where, marks in (("recall", s), ("entity", ent)):
+                wrong += [f"{where} marks {what!r} replaced by {by}"
+                          for what, by in marks.get("false_marks_by", {}).items()]
             if wrong:
                 out.append(f"- {rid} ({rec['question']}): {'; '.join(wrong)}")
                 out += [f"    {t}" for t in s["top"]]

@@ -49,7 +49,7 @@ def test_known_answers_end_to_end(report: dict[str, Any]) -> None:
     alice = lexical["records"]["t-alice"]
     assert alice["newer_rank"] == 1 and alice["first_top3"]
     assert alice["older_shown"] and alice["older_marked"] and not alice["older_marked_wrong"]
-    assert alice["entity"] == {"older_replaced": True, "false_marks": []}
+    assert alice["entity"] == {"older_replaced": True, "false_marks": [], "false_marks_by": {}}
     assert alice["false_marks"] == []
     bob = lexical["records"]["t-bob"]
     assert bob["newer_rank"] == 1 and bob["false_marks"] == [] and bob["entity"]["false_marks"] == []
@@ -150,7 +150,8 @@ def test_as_of_scores() -> None:
     assert bu.score_as_of([_result(9, 9), _result(3, 3)], REC_A, IDX) == {
         "older_shown": True, "older_marked": False, "marked_by": []}
     assert bu.score_as_of([_result(2, 5, "memory/2025-07-01.md#L9")], REC_A, IDX) == {
-        "older_shown": True, "older_marked": True, "marked_by": ["memory/2025-07-01.md#L9"]}
+        "older_shown": True, "older_marked": True,
+        "marked_by": ["memory/2025-07-01.md#L9 (a newer)"]}
     assert bu.score_as_of([_result(9, 9)], REC_A, IDX)["older_shown"] is False
 
 
@@ -161,7 +162,9 @@ def test_false_marks_are_attributed() -> None:
     assert bu.score_recall([chunk], REC_C, IDX)["false_marks"] == []
     # the same text result marked by anything else marks the control statement
     chunk = _result(3, 4, "memory/2025-07-01.md#L12")
-    assert bu.score_recall([chunk], REC_C, IDX)["false_marks"] == ["older: c older"]
+    s = bu.score_recall([chunk], REC_C, IDX)
+    assert s["false_marks"] == ["older: c older"]
+    assert s["false_marks_by"] == {"older: c older": "memory/2025-07-01.md#L12 (a distractor)"}
     # a control's first statement marked by its second: false
     fact = _result(4, 4, "memory/2025-07-01.md#L10")
     assert bu.score_recall([fact], REC_C, IDX)["false_marks"] == ["older: c older"]
@@ -176,9 +179,11 @@ def test_entity_view_scores() -> None:
                 "history": [{"source": f"memory/2025-07-01.md#L{h}"} for h in history]}
 
     view = {"facts": {"world": [fact(9, 3), fact(12), fact(10, 4)]}}
-    assert bu.score_entity(view, REC_A, IDX) == {"older_replaced": True, "false_marks": []}
+    assert bu.score_entity(view, REC_A, IDX) == {"older_replaced": True, "false_marks": [],
+                                                 "false_marks_by": {}}
     # a control's first statement in its second's history: falsely marked
-    assert bu.score_entity(view, REC_C, IDX)["false_marks"] == ["older: c older"]
+    assert bu.score_entity(view, REC_C, IDX)["false_marks_by"] == {
+        "older: c older": "memory/2025-07-01.md#L10 (c newer)"}
     view = {"facts": {"world": [fact(12, 3), fact(9)]}}  # replaced, but by the distractor
     assert bu.score_entity(view, REC_A, IDX)["older_replaced"] is False
 
