@@ -320,9 +320,10 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     default=None,
     help="How many results (default 8, or recall.k in config).",
 )
-@click.option("--since", help="Event time on or after: 30d, 2w, 2025-11, 2025-11-27, today, "
-              "'last week', 'March 6, 2025'...")
-@click.option("--until", help="Event time on or before (a month or year means its end).")
+@click.option("--since", help="Event time (or the daily note's date) on or after: 30d, 2w, "
+              "2025-11, 2025-11-27, today, 'last week', 'March 6, 2025'...")
+@click.option("--until", help="Event time (or the daily note's date) on or before (a month or "
+              "year means its end).")
 @click.option("--around", help="A window of +-3 days (recall.around_days) around a date.")
 @click.option(
     "--as-of",
@@ -522,8 +523,8 @@ def _print_entity_list(listing: EntityList) -> None:
 @cli.command(context_settings=CONTEXT)
 @click.argument("name", required=False)
 @click.option("--as-of", "as_of",
-              help="Answer from the memory as it stood then (record time; 2025-11 means the "
-              "end of November 2025).")
+              help="Answer from the memory as it stood then: a time (record time; 2025-11 "
+              "means the end of November 2025) or a commit (an id, branch, tag, HEAD~2).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Current facts shown per kind.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -559,7 +560,8 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
 @click.option("--min-confidence", "min_confidence", type=click.FloatRange(0.0, 1.0),
               help="Only opinions held at least this strongly (0..1).")
 @click.option("--as-of", "as_of",
-              help="The confidence as it stood then (from bank/opinions.md's history).")
+              help="The confidence as it stood then (from bank/opinions.md's history): a "
+              "time or a commit (an id, branch, tag, HEAD~2).")
 @click.option("--history", is_flag=True,
               help="How each opinion's confidence moved, commit by commit (with a chart on a "
               "terminal).")

@@ -157,11 +157,14 @@ def build_server(ws: Workspace) -> "MCPServer":
                                                  "results (default 8, recall.k)")] = None,
         min_score: Annotated[float | None, Field(description="Leave out results scoring "
                                                  "below this")] = None,
-        since: Annotated[str | None, Field(description="Event time on or after: 30d, 2w, "
-                                           "2025-11, 2025-11-27, today")] = None,
-        until: Annotated[str | None, Field(description="Event time on or before")] = None,
+        since: Annotated[str | None, Field(description="Event time (or the daily note's "
+                                           "date) on or after: 30d, 2w, 2025-11, "
+                                           "2025-11-27, today")] = None,
+        until: Annotated[str | None, Field(description="Event time (or the daily note's "
+                                           "date) on or before")] = None,
         as_of: Annotated[str | None, Field(description="Answer from the memory as it stood "
-                                           "then (2025-11 = end of November 2025)")] = None,
+                                           "then: a time (2025-11 = end of November 2025) "
+                                           "or a commit (id, branch, tag, HEAD~2)")] = None,
         around: Annotated[str | None, Field(description="A window of +-3 days around a "
                                             "date")] = None,
         entity: Annotated[str | list[str] | None, Field(description="Only results about "
@@ -224,7 +227,8 @@ def build_server(ws: Workspace) -> "MCPServer":
         name: Annotated[str | None, Field(description="The entity: @The-Castle, the_castle, "
                                           "'The Castle' or an alias; none lists every "
                                           "entity")] = None,
-        as_of: Annotated[str | None, Field(description="As the memory stood then")] = None,
+        as_of: Annotated[str | None, Field(description="As the memory stood then: a time "
+                                           "or a commit")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Current facts shown per "
                                     "kind")] = 10,
     ) -> CallToolResult:
@@ -241,7 +245,7 @@ def build_server(ws: Workspace) -> "MCPServer":
                                                       "opinions held at least this "
                                                       "strongly")] = None,
         as_of: Annotated[str | None, Field(description="The confidence as it stood "
-                                           "then")] = None,
+                                           "then: a time or a commit")] = None,
         history: Annotated[bool, Field(description="How each confidence moved, commit by "
                                        "commit")] = False,
     ) -> CallToolResult:

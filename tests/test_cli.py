@@ -398,6 +398,7 @@ RECALL_MODULES = {
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
     "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
+    "gitmem.recall.asof",  # --as-of: a time or a commit (issue 16)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
     "gitmem.parse.visible",  # text output shows control characters as escapes
 }

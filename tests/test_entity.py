@@ -16,7 +16,7 @@ from gitmem.recall.answer import RecallRequest, answer
 from gitmem.recall.entity import EntityView, entity_view, list_entities
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem, gitmem_json, recall_json
-from testing.repo import commit_all, make_repo, write
+from testing.repo import commit_all, git, make_repo, write
 
 NOW = datetime(2025, 12, 10, tzinfo=UTC)
 
@@ -174,6 +174,28 @@ def test_as_of_answers_from_the_memory_as_it_stood(memory: Path) -> None:
         view(memory, "castle", as_of="2025-11-25")  # its page came later
     with pytest.raises(GitmemError, match="no commit at or before"):
         view(memory, "Peter", as_of="2024")
+
+
+def test_as_of_takes_a_commit_on_entity_and_opinions(memory: Path) -> None:
+    """SPEC §6: --as-of takes any revision git understands on every command that has it; an
+    unknown one is a usage error (exit 2)."""
+    day1 = git(memory, "rev-parse", "--short", "HEAD~2").strip()
+    for as_of in ("HEAD~2", day1):
+        data = gitmem_json("-C", str(memory), "entity", "Peter", "--as-of", as_of, "--json")
+        assert [f["content"] for f in data["facts"]["world"]] == [
+            "The gateway host for warelay is the old NUC."], as_of
+        assert data["as_of"] == "2025-11-20T21:00:00+00:00"
+        listed = gitmem_json("-C", str(memory), "opinions", "--as-of", as_of, "--json")
+        assert [o["confidence"] for o in listed["opinions"]] == [0.9], as_of
+        names = gitmem_json("-C", str(memory), "entity", "--as-of", as_of, "--json")
+        assert "The Castle" not in [e["entity"] for e in names["entities"]]  # a later page
+    day2 = gitmem_json("-C", str(memory), "entity", "Peter", "--as-of", "HEAD~1", "--json")
+    assert "Moved the gateway host to The Castle." in [
+        f["content"] for f in day2["facts"]["world"]]
+    for command in (("entity", "Peter"), ("entity",), ("opinions",)):
+        code, out, err = gitmem("-C", str(memory), *command, "--as-of", "no-such-rev")
+        assert code == 2 and out == "", (command, err)
+        assert "invalid --as-of 'no-such-rev'" in err and "HEAD~2" in err
 
 
 def test_history_citations_of_edited_facts(memory: Path) -> None:

@@ -385,8 +385,10 @@ def test_as_of_is_record_time_only(
     # recorded on 11-20 about 12-05: known as of 11-30 (SPEC §6: a record-time axis)
     assert [r["event_start"] for r in recall(repo, "Oslo", kinds=("W",),
                                              as_of="2025-11-30")] == ["2025-12-05"]
-    # --until limits the event time as well
-    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30", until="2025-11-30") == []
+    # --until limits the time as well: neither the trip (12-05) nor its note (11-20) by 11-19;
+    # by 11-30 the note was written (SPEC §6: event time or the daily note's date)
+    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30", until="2025-11-19") == []
+    assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30", until="2025-11-30")
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-19") == []  # not recorded yet
     # before the first commit there is no memory at all, with a warning rather than an error
     ws, cfg = open_workspace(repo)

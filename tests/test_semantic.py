@@ -20,7 +20,7 @@ from gitmem.index.replay import index_workspace
 from gitmem.index.store import Store, open_store
 from gitmem.index.vectors import embed_pending
 from gitmem.workspace import open_workspace
-from testing.cli import gitmem
+from testing.cli import gitmem, recall_json, sources
 from testing.repo import commit_all, git, write
 
 CANARY = "sk-canary-DO-NOT-LEAK-7f3a"
@@ -333,3 +333,48 @@ def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
         assert "COVERING INDEX item_entities_subject" in plan, plan
     finally:
         store.close()
+
+
+@pytest.fixture
+def birthday(tmp_path: Path) -> Path:
+    """'Bob's birthday is December 14', written on November 3; other notes on other days."""
+    from testing.repo import make_repo
+
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2026-11-03.md", "# 2026-11-03\n\n## Retain\n"
+          "- W @Bob: Bob's birthday is December 14.\n")
+    commit_all(repo, "nov 3", date="2026-11-03T20:00:00+00:00")
+    write(repo, "memory/2026-11-20.md", "# 2026-11-20\n\n## Retain\n"
+          "- W @Bob: Bob's birthday cake was ordered.\n")
+    commit_all(repo, "nov 20", date="2026-11-20T20:00:00+00:00")
+    write(repo, "bank/entities/Bob.md", "# Bob\n\nBob likes a big birthday cake.\n")
+    commit_all(repo, "page", date="2026-11-03T21:00:00+00:00")
+    return repo
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "semantic"])
+def test_a_window_keeps_what_the_daily_note_of_that_day_says(
+        birthday: Path, openai_env: EmbedServer, mode: str) -> None:
+    """SPEC §6: a result is kept when its event time overlaps the window or its daily note
+    was written in it, on every search path (words, vectors, an entity filter)."""
+    index_json(birthday)
+    noted = "memory/2026-11-03.md#L4"
+    for extra in ((), ("--kind", "W"), ("--entity", "Bob")):
+        data = recall_json(birthday, "Bob birthday", "--mode", mode, "--since", "2026-11-01",
+                           "--until", "2026-11-05", "--k", "20", *extra)
+        assert data["mode"] == mode and noted in sources(data), (extra, data)
+        assert "memory/2026-11-20.md#L4" not in sources(data)  # neither noted nor happening then
+        # The page (no daily note, no event date of its own) is kept by its record time.
+        if extra != ("--entity", "Bob"):
+            page = any(s.startswith("bank/entities/Bob.md#") for s in sources(data))
+            assert page == (not extra), (extra, data)
+        found = recall_json(birthday, "Bob birthday", "--mode", mode, "--since", "2026-12-14",
+                            "--until", "2026-12-14", *extra)
+        assert noted in sources(found)  # the day it happens too
+
+
+def test_what_happened_on_the_day_lists_what_was_written_that_day(birthday: Path) -> None:
+    data = recall_json(birthday, "what happened on November 3, 2026")
+    assert data["time_window"]["applied_as"] == "filter", data
+    assert "memory/2026-11-03.md#L4" in sources(data)
+    assert "memory/2026-11-20.md#L4" not in sources(data)

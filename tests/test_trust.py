@@ -153,9 +153,9 @@ def test_as_of_finds_a_plan_recorded_before_about_a_later_date(harbor: Path) -> 
     assert hit["recorded_at"] == "2025-03-06T18:00:00+00:00"
     # not yet recorded on March 5
     assert results(harbor, "release Harbor", "--as-of", "2025-03-05") == []
-    # --until limits event time as well
+    # --until limits time as well: by March 5 it neither happened nor was written (March 6)
     assert results(harbor, "release Harbor", "--as-of", "2025-03-10", "--until",
-                   "2025-03-15", "--kind", "B") == []
+                   "2025-03-05", "--kind", "B") == []
 
 
 def test_plain_output_shows_the_note_date_beside_the_event_period(harbor: Path) -> None:

@@ -51,24 +51,26 @@ def _day_bounds(window: TimeWindow) -> tuple[str | None, str | None]:
 
 
 def window_clause(window: TimeWindow) -> tuple[str, list[Any]]:
-    """Event time overlaps the window; record time stands in when the event time is unknown.
-    The one statement of the rule, used to filter and to prefer."""
+    """Event time overlaps the window, or the daily note was written in it ("Bob's birthday is
+    December 14", noted on November 3, is in both days' windows); record time stands in when
+    both are unknown. The one statement of the rule, used to filter and to prefer."""
     first, last = _day_bounds(window)
-    event, record = ["i.event_start IS NOT NULL"], ["i.event_start IS NULL"]
-    event_args: list[Any] = []
-    record_args: list[Any] = []
-    if last is not None and window.end is not None:
-        event.append("i.event_start <= ?")
-        event_args.append(last)
-        record.append("i.recorded_at < ?")
-        record_args.append(window.end.isoformat())
-    if first is not None and window.start is not None:
-        event.append("coalesce(i.event_end, i.event_start) >= ?")
-        event_args.append(first)
-        record.append("i.recorded_at >= ?")
-        record_args.append(window.start.isoformat())
-    clause = f"(({' AND '.join(event)}) OR ({' AND '.join(record)}))"
-    return clause, event_args + record_args
+    start = window.start.isoformat() if window.start else None
+    end = window.end.isoformat() if window.end else None
+    branches = (  # (when it applies, (upper bound, value), (lower bound, value))
+        ("i.event_start IS NOT NULL", ("i.event_start <= ?", last),
+         ("coalesce(i.event_end, i.event_start) >= ?", first)),
+        ("i.day IS NOT NULL", ("i.day <= ?", last), ("i.day >= ?", first)),
+        ("i.event_start IS NULL AND i.day IS NULL", ("i.recorded_at < ?", end),
+         ("i.recorded_at >= ?", start)),
+    )
+    clauses: list[str] = []
+    args: list[Any] = []
+    for applies, *bounds in branches:
+        given = [(sql, value) for sql, value in bounds if value is not None]
+        clauses.append(" AND ".join([applies, *(sql for sql, _ in given)]))
+        args.extend(value for _, value in given)
+    return "(" + " OR ".join(f"({c})" for c in clauses) + ")", args
 
 
 def _where(flt: ItemFilter) -> tuple[str, list[Any]]:
@@ -137,12 +139,15 @@ def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
 
 
 def memory_span(store: Store, flt: ItemFilter) -> tuple[str | None, str | None]:
-    """(oldest, newest) day the memory speaks of: event times, else the record day."""
+    """(oldest, newest) day the memory speaks of: event times and daily notes' days, else the
+    record day (the days a window can match)."""
     where, args = _where(flt)
+    record = "substr(i.recorded_at, 1, 10)"
     row = store.conn.execute(
-        "SELECT min(coalesce(i.event_start, i.day, substr(i.recorded_at, 1, 10))), "
-        "max(coalesce(i.event_end, i.event_start, i.day, substr(i.recorded_at, 1, 10))) "
-        f"FROM items i WHERE {where}", args).fetchone()
+        f"SELECT min(min(coalesce(i.event_start, i.day, {record}), coalesce(i.day, "
+        f"i.event_start, {record}))), max(max(coalesce(i.event_end, i.event_start, i.day, "
+        f"{record}), coalesce(i.day, i.event_start, {record}))) FROM items i WHERE {where}",
+        args).fetchone()
     return (None, None) if row is None else (row[0], row[1])
 
 

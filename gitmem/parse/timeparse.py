@@ -283,6 +283,17 @@ def as_of_instant(value: str, now: datetime) -> datetime:
     return _parse(value, now, durations_as_instants=True)[1]
 
 
+def show_time(t: datetime | None) -> str | None:
+    """One format for times in JSON: a day as YYYY-MM-DD, an instant as ISO 8601 UTC seconds
+    (like ``recorded_at``)."""
+    if t is None:
+        return None
+    t = t.astimezone(UTC)
+    if t.time() == datetime.min.time():
+        return t.date().isoformat()
+    return t.isoformat(timespec="seconds")
+
+
 def as_of_bounds(value: str, now: datetime) -> tuple[datetime, str]:
     """(the last instant included, the last event day included) for --as-of."""
     instant = as_of_instant(value, now)

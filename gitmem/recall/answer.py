@@ -17,16 +17,11 @@ from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
 from gitmem.parse.textfold import query_terms
+from gitmem.parse.timeparse import show_time
+from gitmem.recall.asof import AsOf, as_of_seq, resolve_as_of
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.recall.timing import (
-    AsOf,
-    last_day,
-    resolve_as_of,
-    show_time,
-    shown_dates,
-    time_filters,
-)
+from gitmem.recall.timing import last_day, shown_dates, time_filters
 from gitmem.workspace import Workspace, first_time
 
 
@@ -166,9 +161,7 @@ def _state(store: Store, req: RecallRequest, as_of: AsOf | None,
     (True, the seq of a commit for --as-of and --committed, or None for the current state:
     HEAD with the uncommitted layer)."""
     if as_of is not None:
-        seq = store.seq_of(as_of.commit) if as_of.commit else None
-        if seq is None:  # a time, or a commit off the indexed first-parent chain: its time
-            seq = store.seq_at(as_of.instant.isoformat())
+        seq = as_of_seq(store, as_of)
         if seq is None:
             warnings.append(f"the memory has no commit at or before {as_of.shown}")
         return seq is not None, seq

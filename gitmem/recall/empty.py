@@ -13,7 +13,8 @@ from gitmem.domain import TimeWindow
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter
 from gitmem.index.store import Store
-from gitmem.recall.timing import last_day, show_time
+from gitmem.parse.timeparse import show_time
+from gitmem.recall.timing import last_day
 from gitmem.workspace import Workspace, worktree_layer
 
 if TYPE_CHECKING:

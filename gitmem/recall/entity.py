@@ -131,7 +131,7 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
     store = open_store(ws.index_path, readonly=True)
     try:
-        state, shown = state_at(store, as_of, now or datetime.now(UTC))
+        state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
         ref = resolve_entity(store, name, state)
         items = eq.entity_items(store, ref.keys, state)
         mentions = [r for r in items if r[_PATH] != ref.page]  # not its own page
@@ -288,7 +288,7 @@ def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
     store = open_store(ws.index_path, readonly=True)
     try:
-        state, shown = state_at(store, as_of, now or datetime.now(UTC))
+        state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
         aliases = eq.alias_map(store)
         pages = {entity_key(page_entity(p)): p for p in eq.entity_pages(store, state)}
         rows: dict[str, dict[str, Any]] = {}

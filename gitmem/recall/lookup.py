@@ -1,5 +1,6 @@
 """What ``entity`` and ``opinions`` share: the state of the memory a question is asked of
-(``--as-of``), and an entity name resolved through slugs and aliases (SPEC §4)."""
+(``--as-of``: a time or a commit), and an entity name resolved through slugs and aliases
+(SPEC §4)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,20 @@ from gitmem.index.entity_queries import State
 from gitmem.index.items import page_entity
 from gitmem.index.store import Store
 from gitmem.parse.retain import entity_key
-from gitmem.parse.timeparse import as_of_bounds
+from gitmem.parse.timeparse import show_time
+from gitmem.recall.asof import as_of_seq, resolve_as_of
+from gitmem.workspace import Workspace
 
 
-def state_at(store: Store, as_of: str | None, now: datetime) -> tuple[State, str | None]:
-    """The state ``--as-of`` names (record time: the last indexed commit at or before it),
-    with the instant it ends, as shown to users. An instant before the first commit is an
-    error: nothing was recorded yet."""
+def state_at(ws: Workspace, store: Store, as_of: str | None,
+             now: datetime) -> tuple[State, str | None]:
+    """The state ``--as-of`` names (record time), with the instant it ends, as shown to users.
+    An instant before the first commit is an error: nothing was recorded yet."""
     if as_of is None:
         return State(), None
-    instant, _ = as_of_bounds(as_of, now)
-    seq = store.seq_at(instant.isoformat())
-    shown = instant.isoformat(timespec="seconds")
+    at = resolve_as_of(ws, as_of, now)
+    seq = as_of_seq(store, at)
+    shown = str(show_time(at.instant))
     if seq is None:
         raise GitmemError(f"the memory has no commit at or before {shown}")
     return State(seq), shown

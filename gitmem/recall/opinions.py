@@ -140,7 +140,7 @@ def list_opinions(
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
     store = open_store(ws.index_path, readonly=True)
     try:
-        state, shown = state_at(store, as_of, now or datetime.now(UTC))
+        state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
         rows = eq.opinions_at(store, state)
         if entity is not None:
             ref = resolve_entity(store, entity, state)

@@ -1,25 +1,17 @@
 """Time in a recall request (SPEC §6): the window from the time flags or from a date phrase in
-the query, what --as-of names, and one format for times in JSON and plain output."""
+the query, and how a result's times are shown."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from gitmem.domain import TimeWindow
-from gitmem.errors import UsageError
-from gitmem.git import commit_time
 from gitmem.parse.textfold import query_terms
-from gitmem.parse.timeparse import (
-    ACCEPTED_FORMS,
-    as_of_instant,
-    build_window,
-    find_query_window,
-)
+from gitmem.parse.timeparse import build_window, find_query_window, show_time
 from gitmem.recall.search import Result
-from gitmem.workspace import Workspace, classify
+from gitmem.workspace import classify
 
 # Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.
 _GENERIC = frozenset({
@@ -27,17 +19,6 @@ _GENERIC = frozenset({
     "occurred", "anything", "something", "everything", "events", "event", "news", "new", "up",
     "done", "do", "did", "there",
 })
-
-
-def show_time(t: datetime | None) -> str | None:
-    """One format for times in JSON: a day as YYYY-MM-DD, an instant as ISO 8601 UTC seconds
-    (like ``recorded_at``)."""
-    if t is None:
-        return None
-    t = t.astimezone(UTC)
-    if t.time() == datetime.min.time():
-        return t.date().isoformat()
-    return t.isoformat(timespec="seconds")
 
 
 def shown_dates(r: Result) -> str:
@@ -50,37 +31,6 @@ def shown_dates(r: Result) -> str:
     if period is None:
         return noted or r.timestamp or "-"
     return period if not noted or noted == period else f"{period} (noted {noted})"
-
-
-@dataclass(frozen=True)
-class AsOf:
-    """What --as-of names: the last instant included, and the commit when one was given."""
-
-    instant: datetime
-    commit: str | None = None
-
-    @property
-    def shown(self) -> str:
-        end = self.instant + timedelta(microseconds=1)
-        if self.commit is None and end.time() == datetime.min.time():
-            return self.instant.date().isoformat()  # a day, month or year: up to its end
-        return str(show_time(self.instant))
-
-
-def resolve_as_of(ws: Workspace, value: str, now: datetime) -> AsOf:
-    """--as-of as a time (SPEC §6: a record-time axis; a date, month or year means up to its
-    very end) or a commit (id, branch, tag, HEAD~2)."""
-    try:
-        instant = as_of_instant(value, now)
-    except UsageError:
-        found = commit_time(ws.repo_root, value)
-        if found is None:
-            raise UsageError(f"invalid --as-of {value.strip()!r}: use {ACCEPTED_FORMS}, or a "
-                             "commit (an id, branch, tag or HEAD~2)") from None
-        return AsOf(datetime.fromisoformat(found[1]), found[0])
-    if instant.time() == datetime.min.time() and instant != now:
-        instant -= timedelta(microseconds=1)
-    return AsOf(instant)
 
 
 def time_filters(query: str, since: str | None, until: str | None, around: str | None,
