@@ -11,7 +11,7 @@ repository per language: the two statements of a pair weeks apart, the record's 
 ``## Retain``, prose lines in a notes section of the same day. Each workspace is indexed with
 gitmem's library, each question asked through ``recall.answer`` and each subject through
 ``recall.entity`` (their ``to_json()``, the CLI's ``recall --json`` and ``entity --json``),
-``now`` fixed after the last note. Metrics, per language and overall:
+``now`` fixed after the last note, no user configuration. Metrics, per language and overall:
 
 - **first & top 3**: the newer statement is in the first 3 results and above the older (facts;
   prose); updates declared with ``replaces:`` are left out (they are measured on their own);
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -586,6 +587,10 @@ def main(argv: list[str] | None = None) -> int:
         if not records:
             raise SystemExit(f"no records in {sorted(wanted)}")
     with tempfile.TemporaryDirectory(prefix="gitmem-updates-") as tmp:
+        # the same answers on every machine: no user configuration, no GITMEM_* settings
+        os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
+        for name in [n for n in os.environ if n.startswith("GITMEM_")]:
+            del os.environ[name]
         report = run(records, Path(tmp), modes, models)
     print(markdown(report))
     if args.misses:
