@@ -692,9 +692,14 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
 
 @cli.command(context_settings=CONTEXT)
 @click.argument("entry")
+@click.option("--replaces", "replaces", multiple=True, metavar="REF",
+              help="A fact this entry replaces (a knowledge update you know of): its fact id "
+                   "(f-3fa9c2e11aa0) or citation (memory/2025-11-10.md#L14); repeatable. Written "
+                   "as a nested '- replaces:' item. Given for an entry retained already today, "
+                   "it is added under that entry instead of appending it again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
+def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: bool) -> None:
     """Append ENTRY ('W @Peter: Moved the gateway host.') to today's daily note
     memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
     HEAD plus the entry (uncommitted edits of the note stay uncommitted). Then index it, so the
@@ -702,12 +707,19 @@ def retain(ctx: click.Context, entry: str, as_json: bool) -> None:
     from gitmem.reflect.retain import retain_and_index
 
     ws, cfg = _workspace(ctx)
-    done = retain_and_index(ws, cfg, entry)
+    done = retain_and_index(ws, cfg, entry, replaces=tuple(r.strip() for r in replaces))
     res = done.result
     if as_json:
-        _print_json(res.to_json(), indent=None)
+        _print_json(done.to_json(), indent=None)
     else:
         _echo(f"retained {res.source} in {res.commit[:7]}")
+        for fact_id in done.replaces:
+            _echo(f"  replaces {fact_id} (declared)")
+        if done.may_replace:
+            _echo("earlier facts about the same subjects (confirm with --replaces REF):")
+        for c in done.may_replace:
+            mark = "replaced by the rule" if c.rule else "kept"
+            _echo(f"  {c.fact_id}  {c.source}  {c.stated}  [{mark}]  {c.text}")
     if done.not_indexed:
         _echo(f"gitmem: {res.source} committed, not indexed yet: {done.not_indexed}", err=True)
 

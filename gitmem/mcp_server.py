@@ -120,14 +120,14 @@ class MemoryTools:
         result = review(self.ws, cfg, range_spec)
         return result.to_markdown(None) if markdown else _dumps(result.to_json(), indent=2)
 
-    def retain(self, cfg: Config, entry: str) -> str:
+    def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = ()) -> str:
         from gitmem.reflect.retain import retain_and_index
 
-        done = retain_and_index(self.ws, cfg, entry)
+        done = retain_and_index(self.ws, cfg, entry, replaces=replaces)
         if done.not_indexed:
             print(f"gitmem mcp: {done.result.source} committed, not indexed yet: "
                   f"{done.not_indexed}", file=sys.stderr)
-        return _dumps(done.result.to_json(), indent=None)
+        return _dumps(done.to_json(), indent=None)
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:
@@ -214,13 +214,21 @@ def build_server(ws: Workspace) -> "MCPServer":
     def memory_retain(
         entry: Annotated[str, Field(description="One Retain entry: '<KIND>[(c=0.9)] "
                                                 "[@Entity ...]: <text>', KIND W|B|O|S")],
+        replaces: Annotated[str | list[str] | None, Field(
+            description="Facts this entry replaces (a knowledge update you know of): fact ids "
+                        "(f-3fa9c2e11aa0) or citations (memory/2025-11-10.md#L14), as "
+                        "memory_search and memory_retain's may_replace show them. Given for an "
+                        "entry retained already today, it is added under that entry")] = None,
     ) -> CallToolResult:
         """Write a durable fact to memory: appends the entry to today's daily note
         (memory/YYYY-MM-DD.md, '## Retain' section), commits that file and indexes it, so the
         next memory_search finds it. Malformed entries
         are refused with the grammar. Returns the JSON of 'gitmem retain --json': path,
-        start_line, end_line, source, commit, fact_id, kind, text, entities."""
-        return tools.call(lambda cfg: tools.retain(cfg, entry))
+        start_line, end_line, source, commit, fact_id, kind, text, entities, replaces (the fact
+        ids it declares it replaces) and may_replace (earlier facts about the same subjects,
+        those the knowledge-update rule finds replaced first, each with fact_id, source, text,
+        date, rule): confirm one with a second call that passes it as replaces."""
+        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces)))
 
     @server.tool(name="memory_entity", annotations=read_only, structured_output=False)
     def memory_entity(

@@ -281,6 +281,44 @@ def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,
     return out[:limit]
 
 
+def current_facts_about(store: Store, keys: Sequence[str], limit: int) -> list[Row]:
+    """The newest ``limit`` current facts with one of these entity keys as a subject."""
+    if not keys:
+        return []
+    return _rows(store.conn.execute(
+        f"SELECT {_COLUMNS}, 0 FROM items i WHERE i.type = 'fact' AND i.valid_to IS NULL AND "
+        "i.id IN (SELECT item_id FROM item_entities WHERE role = 'subject' AND "
+        f"entity IN ({marks(keys)})) ORDER BY i.id DESC LIMIT ?", [*keys, limit]).fetchall())
+
+
+def current_fact_named(store: Store, ref: str) -> Row | None:
+    """The current fact a ref names: a fact id, or a citation ``path#Lline`` of its lines."""
+    if ref.startswith("f-"):
+        found = store.conn.execute(
+            f"SELECT {_COLUMNS}, 0 FROM items i WHERE i.type = 'fact' AND i.fact_id = ? AND "
+            "i.valid_to IS NULL LIMIT 1", (ref,)).fetchall()
+    else:
+        path, _, lines = ref.partition("#L")
+        line = int(lines.split("-", 1)[0]) if lines.split("-", 1)[0].isdigit() else 0
+        found = store.conn.execute(
+            f"SELECT {_COLUMNS}, 0 FROM items i WHERE i.type = 'fact' AND i.path = ? AND "
+            "i.start_line <= ? AND i.end_line >= ? AND i.valid_to IS NULL LIMIT 1",
+            (path, line, line)).fetchall()
+    rows = _rows(found)
+    return rows[0] if rows else None
+
+
+def declared_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """Item id -> the fact ids its '- replaces:' item names (resolved refs only)."""
+    out: dict[int, list[str]] = {}
+    for part in batched(ids):
+        for item_id, fact_id in store.conn.execute(
+                f"SELECT item_id, fact_id FROM item_replaces WHERE item_id IN ({marks(part)}) "
+                "AND fact_id IS NOT NULL ORDER BY item_id, ref", part):
+            out.setdefault(int(item_id), []).append(str(fact_id))
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def declaring_facts(store: Store, fact_id: str, flt: ItemFilter) -> list[Row]:
     """The facts that pass the filter and declare (a '- replaces:' item) that they replace
     ``fact_id``, newest first; each row's 'declared' holds that fact id."""

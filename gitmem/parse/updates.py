@@ -332,19 +332,19 @@ _NEEDS_SHARED_WORD = frozenset({"schedule"})
 
 _CHANGE = (
     r"\b(?:now|no longer|not anymore|any ?more|moved|moving|switched|switching|changed|"
-    r"replaced|replacing|replaces|instead|new|since|became|become|has become|upgraded|"
+    r"replaced|replacing|replaces|instead|since|became|become|has become|upgraded|"
     r"migrated|took over|taken over|handed over|from now on|these days|currently|as of|"
     r"starting|started|left|quit|retired|decommissioned|renamed|transferred|promoted|"
     r"rescheduled|postponed|shifted)\b"
     r"|\b(?:nu|nu er|ikke længere|ikke mere|flyttet|flyttede|skiftet|skiftede|ændret|ændrede|"
-    r"erstattet|erstattede|i stedet|ny|nye|nyt|siden|blevet|blev|overtaget|overtog|fra nu af|"
+    r"erstattet|erstattede|i stedet|siden|blevet|blev|overtaget|overtog|fra nu af|"
     r"startet|startede|rykket|rykkede)\b"
     r"|(?:теперь|сейчас|больше не|уже не|переех\w*|перешл?[её]л|перешла|сменил\w*|"
-    r"заменил\w*|заменён\w*|поменял\w*|вместо|нов(?:ый|ая|ое|ую|ого)|стал[аио]?\b|"
+    r"заменил\w*|заменён\w*|поменял\w*|вместо|стал[аио]?\b|"
     r"с тех пор|перенес\w*|перенёс\w*|переназначил\w*|уволил\w*)"
-    r"|(?:今は|今では|現在|もう|引っ越|変更|変わ|替え|代わり|交代|移転|移っ|移し|新しい|新た|"
+    r"|(?:今は|今では|現在|もう|引っ越|変更|変わ|替え|代わり|交代|移転|移っ|移し|"
     r"になりました|になった|ことになった|乗り換え|切り替え|異動|転職|退職|後任|引き継)"
-    r"|(?:现在|已经|不再|搬到|换成|改为|改成|变成|替换|新的|换了|改到)"
+    r"|(?:现在|已经|不再|搬到|换成|改为|改成|变成|替换|换了|改到)"
 )
 _EVENT = (
     r"\b(?:visited|went|traveled|travelled|flew|met|attended|saw|watched|bought|had (?:a|an|"
@@ -425,6 +425,24 @@ def words_change(text: str) -> bool:
 def is_event(text: str) -> bool:
     """Whether a statement tells of an event (visited, met, bought, 行った, побывал)."""
     return bool(_compiled()[2].search(_plain(text)))
+
+
+def topic_words(text: str) -> list[tuple[str, str]]:
+    """The adjacent content-word pairs of ``topic_phrases``, as written (case folded)."""
+    from gitmem.parse.textfold import STOPWORDS
+
+    words = _compiled()[4].findall(unicodedata.normalize("NFKC", text))
+    out: list[tuple[str, str]] = []
+    previous = ""
+    for word in words:
+        low = word.casefold()
+        content = (len(low) > 2 and low not in STOPWORDS and low not in _ARTICLES
+                   and not word[:1].isupper())
+        current = low if content else ""
+        if previous and current:
+            out.append((previous, current))
+        previous = current
+    return out
 
 
 @functools.lru_cache(maxsize=8192)

@@ -43,10 +43,12 @@ class PastFact:
     until: str
     fact_id: str | None
     confidence: float | None
+    basis: str = "rule"  # declared (by the newer fact's writer) | rule
 
     def to_json(self) -> dict[str, Any]:
         return {"content": self.content, "source": self.source, "date": self.stated,
-                "until": self.until, "fact_id": self.fact_id, "confidence": self.confidence}
+                "until": self.until, "fact_id": self.fact_id, "confidence": self.confidence,
+                "basis": self.basis}
 
 
 @dataclass(frozen=True)
@@ -168,8 +170,12 @@ def _facts(store: Store, items: list[tuple[Any, ...]],
         by_kind.setdefault(str(item[_KIND]), []).append(item)
     heads = {k: [_row(i) for i in rows[: SCAN if k in UPDATABLE else show]]
              for k, rows in by_kind.items()}
-    names = queries.entity_names_of(store, [int(r["id"]) for rows in heads.values()
-                                            for r in rows])
+    ids = [int(r["id"]) for rows in heads.values() for r in rows]
+    names = queries.entity_names_of(store, ids)
+    declared = queries.declared_of(store, ids)
+    for rows in heads.values():
+        for r in rows:
+            r["declared"] = declared.get(int(r["id"]), ())
     out: dict[str, list[FactView]] = {}
     for kind, rows in heads.items():
         if rows:
@@ -193,9 +199,9 @@ def _fact_view(thread: Thread, names: dict[int, list[str]]) -> FactView:
     row = thread.current
     past: list[PastFact] = []
     newer = row
-    for old in thread.history:
+    for old, basis in zip(thread.history, thread.bases, strict=True):
         past.append(PastFact(old["content"], citation(old), stated(old), stated(newer),
-                             old["fact_id"], old["confidence"]))
+                             old["fact_id"], old["confidence"], basis))
         newer = old
     return FactView(
         kind=row["kind"], content=row["content"], source=citation(row), stated=stated(row),

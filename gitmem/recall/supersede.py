@@ -20,7 +20,7 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
-from gitmem.parse.updates import UPDATABLE, Basis, Statement
+from gitmem.parse.updates import UPDATABLE, Basis, Statement, topic_words
 from gitmem.parse.updates import replaces as statement_replaces
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
@@ -72,6 +72,7 @@ class Thread:
 
     current: Row
     history: list[Row] = field(default_factory=list)
+    bases: list[Basis] = field(default_factory=list)  # how each history fact was replaced
 
 
 def threads(facts: Sequence[Row], names: dict[int, list[str]], *, show: int,
@@ -89,8 +90,10 @@ def threads(facts: Sequence[Row], names: dict[int, list[str]], *, show: int,
         ents = names.get(int(row["id"]), [])
         for thread in out:
             cur = thread.current
-            if replaces(cur, names.get(int(cur["id"]), []), row, ents, common):
+            basis = replaces(cur, names.get(int(cur["id"]), []), row, ents, common)
+            if basis is not None:
                 thread.history.append(row)
+                thread.bases.append(basis)
                 break
         else:
             if len(out) < show:
@@ -138,6 +141,11 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
             kinds = _replacing_kinds(str(row["kind"]), flt.kinds)
             later = queries.later_facts(store, row, ids, replace(scope, kinds=kinds),
                                         CANDIDATES) if kinds else []
+        if row["kind"] in ("world", "observation"):  # same topic, other subjects
+            seen = {int(r["id"]) for r in later}
+            later += [r for r in _topic_facts(store, row, replace(scope, kinds=_replacing_kinds(
+                str(row["kind"]), flt.kinds))) if int(r["id"]) not in seen]
+            later.sort(key=_newest, reverse=True)
         if not later and not declared:
             continue
         later_names = queries.entity_names_of(store, [int(r["id"]) for r in (*declared, *later)])
@@ -150,6 +158,27 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
                 out[item_id] = Replacement(cand, basis)
                 break
     return out
+
+
+TOPIC_PHRASES = 3  # topic phrases of a shown fact searched for in later facts
+TOPIC_CANDIDATES = 20
+
+
+def _topic_facts(store: Store, row: Row, flt: ItemFilter) -> list[Row]:
+    """Facts that hold one of the fact's topic phrases ("the gateway host"), whatever their
+    subjects: a later one that words a change replaces it (``parse.updates``)."""
+    from gitmem.parse.textfold import fold
+
+    pairs = topic_words(str(row["content"]))[:TOPIC_PHRASES]
+    if not pairs:
+        return []
+    match = " OR ".join(f'body : "{fold(a)} {fold(b)}"' for a, b in pairs)
+    return [r for r, _ in queries.lexical(store, flt, match, TOPIC_CANDIDATES)
+            if r["type"] == "fact" and int(r["id"]) != int(row["id"])]
+
+
+def _newest(row: Row) -> tuple[str, str, int]:
+    return stated(row), str(row.get("recorded_at") or ""), int(row["start_line"])
 
 
 def _replacing_kinds(kind: str, wanted: Sequence[str]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -103,7 +104,7 @@ def check_entry(lines: list[str], path: str, day: date) -> Fact:
 
 
 def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
-           message: str | None = None) -> RetainResult:
+           message: str | None = None, replaces: Sequence[str] = ()) -> RetainResult:
     """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone.
 
     The commit holds the note as it stands at HEAD plus the entry, never an uncommitted edit of
@@ -112,6 +113,8 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
     day = day or datetime.now().astimezone().date()
     rel = f"memory/{day.isoformat()}.md"
     lines = entry_lines(entry)
+    if replaces:  # a declared replacement: a nested item the parser reads (docs/memory-format)
+        lines.append(f"  - replaces: {', '.join(replaces)}")
     fact = check_entry(lines, rel, day)
     ensure_memory_dir(ws)
     with file_lock(ws.memory_dir / "retain.lock", wait=True, timeout=LOCK_SECONDS,
@@ -148,7 +151,12 @@ def _refuse_links(ws: Workspace, rel: str) -> None:
 
 
 def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
-    """The note with the entry appended to its last Retain section, and the entry's line."""
+    """The note with the entry appended to its last Retain section, and the entry's line; when
+    the note holds the same entry already without a '- replaces:' item and this one declares
+    one (an agent confirming what its entry replaces), the item is added under it instead."""
+    confirmed = _confirmed(old, lines, rel, day)
+    if confirmed is not None:
+        return confirmed
     bom = b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b""
     text, warns = decode(old, rel)
     if text is None or any(w.code in ("encoding", "binary", "nul-byte") for w in warns):
@@ -174,6 +182,28 @@ def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes,
     return bom + (newline.join(new) + newline).encode("utf-8"), start
 
 
+def _confirmed(old: bytes, lines: list[str], rel: str,
+               day: date) -> tuple[bytes, int] | None:
+    if not old or not lines[-1].lstrip().startswith("- replaces:"):
+        return None
+    text, _ = decode(old, rel)
+    if text is None:
+        return None
+    plain = parse_entry(EntryLines(1, tuple(lines[:-1])), rel, day)[0]
+    parsed = parse_file(MemoryFile(rel, blob_id(old), "daily", day), old)
+    same = next((f for f in parsed.facts if plain is not None and f.fact_id == plain.fact_id
+                 and not f.replaces), None)
+    if same is None:
+        return None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = split_lines(text)
+    if body and body[-1] == "":
+        body.pop()
+    new = [*body[:same.end_line], lines[-1], *body[same.end_line:]]
+    bom = b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b""
+    return bom + (newline.join(new) + newline).encode("utf-8"), same.start_line
+
+
 def _verify(data: bytes, rel: str, day: date, start: int, fact: Fact, *,
             uncommitted: bool = False) -> Fact:
     """The entry as the indexer will read it from the new note: same fact, no warning."""
@@ -194,15 +224,39 @@ def _shorten(text: str, limit: int) -> str:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """An earlier fact about the same subjects that a new entry may replace."""
+
+    fact_id: str
+    source: str
+    text: str
+    stated: str
+    rule: bool  # the knowledge-update rule finds that the new entry replaces it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fact_id": self.fact_id, "source": self.source, "text": self.text,
+                "date": self.stated, "rule": self.rule}
+
+
+@dataclass(frozen=True)
 class Retained:
     """A retain and what became of indexing it."""
 
     result: RetainResult
     not_indexed: str | None = None  # why the committed entry is not in the index yet
+    replaces: tuple[str, ...] = ()  # the fact ids its '- replaces:' item names
+    may_replace: tuple[Candidate, ...] = ()  # earlier facts about its subjects, to confirm
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.result.to_json(), "replaces": list(self.replaces),
+                "may_replace": [c.to_json() for c in self.may_replace]}
+
+
+MAY_REPLACE = 5  # earlier facts a retain answers with (those the rule matches first)
 
 
 def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
-                     message: str | None = None) -> Retained:
+                     message: str | None = None, replaces: Sequence[str] = ()) -> Retained:
     """What both front ends do (``gitmem retain``, ``memory_retain``): retain, bring the index
     up to the new commit, and embed the note's new items before answering, so the next search
     finds the entry by meaning as well as by its words (the rest of the index is left to hooks
@@ -214,14 +268,70 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
     from gitmem.index.replay import index_workspace
     from gitmem.index.vectors import embed_pending
 
-    result = retain(ws, cfg, entry, day=day, message=message)
+    named: tuple[str, ...] = ()
+    if replaces:
+        index_workspace(ws, cfg)
+        named = _named_facts(ws, replaces)
+    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces)
     try:
         index_workspace(ws, cfg)
+        candidates = _may_replace(ws, result)
         embedder = select(cfg).embedder
         if embedder is not None:
             embed_pending(ws, cfg, embedder, path=result.path)
     except EmbeddingError:
-        pass
+        return Retained(result, None, named, _may_replace(ws, result))
     except GitmemError as exc:
-        return Retained(result, str(exc))
-    return Retained(result)
+        return Retained(result, str(exc), named)
+    return Retained(result, None, named, candidates)
+
+
+def _named_facts(ws: Workspace, refs: Sequence[str]) -> tuple[str, ...]:
+    """The fact ids these refs name now, or a UsageError naming the ref that names none."""
+    from gitmem.index import queries
+    from gitmem.index.store import open_store
+
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        out: list[str] = []
+        for ref in refs:
+            row = queries.current_fact_named(store, ref)
+            if row is None:
+                raise UsageError(f"--replaces {ref}: names no current fact (give a fact id "
+                                 "such as f-3fa9c2e11aa0 or a citation such as "
+                                 "memory/2025-11-10.md#L14, as recall --json shows them); "
+                                 "nothing was written")
+            out.append(str(row["fact_id"]))
+        return tuple(dict.fromkeys(out))
+    finally:
+        store.close()
+
+
+def _may_replace(ws: Workspace, result: RetainResult) -> tuple[Candidate, ...]:
+    """Earlier current facts about the new entry's subjects, those the knowledge-update rule
+    finds replaced first: what an agent may confirm with ``--replaces``."""
+    from gitmem.index import queries
+    from gitmem.index.store import open_store
+    from gitmem.parse.retain import entity_key
+    from gitmem.parse.updates import UPDATABLE
+    from gitmem.recall.supersede import citation, replaces, stated
+
+    keys = sorted({entity_key(e) for e in result.entities} - {""})
+    if not keys or result.kind not in UPDATABLE:
+        return ()
+    store = open_store(ws.index_path, readonly=True)
+    try:
+        rows = queries.current_facts_about(store, keys, 200)
+        new = next((r for r in rows if r["fact_id"] == result.fact_id), None)
+        if new is None:
+            return ()
+        rows = [r for r in rows if r["fact_id"] != result.fact_id and r["kind"] in UPDATABLE]
+        names = queries.entity_names_of(store, [int(r["id"]) for r in [new, *rows]])
+        ents = names.get(int(new["id"]), [])
+        scored = [(replaces(new, ents, r, names.get(int(r["id"]), [])) is not None, r)
+                  for r in rows]
+        scored.sort(key=lambda pair: not pair[0])  # stable: newest first within each
+        return tuple(Candidate(str(r["fact_id"]), citation(r), str(r["content"]), stated(r),
+                               rule) for rule, r in scored[:MAY_REPLACE])
+    finally:
+        store.close()
