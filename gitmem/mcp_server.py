@@ -17,15 +17,16 @@ The only module that imports the MCP SDK (an optional extra: ``pip install 'gitm
 # (pydantic Fields, imported with the SDK) when they are registered inside build_server.
 import importlib.util
 import inspect
+import json
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from gitmem import __version__
 from gitmem.config import Config, load_config
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, option_name
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
 
@@ -43,9 +44,81 @@ INSTRUCTIONS = (
 )
 
 
+# What the library calls an argument or a command, where a tool's name for it differs.
+TOOL_NAMES = {"k": "max_results", "command_get": "memory_get", "command_recall": "memory_search",
+              "command_entity": "memory_entity without a name"}
+
+
+def tool_name(name: str) -> str:
+    """How a tool spells what an error names (``GitmemError.spelled``): its argument names,
+    and the tools for commands (a command with no tool stays the command a person runs)."""
+    if name in TOOL_NAMES:
+        return TOOL_NAMES[name]
+    return option_name(name) if name.startswith("command_") else name
+
+
 def _dumps(data: Any, indent: int | None) -> str:
     """The command line's JSON (``cli._print_json``), without its final newline."""
     return visible_json(data, indent)
+
+
+def _result(text: str, error: bool) -> "CallToolResult":
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+
+
+def unknown_arguments(tool: str, arguments: Mapping[str, Any],
+                      schema: Mapping[str, Any]) -> str | None:
+    """The error for arguments the tool does not take (a misspelt one would be ignored)."""
+    known = list(schema.get("properties", {}))
+    extra = [name for name in arguments if name not in known]
+    if not extra:
+        return None
+    listed = ", ".join(repr(name) for name in extra)
+    return (f"{tool} takes no argument {listed}; its arguments are {', '.join(known)}")
+
+
+def invalid_arguments(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any],
+                      errors: Sequence[Mapping[str, Any]]) -> str:
+    """Arguments the SDK refused (pydantic's errors), said in the tool's terms: each argument,
+    what it must be (from the input schema the client was shown) and the value given."""
+    problems: dict[str, str] = {}
+    properties = schema.get("properties", {})
+    for err in errors:
+        name = str(err["loc"][0]) if err.get("loc") else "arguments"
+        expected = _expected(properties.get(name, {}))
+        if err.get("type") == "missing":
+            problems.setdefault(name, f"{tool} needs the argument {name} ({expected})")
+        else:
+            given = json.dumps(arguments.get(name), ensure_ascii=False)
+            given = given if len(given) <= 80 else given[:79] + "…"
+            problems.setdefault(name, f"{tool}: {name} must be {expected}, not {given}")
+    return "; ".join(problems.values())
+
+
+def _expected(schema: Mapping[str, Any]) -> str:
+    options = schema.get("anyOf", [schema])
+    kinds = [_one_type(o) for o in options if o.get("type") != "null"]
+    nullable = len(kinds) < len(options)
+    return " or ".join(kinds) + (" (or null for the default)" if nullable else "")
+
+
+def _one_type(schema: Mapping[str, Any]) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        word = "an integer" if kind == "integer" else "a number"
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if low is not None and high is not None:
+            return f"{word} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{word} of at least {low:g}"
+        return word if high is None else f"{word} of at most {high:g}"
+    if kind == "array":
+        return "a list of " + _one_type(schema.get("items", {})).removeprefix("a ") + "s"
+    return {"string": "a string", "boolean": "true or false"}.get(str(kind), "a value")
 
 
 class MemoryTools:
@@ -59,19 +132,18 @@ class MemoryTools:
         return load_config(self.ws.repo_root)  # re-read each call: a few stats, picks up edits
 
     def call(self, work: Callable[[Config], str]) -> "CallToolResult":
-        """Run one tool: its JSON, or a tool error with the command's own message (a surprise
-        likewise, with the traceback on stderr, the server's log)."""
-        from mcp.types import CallToolResult, TextContent
-
+        """Run one tool: its JSON, or a tool error with the command's own message in the
+        tool's terms (``max_results``, not ``--k``); a surprise likewise, with the traceback
+        on stderr, the server's log."""
         try:
             with self._lock:
                 text, error = work(self.config()), False
         except GitmemError as exc:
-            text, error = str(exc), True
+            text, error = exc.spelled(tool_name), True
         except Exception as exc:  # a front end's one error boundary: the server never crashes
             traceback.print_exc(file=sys.stderr)
             text, error = f"internal error: {exc.__class__.__name__}: {exc}", True
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+        return _result(text, error)
 
     def search(self, cfg: Config, query: str, *, max_results: int | None = None,
                min_score: float | None = None, since: str | None = None,
@@ -136,16 +208,44 @@ def _listed(value: str | list[str] | None) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def _checked_server() -> type["MCPServer"]:
+    """The SDK's server, with tool arguments checked in the tools' terms: an argument the tool
+    does not take is refused, and one the SDK's validation refuses is explained from the input
+    schema (not pydantic's report with its documentation link)."""
+    from mcp.server import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class CheckedServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any],
+                            context: Any = None) -> Any:
+            schema = next((t.input_schema for t in await self.list_tools() if t.name == name),
+                          None)
+            if schema is None:
+                return await super().call_tool(name, arguments, context)
+            extra = unknown_arguments(name, arguments, schema)
+            if extra is not None:
+                return _result(extra, True)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if not isinstance(exc.__cause__, ValidationError):
+                    raise
+                return _result(invalid_arguments(name, arguments, schema,
+                                                 exc.__cause__.errors()), True)
+
+    return CheckedServer
+
+
 def build_server(ws: Workspace) -> "MCPServer":
     """The MCP server for one workspace, with its tools registered."""
     if importlib.util.find_spec("mcp") is None:
         raise GitmemError(INSTALL_HINT)
-    from mcp.server import MCPServer
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
-    server: MCPServer = MCPServer("gitmem", instructions=INSTRUCTIONS, version=__version__,
-                                  log_level="WARNING")
+    server = _checked_server()("gitmem", instructions=INSTRUCTIONS, version=__version__,
+                               log_level="WARNING")
     tools = MemoryTools(ws)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,73 @@ def test_retain_commits_and_the_next_search_cites_it(fixture_repo: Path) -> None
     code, out, err = gitmem("-C", str(repo), "retain", "B: Read the ferry timetable.", "--json")
     assert code == 0, err
     assert json.loads(out).keys() == kept.keys()
+
+
+# (tool, arguments, what the error says, in the tool's terms)
+REFUSED = [
+    ("memory_search", {"query": "gateway", "max_results": 0},
+     "memory_search: max_results must be an integer from 1 to 1000 (or null for the default), "
+     "not 0"),
+    ("memory_search", {"query": "gateway", "max_results": "lots"},
+     'max_results must be an integer from 1 to 1000 (or null for the default), not "lots"'),
+    ("memory_search", {"query": "gateway", "mode": "fuzzy"},
+     'memory_search: mode must be one of "hybrid", "lexical", "semantic", not "fuzzy"'),
+    ("memory_search", {"query": "gateway", "min_score": "high"},
+     'min_score must be a number (or null for the default), not "high"'),
+    ("memory_search", {}, "memory_search needs the argument query (a string)"),
+    ("memory_search", {"query": "gateway", "limit": 3},
+     "memory_search takes no argument 'limit'; its arguments are query, max_results, "),
+    ("memory_search", {"query": "gateway", "kind": "X"}, "invalid kind 'X': use W, B, O, S"),
+    ("memory_search", {"query": "gateway", "kind": "{as_of}"}, "invalid kind '{as_of}': use"),
+    ("memory_search", {"query": "gateway", "since": "soon"}, "invalid time 'soon' for since:"),
+    ("memory_search", {"query": "gateway", "around": "soon", "until": "2025-11"},
+     "around cannot be combined with since or until"),
+    ("memory_search", {"query": "gateway", "since": "2025-12", "until": "2025-11"},
+     "since '2025-12' is not before until '2025-11'"),
+    ("memory_search", {"query": "gateway", "as_of": "soon"}, "invalid as_of 'soon': use"),
+    ("memory_search", {"query": "gateway", "entity": "Peterr"},
+     "? (memory_entity without a name lists them)"),
+    ("memory_search", {"query": "gateway", "mode": "semantic"},
+     "mode semantic needs an embedding provider"),
+    ("memory_get", {"path": "MEMORY.md", "from": 0},
+     "memory_get: from must be an integer of at least 1 (or null for the default), not 0"),
+    ("memory_get", {"path": "MEMORY.md", "from": 900},
+     "memory_get with at set to a commit reads the earlier version of MEMORY.md#L900; "
+     "memory_search cites the current lines"),
+    ("memory_entity", {"limit": 0}, "memory_entity: limit must be an integer from 1 to 1000, "
+                                    "not 0"),
+    ("memory_entity", {"name": "Peter", "as_of": "soon"}, "invalid as_of 'soon': use"),
+    ("memory_opinions", {"min_confidence": 2},
+     "memory_opinions: min_confidence must be a number from 0 to 1 (or null for the default), "
+     "not 2"),
+    ("memory_review", {"range": "HEAD~1..HEAD", "format": "html"},
+     'memory_review: format must be one of "json", "markdown", not "html"'),
+]
+# What only the command line may say: its flags, its commands, pydantic's report.
+CLI_TERMS = re.compile(r"--[a-z]|'gitmem (get|recall|entity)|validation error|pydantic|https?:")
+
+
+def test_arguments_are_refused_in_the_tools_terms(fixture_repo: Path) -> None:
+    """A bad argument is a tool error that names the tool's argument, what it must be and the
+    value given, never pydantic's report, a CLI flag or a command; an argument the tool does
+    not take is refused instead of ignored. The command line keeps its own terms."""
+    repo = fixture_repo
+    assert gitmem("-C", str(repo), "index")[0] == 0
+
+    async def scenario() -> list[Any]:
+        async with mcp_session(repo, {"GITMEM_EMBED_PROVIDER": "none"}) as session:
+            return [await session.call_tool(tool, arguments) for tool, arguments, _ in REFUSED]
+
+    for (tool, arguments, words), result in zip(REFUSED, asyncio.run(scenario()), strict=True):
+        text = text_of(result)
+        assert result.is_error and words in text, (tool, arguments, text)
+        assert not CLI_TERMS.search(text), (tool, arguments, text)
+    for args, words in ((("recall", "gateway", "--kind", "X"), "invalid --kind 'X'"),
+                        (("recall", "gateway", "--since", "soon"), "for --since:"),
+                        (("recall", "gateway", "--entity", "Peterr"), "('gitmem entity' lists"),
+                        (("get", "MEMORY.md", "--from", "900"), "'gitmem get' with --at set")):
+        code, _, err = gitmem("-C", str(repo), *args)
+        assert code in (1, 2) and words in err, (args, err)
 
 
 def test_concurrent_calls_and_two_agents_retaining_at_once(fixture_repo: Path) -> None:

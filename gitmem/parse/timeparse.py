@@ -150,8 +150,11 @@ def _shift_months(moment: datetime, months: int) -> datetime:
 # --- query syntax ---------------------------------------------------------------------------
 
 
-def _invalid(value: str) -> UsageError:
-    return UsageError(f"invalid time {value.strip()!r}: use {ACCEPTED_FORMS}")
+def _invalid(value: str, argument: str | None = None) -> UsageError:
+    if argument is None:
+        return UsageError(f"invalid time {value.strip()!r}: use {ACCEPTED_FORMS}")
+    return UsageError.naming("invalid time {value!r} for {" + argument + "}: use {forms}",
+                             value=value.strip(), forms=ACCEPTED_FORMS)
 
 
 def _duration_start(text: str, now: datetime) -> datetime | None:
@@ -259,19 +262,29 @@ def build_window(
     """
     if around is not None:
         if since is not None or until is not None:
-            raise UsageError("--around cannot be combined with --since or --until")
-        start, end = _parse(around, now, durations_as_instants=True)
+            raise UsageError.naming("{around} cannot be combined with {since} or {until}")
+        start, end = _argument("around", around, now)
         try:
             return TimeWindow(start - timedelta(around_days), end + timedelta(around_days))
         except OverflowError:
-            raise _invalid(around) from None
+            raise _invalid(around, "around") from None
     if since is None and until is None:
         return None
-    opens = _parse(since, now, durations_as_instants=True)[0] if since is not None else None
-    closes = _parse(until, now, durations_as_instants=True)[1] if until is not None else None
+    opens = _argument("since", since, now)[0] if since is not None else None
+    closes = _argument("until", until, now)[1] if until is not None else None
     if opens is not None and closes is not None and opens >= closes:
-        raise UsageError(f"--since {since!r} is not before --until {until!r}: the window is empty")
+        raise UsageError.naming("{since} {opens!r} is not before {until} {closes!r}: the window "
+                                "is empty", opens=since, closes=until)
     return TimeWindow(opens, closes)
+
+
+def _argument(name: str, value: str, now: datetime) -> Period:
+    """``value`` of the argument ``name`` (since, until, around) read as a period; a bad value
+    is an error that names the argument."""
+    try:
+        return _parse(value, now, durations_as_instants=True)
+    except UsageError:
+        raise _invalid(value, name) from None
 
 
 def as_of_instant(value: str, now: datetime) -> datetime:

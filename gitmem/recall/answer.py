@@ -64,15 +64,16 @@ class RecallResponse:
         }
 
 
-def _semantic_off(cfg: Config, reason: str | None, missing: bool) -> str:
+def _semantic_off(cfg: Config, reason: str | None, missing: bool) -> SearchUnavailable:
     if cfg.embed_provider == "none":
         why = "embed.provider is 'none'"
         how = "'gitmem config set embed.provider auto' (or local)"
     else:
         why = "no embedding model yet" if missing else str(reason)
         how = "'gitmem model pull' or 'gitmem config set embed.model FILE.gguf'"
-    return (f"--mode semantic needs an embedding provider ({why}); {how} turns semantic "
-            "search on (then 'gitmem index'); or use --mode hybrid or lexical")
+    return SearchUnavailable.naming("{mode} semantic needs an embedding provider ({why}); {how} "
+                                    "turns semantic search on (then 'gitmem index'); or use "
+                                    "{mode} hybrid or lexical", why=why, how=how)
 
 
 def answer(
@@ -208,7 +209,7 @@ class _QueryVector:
             return
         if sel.embedder is None:
             if req.mode == "semantic":
-                raise SearchUnavailable(_semantic_off(cfg, sel.reason, sel.missing))
+                raise _semantic_off(cfg, sel.reason, sel.missing)
             if cfg.embed_provider == "auto" and sel.missing:  # not set up yet: said once
                 if req.verbose or first_time(ws, "lexical"):
                     warnings.append(f"results are lexical: {TURN_ON_HINT}")
@@ -250,7 +251,7 @@ class _QueryVector:
             missing = (f"the index has no embeddings from {self.embedder.name} "
                        f"({self.embedder.model}) yet; run 'gitmem index' to add them")
             if self.mode == "semantic":
-                raise SearchUnavailable(f"--mode semantic: {missing}")
+                raise SearchUnavailable.naming("{mode} semantic: {missing}", missing=missing)
             self.warnings.append(f"{missing}; results are lexical")
             return None
         dims = int(store.get_meta("embed_dims") or 0)

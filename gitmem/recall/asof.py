@@ -36,8 +36,9 @@ def resolve_as_of(ws: Workspace, value: str, now: datetime) -> AsOf:
     except UsageError:
         found = commit_time(ws.repo_root, value)
         if found is None:
-            raise UsageError(f"invalid --as-of {value.strip()!r}: use {ACCEPTED_FORMS}, or a "
-                             "commit (an id, branch, tag or HEAD~2)") from None
+            raise UsageError.naming("invalid {as_of} {value!r}: use {forms}, or a commit (an "
+                                    "id, branch, tag or HEAD~2)", value=value.strip(),
+                                    forms=ACCEPTED_FORMS) from None
         return AsOf(datetime.fromisoformat(found[1]), found[0])
 
 

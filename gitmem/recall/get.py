@@ -85,19 +85,22 @@ def get_lines(
     last = min(len(lines), asked)
     where = f" at {at}" if at else ""
     if first > max(len(lines), 1):
-        raise GitmemError(f"{rel} has {len(lines)} lines{where}; line {first} is past its end"
-                          f"{_changed_hint(rel, first, at)}")
+        raise GitmemError.naming("{rel} has {n} lines{where}; line {first} is past its end"
+                                 + _changed_hint(at), rel=rel, n=len(lines), where=where,
+                                 first=first, citation=f"{rel}#L{first}")
     note = None
     if asked > last:
         past = f"line {asked} is" if asked == last + 1 else f"lines {last + 1}-{asked} are"
-        note = (f"{past} past the end: {rel} has {len(lines)} lines{where}"
-                f"{_changed_hint(rel, last + 1, at)}")
+        note = str(GitmemError.naming("{past} past the end: {rel} has {n} lines{where}"
+                                      + _changed_hint(at), past=past, rel=rel, n=len(lines),
+                                      where=where, citation=f"{rel}#L{last + 1}"))
     return GetResult(rel, first, last, tuple(lines[first - 1 : last]), at, note)
 
 
-def _changed_hint(rel: str, line: int, at: str | None) -> str:
-    """A citation made before the file shrank: its text is in history."""
+def _changed_hint(at: str | None) -> str:
+    """A citation made before the file shrank: its text is in history (a ``naming`` template
+    part)."""
     if at is not None:
         return ""
-    return (f" (it changed since it was cited? 'gitmem get {rel}#L{line} --at <commit>' reads an "
-            "earlier version; 'gitmem recall' cites the current lines)")
+    return (" (it changed since it was cited? {command_get} with {at} set to a commit reads the "
+            "earlier version of {citation}; {command_recall} cites the current lines)")

@@ -60,12 +60,12 @@ def resolve_entity(store: Store, name: str, state: State) -> EntityRef:
     page = _page_of(store, keys, state) if key else None
     spelled = eq.spellings(store, keys, state) if key else {}
     if page is None and not spelled:
-        raise GitmemError(_unknown(store, name, key, state))
+        raise _unknown(store, name, key, state)
     shown = page_entity(page) if page else max(spelled, key=lambda n: (spelled[n], n))
     return EntityRef(main, keys, shown, page)
 
 
-def _unknown(store: Store, name: str, key: str, state: State) -> str:
+def _unknown(store: Store, name: str, key: str, state: State) -> GitmemError:
     from gitmem.recall.empty import unknown_entity_message  # the error path only
 
     names = {row["key"]: str(row["name"]) for row in eq.entity_counts(store, state)}

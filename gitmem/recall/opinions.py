@@ -136,7 +136,8 @@ def list_opinions(
 ) -> OpinionsAnswer:
     """The opinions held now (or as of a time), strongest first."""
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
-        raise UsageError(f"invalid --min-confidence {min_confidence}: use a number in [0, 1]")
+        raise UsageError.naming("invalid {min_confidence} {value}: use a number in [0, 1]",
+                                value=min_confidence)
     warnings = list(cfg.warnings) + ensure_index(ws, cfg)
     store = open_store(ws.index_path, readonly=True)
     try:

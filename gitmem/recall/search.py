@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from gitmem.domain import KIND_LETTERS, KIND_NAMES, TimeWindow
-from gitmem.errors import GitmemError, UsageError
+from gitmem.errors import UsageError
 from gitmem.index import queries
 from gitmem.index.items import MAX_PASSAGES, PASSAGE_TOKENS
 from gitmem.index.queries import ItemFilter, Row
@@ -120,10 +120,8 @@ def parse_kinds(values: Sequence[str]) -> tuple[str, ...]:
         v = value.strip()
         name = KIND_NAMES.get(v.upper()) if len(v) == 1 else v.lower()
         if name not in KIND_LETTERS and name != "note":
-            raise UsageError(
-                f"invalid --kind '{value}': use W, B, O, S (or world, experience, "
-                "opinion, observation, note)"
-            )
+            raise UsageError.naming("invalid {kind} {value!r}: use W, B, O, S (or world, "
+                                    "experience, opinion, observation, note)", value=value)
         out.append(name)
     return tuple(dict.fromkeys(out))
 
@@ -140,7 +138,7 @@ def resolve_entities(store: Store, names: Sequence[str]) -> tuple[tuple[str, ...
         if keys is None:
             from gitmem.recall.empty import unknown_entity
 
-            raise GitmemError(unknown_entity(store, name, key))
+            raise unknown_entity(store, name, key)
         resolved.append(keys)
     return tuple(resolved)
 
