@@ -1,0 +1,221 @@
+"""Knowledge updates on ordinary wording (issue 17): the one rule of ``parse.updates`` on
+statements people write in English, Japanese, Russian and Danish, statements that both stay
+true left alone, the ordering it owns; and declared replacements end to end on real git
+repositories: a '- replaces:' item, ``gitmem retain --replaces`` (and its confirming second
+call), ``superseded_basis`` in recall, entity and review, refs that name nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitmem.parse.updates import Statement, replaces
+from testing.cli import gitmem, gitmem_json, recall_json, status_json
+from testing.index import dump
+from testing.repo import commit_all, git, make_repo, write
+from testing.rewrites import rebuilt_dump
+
+
+def said(text: str, day: str, *entities: str, line: int = 4, path: str = "") -> Statement:
+    return Statement(kind="world", text=text, entities=entities, stated=day,
+                     recorded_at=f"{day}T20:00:00+00:00", path=path or f"memory/{day}.md",
+                     line=line)
+
+
+UPDATES = [
+    ("Alice lives in Berlin, in Kreuzberg.", "Alice moved to Lisbon; she lives in Alfama now.",
+     "Alice"),
+    ("Bob works at Initech as a backend developer.",
+     "Started his new job at Globex last Monday.", "Bob"),
+    ("Standup is at 9:30 every day.", "We moved standup to 10 so Toronto can join.", "team"),
+    ("The build server is bx-01.", "bx-02 replaced bx-01 as build server.", "ci"),
+    ("田中さんは大阪に住んでいる。", "田中さんは東京の品川に引っ越した。", "田中"),
+    ("請求の担当は佐藤さん。", "来月から請求は鈴木さんが担当になりました。", "請求"),
+    ("Иван живёт в Самаре.", "Иван переехал в Екатеринбург.", "Иван"),
+    ("Mette bor i Aarhus.", "Mette er flyttet til København.", "Mette"),
+    ("Lars arbejder hos Vestas.", "Lars har fået nyt job hos Ørsted.", "Lars"),
+]
+CONTROLS = [
+    ("Alice has a dog named Rex.", "Alice speaks Portuguese.", "Alice"),
+    ("Alice's parents live in Hamburg.", "Alice moved to Lisbon; she lives in Alfama now.",
+     "Alice"),
+    ("Anne spiller håndbold.", "Anne spiller klaver.", "Anne"),
+    ("Søren bor i Valby.", "Søren bor sammen med sin kæreste.", "Søren"),
+    ("Nightly builds start at 02:00 UTC.", "bx-02 replaced bx-01 as build server.", "ci"),
+    ("Lena visited Porto in May.", "Lena visited Faro last week.", "Lena"),
+    ("田中さんは猫を飼っている。", "田中さんはピアノを弾ける。", "田中"),
+]
+
+
+@pytest.mark.parametrize(("older", "newer", "subject"), UPDATES)
+def test_ordinary_wording_replaces_in_every_language(older: str, newer: str,
+                                                     subject: str) -> None:
+    old, new = said(older, "2026-10-20", subject), said(newer, "2026-11-18", subject)
+    assert replaces(new, old) == "rule"
+    assert replaces(old, new) is None  # never backwards in time
+
+
+@pytest.mark.parametrize(("older", "newer", "subject"), CONTROLS)
+def test_statements_that_both_stay_true_are_left_alone(older: str, newer: str,
+                                                       subject: str) -> None:
+    assert replaces(said(newer, "2026-11-18", subject), said(older, "2026-10-20", subject)) is None
+
+
+def test_the_rule_owns_the_order_of_statements() -> None:
+    berlin = "Alice lives in Berlin."
+    lisbon = "Alice moved to Lisbon."
+    # the same day and file: the line further down is the later statement
+    assert replaces(said(lisbon, "2026-11-18", "Alice", line=9),
+                    said(berlin, "2026-11-18", "Alice", line=4)) == "rule"
+    assert replaces(said(lisbon, "2026-11-18", "Alice", line=4),
+                    said(berlin, "2026-11-18", "Alice", line=9)) is None
+    # two files of one day and one commit have no order between them
+    assert replaces(said(lisbon, "2026-11-18", "Alice", path="MEMORY.md"),
+                    said(berlin, "2026-11-18", "Alice", path="USER.md")) is None
+    # the same words again confirm, they do not replace
+    assert replaces(said(berlin, "2026-11-18", "Alice"), said(berlin, "2026-10-20", "Alice")) is None
+
+
+def test_a_declared_replacement_holds_whatever_the_rule_says() -> None:
+    old = Statement("world", "Alice has a dog.", ("Alice",), "2026-10-20", "", "memory/a.md", 4,
+                    fact_id="f-000000000001", end_line=5)
+    new = Statement("world", "Alice speaks Portuguese.", ("Alice",), "2026-11-18", "",
+                    "memory/b.md", 4, declared=frozenset({"memory/a.md#L5"}))
+    assert replaces(new, old) == "declared"
+    by_id = Statement("experience", "Rex went to the vet.", ("Alice",), "2026-09-01", "",
+                      "memory/b.md", 4, declared=frozenset({"f-000000000001"}))
+    assert replaces(by_id, old) == "declared"  # any kind, any order
+
+
+def _daily(day: str, *entries: str, prose: str = "") -> str:
+    body = "\n".join(f"- {e}" for e in entries)
+    return f"# {day}\n\n{prose}## Retain\n{body}\n"
+
+
+@pytest.fixture
+def alice(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2026-10-20.md", _daily(
+        "2026-10-20", "W @Alice: Alice has a dog named Rex.", "W @Alice: Alice likes tea."))
+    commit_all(repo, "day 1", "2026-10-20T20:00:00+00:00")
+    write(repo, "memory/2026-11-03.md", _daily("2026-11-03", "W @Alice: Alice speaks Danish."))
+    commit_all(repo, "day 2", "2026-11-03T20:00:00+00:00")
+    return repo
+
+
+def test_retain_replaces_declares_and_recall_entity_review_say_declared(alice: Path) -> None:
+    base = git(alice, "rev-parse", "HEAD").strip()
+    # the rule sees two true statements; the writer knows better
+    done = gitmem_json("-C", str(alice), "retain", "--json", "--replaces",
+                       "memory/2026-10-20.md#L4", "W @Alice: Rex now lives with her brother.")
+    old_id = recall_json(alice, "dog Rex")["results"]
+    rex = next(r for r in old_id if r["source"] == "memory/2026-10-20.md#L4")
+    assert done["replaces"] == [rex["fact_id"]]
+    assert rex["superseded_by"] == done["source"] and rex["superseded_basis"] == "declared"
+    note = (alice / done["path"]).read_text(encoding="utf-8")
+    assert "  - replaces: memory/2026-10-20.md#L4\n" in note
+    # entity: the declared one is history of the new fact, with its basis
+    view = gitmem_json("-C", str(alice), "entity", "Alice", "--json")
+    world = view["facts"]["world"]
+    current = next(f for f in world if f["source"] == done["source"])
+    assert [(h["source"], h["basis"]) for h in current["history"]] == [
+        ("memory/2026-10-20.md#L4", "declared")]
+    # review of the range shows it as declared
+    code, out, err = gitmem("-C", str(alice), "review", f"{base}..HEAD", "--format", "json")
+    assert code == 0, err
+    pairs = json.loads(out)["superseded"]
+    assert [(p["old"]["source"].split("@")[0], p["basis"]) for p in pairs] == [
+        ("memory/2026-10-20.md#L4", "declared")]
+    # text output says "replaced by <citation> (<date>, declared)"
+    code, out, _ = gitmem("-C", str(alice), "recall", "dog Rex")
+    assert f"replaced by {done['source']} ({done['path'][7:17]}, declared)" in out
+
+
+def test_retain_answers_with_what_it_may_replace_and_a_second_call_confirms(
+        alice: Path) -> None:
+    first = gitmem_json("-C", str(alice), "retain", "--json", "W @Alice: Alice drinks coffee now.")
+    candidates = {c["source"]: c for c in first["may_replace"]}
+    assert {"memory/2026-10-20.md#L5", "memory/2026-10-20.md#L4",
+            "memory/2026-11-03.md#L4"} <= set(candidates)
+    tea = candidates["memory/2026-10-20.md#L5"]
+    assert tea["text"] == "Alice likes tea." and tea["fact_id"].startswith("f-")
+    assert first["replaces"] == []
+    # the confirming call: the same entry with --replaces adds the item under it, once
+    again = gitmem_json("-C", str(alice), "retain", "--json", "--replaces", tea["fact_id"],
+                        "W @Alice: Alice drinks coffee now.")
+    assert again["start_line"] == first["start_line"] and again["replaces"] == [tea["fact_id"]]
+    note = (alice / first["path"]).read_text(encoding="utf-8")
+    assert note.count("Alice drinks coffee now.") == 1
+    assert f"- W @Alice: Alice drinks coffee now.\n  - replaces: {tea['fact_id']}\n" in note
+    assert git(alice, "status", "--porcelain").strip() == ""
+    shown = {r["source"]: r for r in recall_json(alice, "tea coffee")["results"]}
+    assert shown["memory/2026-10-20.md#L5"]["superseded_basis"] == "declared"
+
+
+def test_a_ref_that_names_nothing_is_refused_before_anything_is_written(alice: Path) -> None:
+    head = git(alice, "rev-parse", "HEAD").strip()
+    code, _, err = gitmem("-C", str(alice), "retain", "--replaces", "memory/2026-10-20.md#L40",
+                          "W @Alice: Alice moved to Porto.")
+    assert code == 2 and "names no current fact" in err
+    code, _, err = gitmem("-C", str(alice), "retain", "--replaces", "not-a-ref",
+                          "W @Alice: Alice moved to Porto.")
+    assert code == 2
+    assert git(alice, "rev-parse", "HEAD").strip() == head
+    assert git(alice, "status", "--porcelain").strip() == ""
+
+
+def test_replaces_items_in_notes_warn_with_their_line_and_the_entry_stays_a_fact(
+        alice: Path) -> None:
+    write(alice, "memory/2026-11-10.md", "# 2026-11-10\n\n## Retain\n"
+          "- W @Alice: Alice moved to Porto.\n  - replaces: f-0123456789ab\n"
+          "- W @Alice: Alice got a cat.\n  - replaces: someday\n")
+    commit_all(alice, "refs", "2026-11-10T20:00:00+00:00")
+    gitmem_json("-C", str(alice), "index", "--json")
+    warnings = {(w["path"], w["line"], w["code"]) for w in status_json(alice)["warnings"]}
+    assert ("memory/2026-11-10.md", 4, "replaces-unknown") in warnings
+    assert ("memory/2026-11-10.md", 7, "replaces-ref") in warnings
+    view = gitmem_json("-C", str(alice), "entity", "Alice", "--json")
+    facts = {f["content"] for f in view["facts"]["world"]}
+    assert {"Alice moved to Porto.", "Alice got a cat."} <= facts  # no '- replaces:' in text
+
+
+def test_a_citation_is_read_at_the_commit_that_first_recorded_the_entry(
+        alice: Path, tmp_path: Path) -> None:
+    write(alice, "memory/2026-11-10.md", "# 2026-11-10\n\n## Retain\n"
+          "- W @Alice: Rex stays with her brother now.\n  - replaces: memory/2026-10-20.md#L4\n")
+    commit_all(alice, "declared", "2026-11-10T20:00:00+00:00")
+    # later, lines above the cited one are inserted: the citation now points elsewhere
+    write(alice, "memory/2026-10-20.md", _daily(
+        "2026-10-20", "W @Alice: Alice was born in Graz.", "W @Alice: Alice has a dog named Rex.",
+        "W @Alice: Alice likes tea."))
+    commit_all(alice, "insert above", "2026-11-12T20:00:00+00:00")
+    shown = {r["content"]: r for r in recall_json(alice, "Rex dog Graz")["results"]}
+    assert shown["Alice has a dog named Rex."]["superseded_basis"] == "declared"
+    assert shown["Alice was born in Graz."]["superseded_by"] is None
+    assert dump(alice) == rebuilt_dump(alice, tmp_path / "rebuilt")
+
+
+def test_as_of_before_the_newer_statement_it_does_not_apply_yet(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2026-10-20.md", _daily("2026-10-20", "W @Alice: Alice lives in Berlin."))
+    commit_all(repo, "berlin", "2026-10-20T20:00:00+00:00")
+    write(repo, "memory/2026-11-18.md", _daily("2026-11-18",
+                                               "W @Alice: Alice moved to Lisbon last month."))
+    commit_all(repo, "lisbon", "2026-11-18T20:00:00+00:00")
+    now = {r["source"]: r for r in recall_json(repo, "where does Alice live")["results"]}
+    assert now["memory/2026-10-20.md#L4"]["superseded_by"] == "memory/2026-11-18.md#L4"
+    assert next(iter(now)) == "memory/2026-11-18.md#L4"
+    then = recall_json(repo, "where does Alice live", "--as-of", "2026-11-01")["results"]
+    assert [(r["source"], r["superseded_by"]) for r in then] == [
+        ("memory/2026-10-20.md#L4", None)]
+
+
+def test_the_readme_example_works_on_the_sample_workspace(fixture_repo: Path) -> None:
+    shown = {r["source"]: r for r in recall_json(fixture_repo, "gateway host NUC")["results"]}
+    nuc = shown["memory/2025-11-10.md#L14"]
+    assert nuc["superseded_by"] == "memory/2025-11-27.md#L14"
+    assert nuc["superseded_basis"] == "rule"
+    order = list(shown)
+    assert order.index("memory/2025-11-27.md#L14") < order.index("memory/2025-11-10.md#L14")
