@@ -3,6 +3,7 @@ mark the older one replaced, leave statements that are both true alone, in every
 
     python bench/bench_updates.py [--mode lexical|hybrid|both] [--model PATH.gguf ...]
         [--only LANG[,LANG]] [--data RECORDS.json] [--json OUT] [--misses]
+        [--compare BEFORE.json]
 
 The records (``bench/updates_data.py``, or ``--data``: a JSON list of the same shape) are written
 as daily notes (``memory/YYYY-MM-DD.md``, one commit per day, 21:00 UTC) into a real git
@@ -30,6 +31,10 @@ gitmem's library, each question asked through ``recall.answer`` and each subject
   first 5 results;
 - **as-of before**: each update's question asked ``--as-of`` the day before the newer statement:
   of the answers that show the older one, the share where it is not marked (not replaced yet).
+
+``--misses`` prints every record that missed something, with what marks it; ``--compare
+BEFORE.json`` every record whose outcome differs from an earlier ``--json`` report (what a rule
+change fixed and broke).
 
 Hybrid needs a real GGUF embedding model (``bash bench/build_model.sh``; multilingual-e5-small:
 ``python -m gitmem.embed.convert_e5 OUT.gguf``), run with one llama.cpp thread.
@@ -562,6 +567,33 @@ def misses(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> s
     return "\n".join(out)
 
 
+def outcomes(scored: Mapping[str, Any]) -> dict[str, Any]:
+    """What one record's scores say, as the metrics count it."""
+    ent = scored.get("entity") or {}
+    return {
+        "first & top 3": scored["first_top3"],
+        "older marked": scored["older_marked"] if scored["older_shown"] else None,
+        "entity: older replaced": ent.get("older_replaced"),
+        "as-of: older marked": (scored.get("as_of") or {}).get("older_marked"),
+        "false marks": sorted({*scored["false_marks"], *ent.get("false_marks", ())}),
+    }
+
+
+def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """Per run found in both reports (``--json`` files), every record whose outcome changed:
+    what a change to the rule fixed and what it broke."""
+    out: list[str] = []
+    for name in (n for n in after if n in before):
+        old, new = before[name]["records"], after[name]["records"]
+        changed = []
+        for rid in (r for r in new if r in old):
+            a, b = outcomes(old[rid]), outcomes(new[rid])
+            changed += [f"- {rid}: {what} {a[what]} -> {b[what]}" for what in b
+                        if a[what] != b[what]]
+        out += [f"## {name}: {len(changed)} changes", *changed]
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--mode", choices=("lexical", "hybrid", "both"), default=None,
@@ -573,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, dest="json_out", metavar="OUT",
                     help="write the report (metrics and every record's scores) here")
     ap.add_argument("--misses", action="store_true", help="print the records that missed")
+    ap.add_argument("--compare", type=Path, metavar="BEFORE.json",
+                    help="print the records whose outcome differs from an earlier --json report")
     args = ap.parse_args(argv)
     models = list(args.model) or ([DEFAULT_MODEL] if DEFAULT_MODEL.exists() else [])
     mode = args.mode or ("both" if models else "lexical")
@@ -595,6 +629,9 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(report))
     if args.misses:
         print("\n" + misses(report, records))
+    if args.compare:
+        earlier = json.loads(args.compare.read_text(encoding="utf-8"))["runs"]
+        print("\n" + compare(earlier, report))
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
         payload = {"now": NOW.isoformat(), "k": K, "records": len(records), "runs": report}

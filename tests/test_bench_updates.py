@@ -213,6 +213,24 @@ def test_summary_rates() -> None:
     assert m["older_marked_when_shown_prose"]["n"] == 0
 
 
+def test_compare_lists_what_changed() -> None:
+    def scores(first: bool, marks: list[str]) -> dict[str, Any]:
+        return {"first_top3": first, "older_shown": True, "older_marked": first,
+                "false_marks": marks, "as_of": {"older_marked": False},
+                "entity": {"older_replaced": first, "false_marks": []}}
+
+    before = {"lexical": {"records": {"a": scores(False, []), "b": scores(True, [])}}}
+    after = {"lexical": {"records": {"a": scores(True, []), "b": scores(True, ["older: b"])}},
+             "hybrid x": {"records": {}}}
+    assert bu.compare(before, after).split("\n") == [
+        "## lexical: 4 changes",
+        "- a: first & top 3 False -> True",
+        "- a: older marked False -> True",
+        "- a: entity: older replaced False -> True",
+        "- b: false marks [] -> ['older: b']",
+    ]
+
+
 def test_the_data_set_has_the_issue_shape() -> None:
     bu.check_records(RECORDS)
     rule = [r for r in RECORDS if r["kind"] == "update" and not r.get("replaces")]
