@@ -201,6 +201,10 @@ REFUSED = [
     ("memory_opinions", {"min_confidence": 2},
      "memory_opinions: min_confidence must be a number from 0 to 1 (or null for the default), "
      "not 2"),
+    ("memory_retain", {"entry": "W @Peter: New host.", "replaces": "f-000000000000"},
+     "replaces f-000000000000: names no current fact (give a fact id such as f-3fa9c2e11aa0 "
+     "or a citation such as memory/2025-11-10.md#L14, as memory_search shows them in its "
+     "JSON); nothing was written"),
     ("memory_review", {"range": "HEAD~1..HEAD", "format": "html"},
      'memory_review: format must be one of "json", "markdown", not "html"'),
 ]

@@ -297,10 +297,10 @@ def _named_facts(ws: Workspace, refs: Sequence[str]) -> tuple[str, ...]:
         for ref in refs:
             row = queries.current_fact_named(store, ref)
             if row is None:
-                raise UsageError(f"--replaces {ref}: names no current fact (give a fact id "
-                                 "such as f-3fa9c2e11aa0 or a citation such as "
-                                 "memory/2025-11-10.md#L14, as recall --json shows them); "
-                                 "nothing was written")
+                raise UsageError.naming("{replaces} {ref}: names no current fact (give a fact "
+                                        "id such as f-3fa9c2e11aa0 or a citation such as "
+                                        "memory/2025-11-10.md#L14, as {command_recall} shows "
+                                        "them in its JSON); nothing was written", ref=ref)
             out.append(str(row["fact_id"]))
         return tuple(dict.fromkeys(out))
     finally:
