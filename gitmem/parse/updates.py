@@ -85,8 +85,8 @@ class Statement:
         return claim(self.text, self.entities)
 
 
-def replaces(newer: Statement, older: Statement,
-             common: frozenset[str] = frozenset()) -> Basis | None:
+def replaces(newer: Statement, older: Statement, common: frozenset[str] = frozenset(), *,
+             answered: bool = False) -> Basis | None:
     """Whether ``newer`` replaces ``older``, and on what basis: declared by its writer (always
     holds), or found by the rule (``newer`` stated later; see the module's docstring).
     ``common``: frame terms of templated notes (``parse.similarity.common_terms``)."""
@@ -96,7 +96,7 @@ def replaces(newer: Statement, older: Statement,
         return "declared"
     if not newer.later_than(older):
         return None
-    return "rule" if same_attribute(newer, older, common) else None
+    return "rule" if same_attribute(newer, older, common, answered=answered) else None
 
 
 def declares(newer: Statement, older: Statement) -> bool:
@@ -138,9 +138,12 @@ def _disjoint(a: tuple[str, str] | None, b: tuple[str, str] | None) -> bool:
     return a is not None and b is not None and (a[1] < b[0] or b[1] < a[0])
 
 
-def same_attribute(newer: Statement, older: Statement,
-                   common: frozenset[str] = frozenset()) -> bool:
-    """The rule without the ordering: two statements about one subject's one attribute."""
+def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = frozenset(),
+                   *, answered: bool = False) -> bool:
+    """The rule without the ordering: two statements about one subject's one attribute.
+    ``answered``: both answer one question about that subject with the same word of it (two
+    facts about one subject that answer the same question are the same attribute), which
+    counts as the attribute unless they are events or things one has several of."""
     if not _kinds_replace(newer.kind, older.kind) or _disjoint(newer.period, older.period):
         return False
     if _normal(newer.text) == _normal(older.text) or relation(newer.text) != relation(older.text):
@@ -155,13 +158,19 @@ def same_attribute(newer: Statement, older: Statement,
         # no shared subject: a shared topic phrase that the newer one says changed
         return change and bool(topic_phrases(newer.text) & topic_phrases(older.text))
     family = families(newer.text) & families(older.text)
-    if family - _NEEDS_SHARED_WORD or (family and shared):
+    if family - _NEEDS_SHARED_WORD:
+        return True
+    if additive(newer.text):  # "now also speaks German": one more, not another
+        return False
+    if family and shared:  # a clock time or weekday and a shared word
         return True
     # events ("visited Porto" / "visited Faro") and things one has several of ("plays handball"
     # / "plays the piano") stay true side by side unless the newer one words a change
     events = (is_event(newer.text) and is_event(older.text)) or (
         many_valued(newer.text) and many_valued(older.text) and not change)
-    if texts_match(a, b, common) and not events:
+    # answering one question counts with a worded change only ("standup is at 9:30" /
+    # "we moved standup to 10"): two true statements often answer one question too
+    if ((answered and change) or texts_match(a, b, common)) and not events:
         return True
     # a worded change and a shared word; a clock time or weekday on one side only says they
     # are about different things ("builds start at 02:00" / "bx-02 replaced bx-01")
@@ -176,8 +185,8 @@ def same_attribute(newer: Statement, older: Statement,
 _FAMILIES: dict[str, str] = {
     "residence": (
         r"\b(?:live[sd]?|living|resides?|resided|residing|relocat\w*|moved (?:to|into|back to|"
-        r"in with|out of)|moving to|home is|(?:home )?address|apartment|flat in|house in|"
-        r"based in|settled in|lives? in)\b"
+        r"in with|out of)|moving to|home is|(?:home|postal|street) address|apartment|flat in|"
+        r"house in|based in|settled in|lives? in)\b"
         r"|\b(?:bor|boede|bosat|bosatte|flyttet|flyttede|flytter|flytte|adresse|lejlighed|"
         r"bopæl)\b"
         r"|(?:жив[её]т|живут|живу|жила?\b|живёшь|проживает|проживают|переех\w*|переезж\w*|"
@@ -193,7 +202,7 @@ _FAMILIES: dict[str, str] = {
         r"|\b(?:arbejder (?:hos|på|for|i)|arbejdede (?:hos|på|for|i)|job (?:hos|på|i)|"
         r"nyt job|nye job|ansat|ansættelse|stilling|firma|virksomhed|startede (?:hos|på|i)|"
         r"sagt op|arbejdsplads)\b"
-        r"|(?:работа[ею]т? (?:в|на)|работал\w* (?:в|на)|устроил\w*|трудится|компани\w*|"
+        r"|(?:работа[ею]т? (?:в|на)\b|работал\w* (?:в|на)\b|устроил\w*|трудится|компани\w*|"
         r"должност\w*|уволил\w*|перешл?[её]л? (?:в|на) работу|новая работа|новую работу|"
         r"работу в)"
         r"|(?:勤め|勤務|働い|働く|入社|転職|会社|職場|退職|就職|社員)"
@@ -240,7 +249,7 @@ _FAMILIES: dict[str, str] = {
         r"|(?:\d+岁)"
     ),
     "contact": (
-        r"\b(?:phone|mobile|cell|number|e-?mail|contact|reach (?:him|her|them) at)\b"
+        r"\b(?:phone|mobile|cell|number|e-?mail|address|contact|reach (?:him|her|them) at)\b"
         r"|\b(?:telefon|nummer|mobil|mail|kontakt)\b"
         r"|(?:телефон\w*|номер\w*|почт\w*|контакт\w*)"
         r"|(?:電話|番号|メール|アドレス|連絡先|担当者)|(?:电话|号码|邮箱|联系)"
@@ -259,7 +268,7 @@ _FAMILIES: dict[str, str] = {
         r"\b(?:uses|using|used for|runs on|running on|hosted (?:on|at|by)|stored (?:in|on)|"
         r"lives? on|database|backend|stack|backups?|deployed (?:on|to))\b"
         r"|\b(?:bruger|kører på|ligger på|gemmes|database|backup)\b"
-        r"|(?:использу\w*|хран\w*|работает на|развёрнут\w*|база данных|бэкап\w*)"
+        r"|(?:использу\w*|хран\w*|работает на\b|развёрнут\w*|база данных|бэкап\w*)"
         r"|(?:使って|使用|で動|動いて|保存|データベース|バックアップ|管理して)"
         r"|(?:使用|运行在|部署|数据库|备份)"
     ),
@@ -275,7 +284,7 @@ _FAMILIES: dict[str, str] = {
         r"|(?:締切|締め切り|期限|までに|延び)|(?:截止|期限)"
     ),
     "place": (
-        r"\b(?:floor|room|office|sits?|desk|located|venue|held (?:at|in)|takes place)\b"
+        r"\b(?:floor|office|sits?|desk|located|venue|held (?:at|in)|takes place)\b"
         r"|\b(?:etage|sal|kontor|lokale|sidder|holdes)\b"
         r"|(?:этаж\w*|офис\w*|комнат\w*|находится|переговорк\w*|проходит в)"
         r"|(?:階|会場|部屋|オフィス|会議室|席|場所)|(?:楼|会议室|办公室|地点)"
@@ -366,6 +375,12 @@ _MANY = (
     r"|(?:弾け|弾く|話せ|話す|飼って|好き|習って|集めて|できる|行ったことがある)"
     r"|(?:会说|会弹|喜欢|养了|去过)"
 )
+_ADDITIVE = (
+    r"\b(?:also|as well|too|in addition|another|besides)\b|\b(?:også|desuden|endnu en)\b"
+    r"|(?:тоже|также|ещё один|еще один|ещё одн|кроме того)"
+    r"|(?:[^\s]も(?:[^\s]{0,8})(?:始め|飼|習|弾))"
+    r"|(?:也|还)"
+)
 _HOUSEHOLD = (
     r"\b(?:lives? with|living with|moved in with|bor sammen med|bor med)\b|(?:живёт с|живет с|"
     r"живут с)|(?:と一緒に住|と暮らし|と同居)|(?:和.{1,6}住|同居)"
@@ -399,6 +414,12 @@ def families(text: str) -> frozenset[str]:
     if joined.search(unicodedata.normalize("NFKC", text)):  # "joined Globex", not "the club"
         found.add("employer")
     return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def additive(text: str) -> bool:
+    """Whether a statement adds one more of something ("also", "også", "тоже", "も")."""
+    return bool(re.search(_ADDITIVE, _plain(text)))
 
 
 @functools.lru_cache(maxsize=8192)

@@ -35,6 +35,7 @@ from gitmem.recall.ranking import (
 )
 from gitmem.recall.supersede import (
     Replacement,
+    answered_updates,
     citation,
     current_first,
     stated,
@@ -241,6 +242,7 @@ def rank(
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
+    within.update(answered_updates(q.text, chosen, found, within))
     return [_result(store, row, score, terms, newer)
             for score, row, newer in current_first(chosen, found, q.k, within)]
 

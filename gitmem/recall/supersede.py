@@ -213,6 +213,93 @@ def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
     return out
 
 
+def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
+                     found: dict[int, Replacement],
+                     within: dict[tuple[int, int], Replacement]) -> dict[tuple[int, int],
+                                                                          Replacement]:
+    """(item id, first line) -> the newest shown result that replaces it, found through the
+    question itself: two results about the question's subject (a shared entity, or the name
+    the question asks about) whose answering lines (the line of each that holds most of its
+    words) hold the same other word of it answer the same question, so they state the same
+    attribute; the rule's guards still apply (``parse.updates``). This is how an update written
+    in plain note lines outside Retain sections is found ("Ines's team sits on the 3rd floor"
+    / "Ines and her people moved up to the fifth floor"). Results already marked are kept."""
+    names, attributes = _question_terms(question)
+    if not attributes:
+        return {}
+    asked = names | attributes
+    lines = [(_place(row), row, _answering_line(row, asked)) for _, row in chosen
+             if row["type"] in ("fact", "chunk")]
+    lines = [(place, row, line) for place, row, line in lines if line is not None]
+    out: dict[tuple[int, int], Replacement] = {}
+    for place, older, (o_text, o_line, o_terms) in lines:
+        if int(older["id"]) in found or place in within:
+            continue
+        for _, newer, (n_text, n_line, n_terms) in lines:
+            if _place(newer) == place or not n_terms & o_terms & attributes:
+                continue
+            if not (n_terms & o_terms & names or _share_entity(newer, older)):
+                continue
+            subject = ("question-subject",)
+            basis = statement_replaces(_line_statement(newer, n_text, n_line, subject),
+                                       _line_statement(older, o_text, o_line, subject),
+                                       answered=True)
+            if basis is not None and (place not in out or _newest(newer) > _newest(
+                    out[place].row)):
+                out[place] = Replacement(newer, basis)
+    return out
+
+
+def _share_entity(a: Row, b: Row) -> bool:
+    from gitmem.parse.retain import find_entities
+
+    keys = [{entity_key(e) for e in find_entities(str(r["content"]))} for r in (a, b)]
+    return bool(keys[0] & keys[1])
+
+
+def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The question's name terms (capitalised words inside it; a CJK name before さん, 様,
+    君, ちゃん, 氏) and its other full-weight terms (the attribute it asks about)."""
+    import re
+
+    from gitmem.parse.similarity import statement_terms
+
+    terms = statement_terms(question)
+    names: set[str] = set()
+    for word in re.findall(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+", question.strip()):
+        names.update(statement_terms(word.removesuffix("'s")))
+    for match in re.finditer(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)",
+                             question):
+        names.update(statement_terms(match.group(1)))
+    attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
+    return frozenset(names & terms.keys() | names), frozenset(attributes)
+
+
+def _answering_line(row: Row, asked: frozenset[str],
+                    ) -> tuple[str, int, frozenset[str]] | None:
+    """The line of a result that holds most of the question's terms (its text, line number,
+    the question's terms in it); None when no line holds any."""
+    from gitmem.parse.similarity import statement_terms
+
+    best: tuple[int, str, int, frozenset[str]] | None = None
+    for n, text in enumerate(str(row["content"]).split("\n")):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        held = frozenset(statement_terms(text)) & asked
+        if held and (best is None or len(held) > best[0]):
+            best = (len(held), text, int(row["start_line"]) + n, held)
+    return None if best is None else (best[1], best[2], best[3])
+
+
+def _line_statement(row: Row, text: str, line: int, subject: tuple[str, ...]) -> Statement:
+    kind = "note" if row["type"] == "chunk" else str(row["kind"])
+    body = text.strip().lstrip("-*+ ").strip()
+    return Statement(kind=kind, text=body, entities=subject, stated=stated(row),
+                     recorded_at=str(row.get("recorded_at") or ""), path=str(row["path"]),
+                     line=line, period=_explicit_period(row) if row["type"] == "fact" else None,
+                     fact_id=str(row.get("fact_id") or ""))
+
+
 def current_first(chosen: Sequence[tuple[float, Row]], found: dict[int, Replacement],
                   k: int, within: dict[tuple[int, int], Replacement] | None = None,
                   ) -> list[tuple[float, Row, Replacement | None]]:
