@@ -228,9 +228,11 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     if not attributes:
         return {}
     asked = names | attributes
-    lines = [(_place(row), row, _answering_line(row, asked)) for _, row in chosen
-             if row["type"] in ("fact", "chunk")]
-    lines = [(place, row, line) for place, row, line in lines if line is not None]
+    lines: list[tuple[tuple[int, int], Row, tuple[str, int, frozenset[str]]]] = []
+    for _, row in chosen:
+        line = _answering_line(row, asked) if row["type"] in ("fact", "chunk") else None
+        if line is not None:
+            lines.append((_place(row), row, line))
     out: dict[tuple[int, int], Replacement] = {}
     for place, older, (o_text, o_line, o_terms) in lines:
         if int(older["id"]) in found or place in within:
