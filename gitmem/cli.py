@@ -32,8 +32,8 @@ def _ctx_path(ctx: click.Context) -> Path:
     return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
 
 
-def _workspace(ctx: click.Context) -> tuple[Workspace, Config]:
-    return open_workspace(_ctx_path(ctx))
+def _workspace(ctx: click.Context, *, lenient: bool = False) -> tuple[Workspace, Config]:
+    return open_workspace(_ctx_path(ctx), lenient=lenient)
 
 
 class _Styled(str):
@@ -219,7 +219,7 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     warnings with path#Lline."""
     from gitmem.index.status import status as read_status
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = _workspace(ctx, lenient=True)  # a bad setting is reported, not a reason to stop
     info = read_status(ws, cfg, deep=deep).to_json()
     if as_json:
         _print_json(info)
@@ -227,6 +227,11 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     _echo(f"workspace: {info['workspace']}")
     for warning in info["config_warnings"]:
         _echo(f"warning: {warning}")
+    for error in info["config_errors"]:
+        _echo(f"config error: {error}")
+    if info["config_errors"]:
+        _echo("  (shown here with the default; commands that read it fail until it is fixed: "
+              "'gitmem config list' shows every layer, 'gitmem config set' fixes it)")
     if not info["indexed"]:
         _echo("index: none yet; run 'gitmem index'")
         return
@@ -894,7 +899,8 @@ def _config_repo(ctx: click.Context) -> Path | None:
 @click.pass_context
 def config_list(ctx: click.Context, as_json: bool) -> None:
     """Every setting, its effective value and where it comes from (default, repository, user,
-    environment)."""
+    environment: GITMEM_<SECTION>_<KEY>), with the layers it overrides. Invalid values are
+    listed and reported, so they can be fixed here."""
     from gitmem.settings import list_settings
 
     report = list_settings(_config_repo(ctx))
@@ -904,9 +910,13 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
     for source, path in report.files.items():
         _echo(f"# {source} config: {path}")
     for s in report.settings:
-        _echo(f"{s.key} = {s.listed()}  ({s.source})")
+        _echo(f"{s.key} = {s.listed()}")
+        for line in s.overridden():
+            _echo(f"    also {line}")
     for warning in report.warnings:
         _echo(f"warning: {warning}", err=True)
+    for error in report.errors:
+        _echo(f"error: {error}", err=True)
 
 
 @config_group.command("get", context_settings=CONTEXT)
@@ -914,7 +924,9 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
-    """Print the effective value of KEY (section.name, e.g. embed.provider)."""
+    """Print the effective value of KEY (section.name, e.g. embed.provider); --json adds
+    every layer that sets it and which one applies. An invalid value is printed as written,
+    with its error (exit status 1)."""
     from gitmem.settings import get_setting
 
     setting = get_setting(_config_repo(ctx), key)
@@ -922,6 +934,8 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
         _print_json(setting.to_json(), indent=None)
     else:
         _echo(setting.text())
+    if setting.error:
+        raise GitmemError(setting.error)
 
 
 @config_group.command("set", context_settings=CONTEXT)

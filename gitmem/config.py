@@ -2,16 +2,21 @@
 
 Trust rule: the repository's own ``.gitmem.toml`` may not send memory or keys anywhere, so remote
 endpoints, headers and key variables are honoured only from the user config or the environment.
+
+An invalid setting blocks only what reads it: a command that reads it fails with the error that
+names the file, the key and what is allowed, while ``status`` and ``config`` (which read a
+lenient copy) still run, so the user can see and fix it.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -73,6 +78,33 @@ class Config:
     mcp_citations: str = "auto"  # a 'Source: path#Lx-Ly' footer on snippets: auto | on | off
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # (Config field, or "*" for every setting, the error): an invalid setting holds its default
+    # here, and reading it raises the error unless this is a lenient copy.
+    problems: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    strict: bool = field(default=True, compare=False)
+
+    @property
+    def errors(self) -> list[str]:
+        """The errors of the invalid settings (and unreadable files), each naming file and key."""
+        return list(dict.fromkeys(message for _, message in self.problems))
+
+    def lenient(self) -> Config:
+        """This configuration with invalid settings read as their defaults (still listed in
+        ``errors``): for the commands that help fix it (status, config)."""
+        out = copy.copy(self)
+        object.__setattr__(out, "strict", False)
+        return out
+
+    if not TYPE_CHECKING:  # mypy keeps checking attribute names; this only adds the raise
+
+        def __getattribute__(self, name: str) -> Any:
+            if name in _GUARDED:
+                problems = object.__getattribute__(self, "problems")
+                if problems and object.__getattribute__(self, "strict"):
+                    for attr, message in problems:
+                        if attr in (name, "*"):
+                            raise GitmemError(message)
+            return object.__getattribute__(self, name)
 
 
 # (section, key) -> (Config field, expected type, description of what is allowed)
@@ -113,6 +145,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
 }
+_GUARDED = frozenset(attr for attr, _, _ in _KEYS.values())
 # Inclusive bounds of numeric settings.
 _RANGES: dict[str, tuple[float, float]] = {
     "recall_k": (1, 1000),
@@ -139,13 +172,17 @@ _RANGES: dict[str, tuple[float, float]] = {
 # Settings that take one of a few words.
 _CHOICES: dict[str, tuple[str, ...]] = {"mcp_citations": ("auto", "on", "off")}
 _UNTRUSTED_IN_REPO = {"embed.remote"}
-_ENV = {
-    "GITMEM_EMBED_PROVIDER": ("embed", "provider"),
-    "GITMEM_EMBED_MODEL": ("embed", "model"),
-    "GITMEM_EMBED_FALLBACK": ("embed", "fallback"),
-    "GITMEM_EMBED_BASE_URL": ("embed.remote", "base_url"),
-    "GITMEM_WORKTREE": ("index", "worktree"),
-}
+# Every setting has an environment variable, GITMEM_<SECTION>_<KEY> (dots as underscores),
+# except these two, whose names came first (SPEC §14 fixes GITMEM_EMBED_BASE_URL).
+_ENV_NAMES = {("embed.remote", "base_url"): "GITMEM_EMBED_BASE_URL",
+              ("index", "worktree"): "GITMEM_WORKTREE"}
+
+
+def env_name(name: str) -> str:
+    """The environment variable of a setting (``recall.k``: ``GITMEM_RECALL_K``)."""
+    section, _, key = name.rpartition(".")
+    fixed = _ENV_NAMES.get((section, key))
+    return fixed or "GITMEM_" + f"{section}_{key}".replace(".", "_").upper()
 
 
 def user_config_path() -> Path:
@@ -223,7 +260,8 @@ def _check(source: str, section: str, key: str, value: Any) -> tuple[str, Any]:
         lo, hi = _RANGES[attr]
         ok = lo <= value <= hi
     if not ok:
-        raise GitmemError(f"{source}: invalid value {value!r} for '{name}'; allowed: {allowed}")
+        shown = "(not shown: it may hold a token)" if kind is dict else repr(value)
+        raise GitmemError(f"{source}: invalid value {shown} for '{name}'; allowed: {allowed}")
     return attr, value
 
 
@@ -246,9 +284,31 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise GitmemError(f"{path}: cannot read config ({exc.strerror})") from exc
 
 
-def _env_value(key: tuple[str, str], raw: str) -> Any:
-    if _KEYS[key][1] is bool:
-        return raw.strip().lower() in ("1", "true", "yes", "on")
+def parse_value(name: str, raw: str) -> Any:
+    """A value written as text (``config set``, an environment variable) as the setting's
+    type; text that does not fit is returned as it is, for the check to name what is allowed."""
+    kind = setting_type(name)
+    text = raw.strip()
+    try:
+        if kind is bool:
+            return {"true": True, "yes": True, "on": True, "1": True, "false": False,
+                    "no": False, "off": False, "0": False}.get(text.lower(), raw)
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+        if kind is list:
+            if text.startswith("["):
+                return tomllib.loads(f"v = {text}")["v"]
+            return [part.strip() for part in text.split(",") if part.strip()]
+        if kind is dict:
+            if text.startswith("{"):
+                return tomllib.loads(f"v = {text}")["v"]
+            pairs = [part.split("=", 1) for part in text.split(",") if part.strip()]
+            return {k.strip(): v.strip() for k, v in pairs} if all(
+                len(p) == 2 for p in pairs) else raw
+    except (ValueError, tomllib.TOMLDecodeError):
+        return raw
     return raw
 
 
@@ -296,31 +356,71 @@ def read_config_text(text: str) -> dict[tuple[str, str], Any]:
     return _flatten(tomllib.loads(text))
 
 
-def layered_values(repo_root: Path | None) -> tuple[dict[str, tuple[Any, str]], list[str]]:
-    """{Config field: (value, source)} of every setting that is set, and the warnings of
-    settings ignored by the trust rule. Raises GitmemError naming file and key when invalid."""
-    values: dict[str, tuple[Any, str]] = {}
-    warnings: list[str] = []
-    if repo_root is not None:
-        path = repo_root / REPO_CONFIG
-        for (section, key), value in read_config_file(path).items():
-            attr, checked = _check(str(path), section, key, value)
-            if not repo_may_set(section, key, checked):
-                warnings.append(_ignored(path, section, key, checked))
-                continue
-            values[attr] = (checked, "repository")
-    upath = user_config_path()
-    for (section, key), value in read_config_file(upath).items():
-        attr, checked = _check(str(upath), section, key, value)
-        values[attr] = (checked, "user")
-    for env, (section, key) in _ENV.items():
-        raw = os.environ.get(env)
-        if raw is not None and raw != "":
-            attr, checked = _check(
-                f"environment variable {env}", section, key, _env_value((section, key), raw)
-            )
-            values[attr] = (checked, "environment")
-    return values, warnings
+@dataclass(frozen=True)
+class LayerValue:
+    """One layer's value of a setting: where it is written, the value (checked, or as written
+    when invalid), and why it does not count when it does not."""
+
+    source: str  # repository | user | environment
+    where: str  # the file, or the environment variable
+    value: Any
+    error: str | None = None  # invalid: the error naming the file, the key and what is allowed
+    ignored: str | None = None  # the trust rule's warning: a repository config may not set it
+
+
+@dataclass(frozen=True)
+class Layers:
+    """Every layer's value of every setting that is set anywhere, lowest precedence first, and
+    the errors that belong to no one setting (a file that is not TOML, an unknown setting)."""
+
+    values: dict[str, list[LayerValue]]
+    errors: list[str]
+
+    def winner(self, name: str) -> LayerValue | None:
+        """The layer whose value applies: the highest one the trust rule does not ignore."""
+        counted = [v for v in self.values.get(name, []) if v.ignored is None]
+        return counted[-1] if counted else None
+
+
+def read_layers(repo_root: Path | None) -> Layers:
+    """Read every layer without stopping at an invalid one: errors are kept with the values."""
+    layers = Layers({}, [])
+    files = [("repository", repo_root / REPO_CONFIG)] if repo_root is not None else []
+    for source, path in [*files, ("user", user_config_path())]:
+        try:
+            settings = read_config_file(path)
+        except GitmemError as exc:
+            layers.errors.append(str(exc))
+            continue
+        for (section, key), value in settings.items():
+            _add_layer(layers, source, str(path), section, key, value)
+    for name in setting_names():
+        raw = os.environ.get(env_name(name))
+        if raw:
+            section, _, key = name.rpartition(".")
+            _add_layer(layers, "environment", env_name(name), section, key,
+                       parse_value(name, raw))
+    return layers
+
+
+def _add_layer(layers: Layers, source: str, where: str, section: str, key: str,
+               value: Any) -> None:
+    label = f"environment variable {where}" if source == "environment" else where
+    if (section, key) not in _KEYS:
+        try:
+            _check(label, section, key, value)
+        except GitmemError as exc:
+            layers.errors.append(str(exc))
+        return
+    stack = layers.values.setdefault(f"{section}.{key}", [])
+    try:
+        checked = _check(label, section, key, value)[1]
+    except GitmemError as exc:
+        stack.append(LayerValue(source, where, value, error=str(exc)))
+        return
+    trusted = source != "repository" or repo_may_set(section, key, checked)
+    stack.append(LayerValue(source, where, checked, ignored=None if trusted else
+                            _ignored(Path(where), section, key, checked)))
 
 
 def _ignored(path: Path, section: str, key: str, value: Any) -> str:
@@ -333,10 +433,23 @@ def _ignored(path: Path, section: str, key: str, value: Any) -> str:
 
 
 def load_config(repo_root: Path | None) -> Config:
-    """Merge the layers; raises GitmemError naming file and key for an invalid setting."""
-    values, warnings = layered_values(repo_root)
+    """Merge the layers. An invalid value that applies makes its setting an error for whoever
+    reads it (``Config.problems``); one that a higher layer overrides is a warning."""
+    layers = read_layers(repo_root)
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    problems = [("*", error) for error in layers.errors]
+    for name, stack in layers.values.items():
+        winner = layers.winner(name)
+        for v in stack:
+            if v.ignored is not None:
+                warnings.append(v.ignored)
+            elif v.error is not None and v is not winner and winner is not None:
+                warnings.append(f"{v.error} (not used: the {winner.source} value applies)")
+        if winner is not None and winner.error is not None:
+            problems.append((setting_attr(name), winner.error))
+        elif winner is not None:
+            values[setting_attr(name)] = winner.value
     known = {f.name for f in fields(Config)}
-    return replace(
-        Config(), **{k: v for k, (v, _) in values.items() if k in known},
-        warnings=tuple(warnings)
-    )
+    return replace(Config(), **{k: v for k, v in values.items() if k in known},
+                   warnings=tuple(warnings), problems=tuple(problems))

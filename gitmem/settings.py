@@ -19,10 +19,13 @@ from typing import Any
 from gitmem.config import (
     REPO_CONFIG,
     Config,
+    LayerValue,
     check_setting,
-    layered_values,
+    env_name,
+    parse_value,
     read_config_file,
     read_config_text,
+    read_layers,
     repo_may_set,
     setting_attr,
     setting_names,
@@ -37,11 +40,41 @@ _SECRET_LIKE = ("embed.remote.headers",)  # values may carry tokens: never print
 @dataclass(frozen=True)
 class Setting:
     key: str  # section.name, as written in the TOML files
-    value: Any
-    source: str  # default | repository | user | environment
+    layers: tuple[LayerValue, ...]  # the default, then every layer that sets it, lowest first
+    applies: LayerValue  # the one whose value counts
+
+    @property
+    def value(self) -> Any:
+        return self.applies.value
+
+    @property
+    def source(self) -> str:  # default | repository | user | environment
+        return self.applies.source
+
+    @property
+    def error(self) -> str | None:
+        """The value that applies is invalid: the error commands that read it give."""
+        return self.applies.error
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "value": _shown(self.key, self.value), "source": self.source}
+        return {"key": self.key, "value": _shown(self.key, self.value), "source": self.source,
+                "where": self.applies.where or None, "error": self.error,
+                "env": env_name(self.key),
+                "layers": [{"source": v.source, "where": v.where or None,
+                            "value": _shown(self.key, v.value), "applies": v is self.applies,
+                            "error": v.error, "ignored": v.ignored} for v in self.layers]}
+
+    def overridden(self) -> list[str]:
+        """The layers that set the key but do not count, as ``list`` prints them."""
+        out = []
+        for v in self.layers[1:]:
+            if v is self.applies:
+                continue
+            why = ("ignored: a repository config may not set it" if v.ignored
+                   else "invalid" if v.error else f"the {self.source} value wins")
+            out.append(f"{v.source} {v.where}: {_rendered(self.key, _shown(self.key, v.value))}"
+                       f" ({why})")
+        return out
 
     def text(self) -> str:
         """The value as ``get`` prints it: a string as it is, others as TOML writes them."""
@@ -51,9 +84,12 @@ class Setting:
         return value if isinstance(value, str) else _rendered(self.key, value)
 
     def listed(self) -> str:
-        """The value as ``list`` prints it: as TOML writes it, or '(not set)'."""
+        """The value as ``list`` prints it: as TOML writes it, or '(not set)'; then where it
+        comes from, and 'invalid' when it is."""
         value = _shown(self.key, self.value)
-        return "(not set)" if value is None else _rendered(self.key, value)
+        shown = "(not set)" if value is None else _rendered(self.key, value)
+        where = f" {self.applies.where}" if self.applies.where else ""
+        return f"{shown}  ({self.source}{where}{'; invalid' if self.error else ''})"
 
 
 @dataclass
@@ -61,10 +97,11 @@ class SettingsReport:
     settings: list[Setting]
     files: dict[str, str]  # source -> config file path
     warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # invalid values, unreadable files
 
     def to_json(self) -> dict[str, Any]:
         return {"settings": [s.to_json() for s in self.settings], "files": self.files,
-                "warnings": self.warnings}
+                "warnings": self.warnings, "errors": self.errors}
 
 
 @dataclass(frozen=True)
@@ -93,6 +130,8 @@ class SettingChange:
 def _shown(key: str, value: Any) -> Any:
     if key in _SECRET_LIKE and isinstance(value, (dict, tuple)) and value:
         return {name: "***" for name, _ in _pairs(value)}
+    if key in _SECRET_LIKE and value:
+        return "***"  # an invalid value may still hold a token
     if isinstance(value, tuple):
         return [list(v) if isinstance(v, tuple) else v for v in value]
     return value
@@ -103,18 +142,22 @@ def _pairs(value: Any) -> list[tuple[str, Any]]:
 
 
 def list_settings(repo_root: Path | None) -> SettingsReport:
-    """Every setting with its effective value and where that value comes from."""
-    values, warnings = layered_values(repo_root)
+    """Every setting with its effective value, every layer that sets it and which one wins;
+    an invalid value is reported (``errors``), never a reason not to list."""
+    layers = read_layers(repo_root)
     defaults = Config()
     out = []
+    warnings: list[str] = []
     for name in setting_names():
-        attr = setting_attr(name)
-        value, source = values.get(attr, (getattr(defaults, attr), "default"))
-        out.append(Setting(name, value, source))
+        default = LayerValue("default", "", getattr(defaults, setting_attr(name)))
+        stack = layers.values.get(name, [])
+        warnings.extend(v.ignored for v in stack if v.ignored)
+        out.append(Setting(name, (default, *stack), layers.winner(name) or default))
     files = {"user": str(user_config_path())}
     if repo_root is not None:
         files["repository"] = str(repo_root / REPO_CONFIG)
-    return SettingsReport(out, files, warnings)
+    errors = layers.errors + [v.error for s in out for v in s.layers if v.error]
+    return SettingsReport(out, files, warnings, errors)
 
 
 def get_setting(repo_root: Path | None, key: str) -> Setting:
@@ -127,7 +170,7 @@ def set_setting(repo_root: Path | None, key: str, raw: str, *, repo: bool = Fals
     the repository config with ``repo``."""
     _known(key)
     path = _target(repo_root, repo)
-    _, value = check_setting(str(path), key, _parse(key, raw))
+    _, value = check_setting(str(path), key, parse_value(key, raw))
     section, _, name = key.rpartition(".")
     if repo and not repo_may_set(section, name, value):
         raise GitmemError(f"{path}: a repository config may not set '{key} = {raw}' (remote "
@@ -164,34 +207,6 @@ def _target(repo_root: Path | None, repo: bool) -> Path:
     return repo_root / REPO_CONFIG
 
 
-def _parse(key: str, raw: str) -> Any:
-    """A command-line value as the setting's type (the check that follows names what is
-    allowed when it does not fit)."""
-    kind = setting_type(key)
-    text = raw.strip()
-    try:
-        if kind is bool:
-            return {"true": True, "yes": True, "on": True, "1": True, "false": False,
-                    "no": False, "off": False, "0": False}.get(text.lower(), raw)
-        if kind is int:
-            return int(text)
-        if kind is float:
-            return float(text)
-        if kind is list:
-            if text.startswith("["):
-                return tomllib.loads(f"v = {text}")["v"]
-            return [part.strip() for part in text.split(",") if part.strip()]
-        if kind is dict:
-            if text.startswith("{"):
-                return tomllib.loads(f"v = {text}")["v"]
-            pairs = [part.split("=", 1) for part in text.split(",") if part.strip()]
-            return {k.strip(): v.strip() for k, v in pairs} if all(
-                len(p) == 2 for p in pairs) else raw
-    except (ValueError, tomllib.TOMLDecodeError):
-        return raw
-    return raw
-
-
 def _toml_value(value: Any, *, table: bool = False) -> str:
     if table:
         inner = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in _pairs(value))
@@ -204,11 +219,14 @@ def _toml_value(value: Any, *, table: bool = False) -> str:
         return json.dumps(value, ensure_ascii=False)  # a valid TOML basic string
     if isinstance(value, dict):
         return _toml_value(value, table=True)
-    return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return str(value)  # a TOML date or time, as written (not a valid setting)
 
 
 def _rendered(key: str, value: Any) -> str:
-    return _toml_value(value, table=setting_type(key) is dict)
+    """As TOML writes it (an invalid value too: as it was written)."""
+    return _toml_value(value, table=setting_type(key) is dict and isinstance(value, dict))
 
 
 _HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
@@ -272,6 +290,11 @@ def _edit_lines(text: str, section: str, name: str, rendered: str | None) -> str
         comment = _trailing_comment(lines[at])
         if rendered is None:
             del lines[at]
+            if not any(ln.strip() for ln in lines[start + 1:end - 1]):
+                del lines[start:end - 1]  # nothing left in the table: no empty [recall]
+                while lines and not lines[-1].strip():
+                    lines.pop()
+                return "\n".join(lines) + "\n" if lines else ""
         else:
             lines[at] = f"{name} = {rendered}{comment}"
     elif rendered is not None:

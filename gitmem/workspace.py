@@ -115,10 +115,13 @@ def _wanted_roots(extra: Sequence[str]) -> set[str]:
     return roots
 
 
-def open_workspace(start: Path) -> tuple[Workspace, Config]:
-    """Find the repository around ``start`` and apply its configuration."""
+def open_workspace(start: Path, *, lenient: bool = False) -> tuple[Workspace, Config]:
+    """Find the repository around ``start`` and apply its configuration; ``lenient``: invalid
+    settings read as their defaults (for status, which reports them) instead of raising."""
     repo_root, git_dir = find_repo_root(start)
     cfg = load_config(repo_root)
+    if lenient:
+        cfg = cfg.lenient()
     prefix = cfg.workspace_root.strip("/")
     if prefix:
         if ".." in PurePosixPath(prefix).parts:

@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 from gitmem.config import load_config, user_config_path
-from testing.cli import gitmem, recall_json, sources, status_json
+from testing.cli import gitmem, gitmem_json, recall_json, sources, status_json
 from testing.contract import GOOD_DAILY, GOOD_TEXT
 from testing.repo import commit_all, make_repo, write
 
@@ -36,6 +36,12 @@ def user_config(text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def falcons(repo: Path) -> None:
+    for n, text in enumerate(FALCONS, 20):
+        write(repo, f"memory/2025-11-{n}.md", f"## Retain\n- W @Peter: {text}\n")
+    commit_all(repo, "falcons")
 
 
 # -- invalid config -------------------------------------------------------------------------------
@@ -70,11 +76,17 @@ def test_bad_value_names_key_and_what_is_allowed(
     repo: Path, toml: str, key: str, allowed: str
 ) -> None:
     write(repo, ".gitmem.toml", toml)
-    code, _, err = gitmem("-C", str(repo), "status")
-    assert code == 1
+    code, out, err = gitmem("-C", str(repo), "recall", "gateway")  # reads every one of them
+    assert (code, out) == (1, "")
     assert str(repo / ".gitmem.toml") in err
     assert f"'{key}'" in err
     assert allowed in err
+    # status and config still run, and name the same error, so it can be fixed
+    code, out, _ = gitmem("-C", str(repo), "status")
+    assert code == 0 and f"config error: {repo / '.gitmem.toml'}" in out and allowed in out
+    assert status_json(repo)["config_errors"] == [err.strip().removeprefix("gitmem: ")]
+    code, _, listed_err = gitmem("-C", str(repo), "config", "list")
+    assert code == 0 and f"'{key}'" in listed_err and allowed in listed_err
 
 
 def test_invalid_toml_names_the_file(repo: Path) -> None:
@@ -105,6 +117,141 @@ def test_bad_environment_value_names_the_variable(
     assert "GITMEM_EMBED_PROVIDER" in err
     assert "'bogus'" in err
     assert "none | auto | local" in err
+
+
+def test_a_bad_value_blocks_only_the_commands_that_read_it(repo: Path) -> None:
+    """SPEC §14: one bad value in .gitmem.toml does not stop every command: status and config
+    run (the bad value shown with its error), a command that reads the key fails with the
+    error naming file, key and what is allowed, and one that does not read it works."""
+    write(repo, ".gitmem.toml", '# tuned for the team\n[recall]\nk = "lots"\n')
+    code, out, err = gitmem("-C", str(repo), "recall", "gateway")
+    assert (code, out) == (1, "") and "'recall.k'" in err and "1 to 1000" in err
+    assert recall_json(repo, "gateway", "--k", "2")["results"]  # --k: recall.k is not read
+    assert gitmem("-C", str(repo), "config", "get", "embed.provider")[:2] == (0, "auto\n")
+    code, out, err = gitmem("-C", str(repo), "config", "get", "recall.k")
+    assert (code, out) == (1, "lots\n") and "1 to 1000" in err
+    code, out, err = gitmem("-C", str(repo), "config", "list")
+    assert code == 0 and f'recall.k = "lots"  (repository {repo / ".gitmem.toml"}; invalid)' in out
+    assert f"error: {repo / '.gitmem.toml'}: invalid value 'lots' for 'recall.k'" in err
+    assert gitmem("-C", str(repo), "config", "set", "--repo", "recall.k", "3")[0] == 0
+    assert (repo / ".gitmem.toml").read_text(encoding="utf-8") == (
+        "# tuned for the team\n[recall]\nk = 3\n")
+    assert recall_json(repo, "gateway")["results"]
+    assert "config error" not in gitmem("-C", str(repo), "status")[1]
+
+
+def test_a_bad_value_a_higher_layer_overrides_is_a_warning(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    falcons(repo)
+    write(repo, ".gitmem.toml", '[recall]\nk = "lots"\n')
+    monkeypatch.setenv("GITMEM_RECALL_K", "2")
+    data = recall_json(repo, "falcon")
+    assert len(data["results"]) == 2
+    assert any("'recall.k'" in w and "the environment value applies" in w
+               for w in data["warnings"]), data["warnings"]
+
+
+def test_unknown_settings_and_broken_files_still_let_status_and_config_run(repo: Path) -> None:
+    write(repo, ".gitmem.toml", "[recall\nk = 3\n")
+    assert gitmem("-C", str(repo), "recall", "gateway")[0] == 1
+    assert any("invalid TOML" in e for e in status_json(repo)["config_errors"])
+    assert gitmem("-C", str(repo), "config", "get", "recall.k")[:2] == (0, "8\n")
+    write(repo, ".gitmem.toml", "[recall]\nkk = 3\n")
+    code, _, err = gitmem("-C", str(repo), "get", "memory/2025-11-27.md#L2")
+    assert code == 1 and "unknown setting 'recall.kk'" in err  # a typo is never ignored
+    assert any("'recall.kk'" in e for e in status_json(repo)["config_errors"])
+
+
+# -- every layer, and which one wins -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "env", "raw", "value"),
+    [
+        ("recall.k", "GITMEM_RECALL_K", "2", 2),
+        ("reflect.step", "GITMEM_REFLECT_STEP", "0.25", 0.25),
+        ("index.extra_paths", "GITMEM_INDEX_EXTRA_PATHS", "notes, docs", ["notes", "docs"]),
+        ("index.worktree", "GITMEM_WORKTREE", "off", False),
+        ("embed.remote.base_url", "GITMEM_EMBED_BASE_URL", "http://127.0.0.1:9/v1",
+         "http://127.0.0.1:9/v1"),
+        ("embed.remote.api_key_env", "GITMEM_EMBED_REMOTE_API_KEY_ENV", "MY_KEY", "MY_KEY"),
+        ("mcp.citations", "GITMEM_MCP_CITATIONS", "on", "on"),
+    ],
+)
+def test_every_setting_has_an_environment_variable(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, key: str, env: str, raw: str,
+        value: object) -> None:
+    from gitmem.config import env_name, setting_attr
+
+    assert env_name(key) == env
+    monkeypatch.setenv(env, raw)
+    got = gitmem_json("-C", str(repo), "config", "get", key, "--json")
+    assert (got["value"], got["source"], got["where"], got["env"]) == (value, "environment",
+                                                                       env, env)
+    expected = tuple(value) if isinstance(value, list) else value
+    assert getattr(load_config(repo), setting_attr(key)) == expected
+
+
+def test_a_bad_environment_value_names_the_variable_for_every_setting(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITMEM_RECALL_K", "lots")
+    code, _, err = gitmem("-C", str(repo), "recall", "gateway")
+    assert code == 1 and "environment variable GITMEM_RECALL_K" in err and "1 to 1000" in err
+    monkeypatch.setenv("GITMEM_EMBED_REMOTE_HEADERS", "Authorization: Bearer sk-canary-9")
+    code, out, err = gitmem("-C", str(repo), "config", "list", "--json")
+    assert code == 0 and "GITMEM_EMBED_REMOTE_HEADERS" in err + out
+    assert "sk-canary-9" not in out + err + "".join(gitmem("-C", str(repo), "status")[1:])
+
+
+def test_config_shows_every_layer_and_which_one_wins(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo, ".gitmem.toml", "[recall]\nk = 5\n")
+    upath = user_config("[recall]\nk = 7\n")
+    assert gitmem("-C", str(repo), "config", "get", "recall.k")[1] == "7\n"
+    monkeypatch.setenv("GITMEM_RECALL_K", "2")
+    assert gitmem("-C", str(repo), "config", "get", "recall.k")[1] == "2\n"
+    got = gitmem_json("-C", str(repo), "config", "get", "recall.k", "--json")
+    assert [(v["source"], v["value"], v["applies"]) for v in got["layers"]] == [
+        ("default", 8, False), ("repository", 5, False), ("user", 7, False),
+        ("environment", 2, True)]
+    assert [v["where"] for v in got["layers"]] == [None, str(repo / ".gitmem.toml"), str(upath),
+                                                   "GITMEM_RECALL_K"]
+    out = gitmem("-C", str(repo), "config", "list")[1]
+    assert "recall.k = 2  (environment GITMEM_RECALL_K)\n" in out
+    assert f"    also repository {repo / '.gitmem.toml'}: 5 (the environment value wins)\n" in out
+    assert f"    also user {upath}: 7 (the environment value wins)\n" in out
+    assert "recall.around_days = 3  (default)\n" in out
+    falcons(repo)
+    assert len(recall_json(repo, "falcon")["results"]) == 2
+
+
+def test_the_configuration_reference_lists_every_environment_variable() -> None:
+    from gitmem.config import env_name, setting_names
+
+    text = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text("utf-8")
+    missing = [env_name(n) for n in setting_names() if f"`{env_name(n)}`" not in text]
+    assert not missing, f"docs/configuration.md does not list {missing}"
+
+
+def test_unset_removes_a_table_it_leaves_empty(repo: Path) -> None:
+    path = repo / ".gitmem.toml"
+    write(repo, ".gitmem.toml", '[embed]\nprovider = "none"\n\n[recall]\nk = 3\n')
+    assert gitmem("-C", str(repo), "config", "unset", "--repo", "recall.k")[0] == 0
+    assert path.read_text(encoding="utf-8") == '[embed]\nprovider = "none"\n'
+    write(repo, ".gitmem.toml", "[recall]\nk = 3\n\n[mcp]\ncitations = \"on\"\n")
+    assert gitmem("-C", str(repo), "config", "unset", "--repo", "recall.k")[0] == 0
+    assert path.read_text(encoding="utf-8") == '[mcp]\ncitations = "on"\n'
+    write(repo, ".gitmem.toml", "[recall]\n# the team's choice\nk = 3\n")
+    assert gitmem("-C", str(repo), "config", "unset", "--repo", "recall.k")[0] == 0
+    assert path.read_text(encoding="utf-8") == "[recall]\n# the team's choice\n"  # kept
+    assert gitmem("-C", str(repo), "config", "unset", "--repo", "recall.around_days")[0] == 0
+    assert path.read_text(encoding="utf-8") == "[recall]\n# the team's choice\n"
+    assert gitmem("-C", str(repo), "config", "set", "--repo", "recall.k", "4")[0] == 0
+    assert gitmem("-C", str(repo), "config", "unset", "--repo", "recall.k")[0] == 0
+    assert path.read_text(encoding="utf-8") == "[recall]\n# the team's choice\n"
+    write(repo, ".gitmem.toml", "[recall]\nk = 3\n")
+    assert gitmem("-C", str(repo), "config", "unset", "--repo", "recall.k")[0] == 0
+    assert path.read_text(encoding="utf-8") == ""
 
 
 # -- the trust rule -------------------------------------------------------------------------------
@@ -150,10 +297,8 @@ def test_user_config_may_set_remote_endpoints(repo: Path) -> None:
 
 def test_user_config_overrides_repo_config_and_flags_override_both(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    for n, text in enumerate(FALCONS, 20):
-        write(repo, f"memory/2025-11-{n}.md", f"## Retain\n- W @Peter: {text}\n")
     write(repo, ".gitmem.toml", "[recall]\nk = 1\n")
-    commit_all(repo, "falcons")
+    falcons(repo)
 
     assert len(recall_json(repo, "falcon")["results"]) == 1
     user_config("[recall]\nk = 3\n")

@@ -42,6 +42,8 @@ class StatusReport:
     sqlite_vec_check: str | None = None  # --deep only
     integrity: str | None = None  # --deep only: PRAGMA integrity_check
     index_error: str | None = None  # the index cannot be read; the next index run rebuilds it
+    # invalid settings (read as their defaults here; commands that read them fail)
+    config_errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -50,6 +52,7 @@ class StatusReport:
             "head": self.head,
             "indexed": self.indexed,
             "config_warnings": self.config_warnings,
+            "config_errors": self.config_errors,
             "semantic": self.semantic,
             "files": self.files,
             "facts": self.facts,
@@ -89,6 +92,7 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
         indexed=ws.index_path.exists(),
         # Config problems are shown whether or not an index exists yet.
         config_warnings=list(cfg.warnings),
+        config_errors=cfg.errors,
         semantic=_semantic_status(cfg, deep),
     )
     if not report.indexed:
