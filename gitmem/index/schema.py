@@ -128,17 +128,18 @@ CREATE VIRTUAL TABLE items_fts USING fts5 (
 
 
 DDL_REPLACES = """
-CREATE TABLE item_replaces (
+CREATE TABLE IF NOT EXISTS item_replaces (
     item_id INTEGER NOT NULL,
     ref TEXT NOT NULL,
     fact_id TEXT,
     PRIMARY KEY (item_id, ref)
 );
-CREATE INDEX item_replaces_fact ON item_replaces (fact_id);
+CREATE INDEX IF NOT EXISTS item_replaces_fact ON item_replaces (fact_id);
 """
 
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
-TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (\w+)", DDL_V1 + DDL_REPLACES)) | {
+TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)",
+                             DDL_V1 + DDL_REPLACES)) | {
     "migrations"}
 
 
