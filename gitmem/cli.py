@@ -217,6 +217,7 @@ def index(
 def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     """Files, facts, entities, chunks, last indexed commit, semantic search state, and
     warnings with path#Lline."""
+    from gitmem.index.run import FILL_SAID
     from gitmem.index.status import status as read_status
 
     ws, cfg = _workspace(ctx, lenient=True)  # a bad setting is reported, not a reason to stop
@@ -260,11 +261,8 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         _echo(
             f"semantic search: {sem['provider']} ({sem['model']}); embedded "
             f"{sem.get('embedded', 0)} of {sem.get('total_items', 0)} items"
-            + (
-                f", {sem['pending']} pending ('gitmem index' fills them in)"
-                if sem.get("pending")
-                else ""
-            )
+            + (f", {sem['pending']} pending ({FILL_SAID[sem['fill']]})" if sem.get("pending")
+               else "")
             + (f"; the index holds {sem['stale_vectors']} vectors of another model, which "
                "recall does not use" if sem.get("stale_vectors") else "")
             + (f"; vectors: {sem['vector_search']}" if sem.get("vector_search") else "")
@@ -297,9 +295,9 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     for r in results:
         ents = " ".join(f"@{e}" for e in r.entities)
         conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
-        _echo(
-            _style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}", bold=True)
-        )
+        weak = "  (weak match)" if r.weak else ""
+        _echo(_style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}{weak}",
+                     bold=True))
         _echo(_style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
         if r.superseded_by:
             held = "a fact in these lines was " if r.kind == "note" else ""
@@ -354,8 +352,8 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
     help="Search mode; without an embedding provider hybrid is lexical and semantic is an "
     "error (exit status 4).",
 )
-@click.option("--min-score", "min_score", type=float, default=None,
-              help="Leave out results scoring below this.")
+@click.option("--min-score", "min_score", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Leave out results scoring below this (scores are in [0, 1]).")
 @click.option("--verbose", "-v", is_flag=True,
               help="Repeat hints that are otherwise given once per workspace.")
 @click.option(

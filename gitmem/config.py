@@ -47,6 +47,7 @@ class Config:
     workspace_root: str = ""
     extra_paths: tuple[str, ...] = ()
     worktree: bool = True  # recall sees uncommitted memory edits (SPEC §10)
+    background: bool = True  # recall starts embedding what is pending, in the background
     recall_k: int = 8
     half_life_days: float = 30.0
     decay_floor: float = 0.9
@@ -112,6 +113,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("workspace", "root"): ("workspace_root", str, "a folder inside the repository"),
     ("index", "extra_paths"): ("extra_paths", list, "a list of paths inside the repository"),
     ("index", "worktree"): ("worktree", bool, "true or false"),
+    ("index", "background"): ("background", bool, "true or false"),
     ("recall", "k"): ("recall_k", int, "a whole number from 1 to 1000"),
     ("recall", "half_life_days"): ("half_life_days", float, "a positive number of days"),
     ("recall", "decay_floor"): ("decay_floor", float, "a number from 0 to 1"),

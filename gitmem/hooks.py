@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.config import private_dir, private_file
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.git import find_repo_root, hooks_dir
-from gitmem.locks import file_lock, writer_lock
+from gitmem.locks import QUEUE_LOCK, file_lock, writer_lock
 
 if TYPE_CHECKING:
     from gitmem.workspace import Workspace
@@ -33,7 +33,6 @@ MARKER = "# gitmem-hook v1"
 CHAINED_SUFFIX = ".gitmem-chained"
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1_000_000
-QUEUE_LOCK = "hook-queue.lock"  # held by the one hook run waiting for its turn to index
 COALESCED = "another hook run is waiting to index; it includes this commit"
 
 _TEMPLATE = """#!/bin/sh

@@ -1,4 +1,5 @@
-"""Child processes that die with the gitmem process that started them.
+"""Child processes that die with the gitmem process that started them, and the one kind that
+must not: a background run started detached (``start_detached``).
 
 gitmem starts two kinds of children: forked parse workers for big replays (``gitmem.index.pool``)
 and the llama.cpp worker (``gitmem.embed.worker``). A child left behind by a killed gitmem blocks
@@ -48,3 +49,12 @@ def _watch(parent: int, exit_code: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCH_SECONDS)
     os._exit(exit_code)
+
+
+def start_detached(argv: list[str], cwd: str) -> None:
+    """Start ``argv`` in its own session, with no terminal and no pipes, and do not wait: it
+    outlives this process (a background index run a recall asked for)."""
+    import subprocess
+
+    subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)

@@ -30,6 +30,9 @@ from pathlib import Path
 from gitmem.errors import LockBusy
 from gitmem.workspace import Workspace, ensure_memory_dir
 
+INDEX_LOCK = "index.lock"  # the writer lock
+EMBED_LOCK = "embed.lock"  # held by the one embedding job of a workspace
+QUEUE_LOCK = "hook-queue.lock"  # held by the one hook run waiting for its turn to index
 LOCK_WAIT_SECONDS = 600.0  # a writer (a hook: it must not lose its commit) waits this long
 RECALL_WAIT_SECONDS = 30.0  # recall waits this long for another process to build the index
 _POLL = 0.05
@@ -79,6 +82,23 @@ def _kernel_holder(fd: int) -> int | None:
             with_pid = parts[4]
             return int(with_pid) if with_pid.isdigit() else None
     return None
+
+
+def held_elsewhere(path: Path) -> bool:
+    """Whether another process (or another thread here) holds the lock on ``path``, found
+    without taking it: taking it, even for a moment, could make a job that tries it without
+    waiting (an embedding run) give up. Unknown where /proc/locks is missing: False."""
+    if _guard(path).locked():
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        pid = _kernel_holder(fd)
+    finally:
+        os.close(fd)
+    return pid is not None and pid != os.getpid()
 
 
 def lock_holder(fd: int) -> str:
@@ -139,7 +159,7 @@ def writer_lock(
 ) -> Iterator[None]:
     """Serialise writers (two hooks at once) with a lock on .memory/index.lock."""
     ensure_memory_dir(ws)
-    with file_lock(ws.memory_dir / "index.lock", wait=wait, timeout=timeout,
+    with file_lock(ws.memory_dir / INDEX_LOCK, wait=wait, timeout=timeout,
                    busy="another gitmem process is updating the index; try again when it "
                         "finishes"):
         yield

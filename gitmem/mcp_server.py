@@ -255,8 +255,9 @@ def build_server(ws: Workspace) -> "MCPServer":
                                                 "phrase ('last week') becomes a time window")],
         max_results: Annotated[int | None, Field(ge=1, le=1000, description="How many "
                                                  "results (default 8, recall.k)")] = None,
-        min_score: Annotated[float | None, Field(description="Leave out results scoring "
-                                                 "below this")] = None,
+        min_score: Annotated[float | None, Field(ge=0.0, le=1.0, description="Leave out "
+                                                 "results scoring below this (scores are in "
+                                                 "[0, 1])")] = None,
         since: Annotated[str | None, Field(description="Event time (or the daily note's "
                                            "date) on or after: 30d, 2w, 2025-11, "
                                            "2025-11-27, today")] = None,

@@ -31,6 +31,7 @@ RESULT_KEYS = {
     "superseded_by",  # added: the citation of a later fact that replaced this one (issue 8)
     "superseded_basis",  # added: declared (by its writer) or rule (issue 17)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
+    "weak",  # added: few of the query's words and little semantic lift (issue 16)
 }
 
 # A daily note with one well-formed Retain entry.

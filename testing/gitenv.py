@@ -81,7 +81,8 @@ def sealed_env(
 def hermetic_environ(home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The test suite's hermetic environment: a sealed git whose user configuration is
     ``home/.gitconfig`` (write ``TEST_GITCONFIG`` there), and HOME and the XDG folders in
-    ``home``."""
+    ``home``. Recall starts no background embedding run (``index.background`` off): a test
+    that wants one sets GITMEM_INDEX_BACKGROUND=true, so no other test races a stray writer."""
     env = sealed_env(
         TEST_IDENTITY, base=base, global_config=str(home / ".gitconfig"), config={}
     )
@@ -90,5 +91,6 @@ def hermetic_environ(home: Path, base: Mapping[str, str] | None = None) -> dict[
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
+        GITMEM_INDEX_BACKGROUND="false",
     )
     return env

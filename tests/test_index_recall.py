@@ -16,6 +16,7 @@ from gitmem.index.replay import index_workspace
 from gitmem.index.status import status
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.cli import gitmem, recall_json
 from testing.contract import FILTER_KEYS, PROVIDER_KEYS, RESULT_KEYS, TOP_KEYS, TOP_KEYS_ADDED
 from testing.index import dump
 from testing.repo import git
@@ -206,3 +207,31 @@ def test_status_counts_and_warnings(fixture_repo: Path) -> None:
         "memory/2025-11-15.md#L13",
         "memory/2025-11-20.md#L11",
     } <= locations
+
+
+def test_scores_are_on_0_1_even_for_a_named_entity_page(fixture_repo: Path) -> None:
+    """Issue 16: matching an entity page's name scored 1.516, so '--min-score 2' left nothing
+    and said 'the best scored 1.505'. Scores are in [0, 1]; a higher minimum is a usage error."""
+    results = recall(fixture_repo, "Peter")
+    assert results[0]["path"] == "bank/entities/Peter.md"
+    assert 0.9 < results[0]["score"] < 1.0  # an exact name match shows above plain results
+    assert all(0.0 <= r["score"] <= 0.9 for r in results[1:] if r["path"] != results[0]["path"])
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    code, _, err = gitmem("-C", str(fixture_repo), "recall", "Peter", "--min-score", "2")
+    assert code == 2 and "--min-score" in err and "0.0<=x<=1.0" in err, err
+
+
+def test_a_match_of_few_query_words_is_marked_weak(fixture_repo: Path) -> None:
+    """Issue 16: an agent tells "nothing relevant" from "here it is": a result holding under
+    half of the query's words is weak (JSON 'weak', a note in text), and an answer of weak
+    matches only says so."""
+    data = recall_json(fixture_repo, "Peter quantum chromodynamics lecture", "--mode", "lexical")
+    assert data["results"] and all(r["weak"] for r in data["results"])
+    assert any("every result is a weak match" in w for w in data["warnings"]), data["warnings"]
+    code, out, err = gitmem("-C", str(fixture_repo), "recall", "Peter quantum chromodynamics",
+                            "--mode", "lexical", "--k", "1")
+    assert code == 0 and "(weak match)" in out.splitlines()[0] and "weak match" in err
+    good = recall_json(fixture_repo, "gateway host", "--mode", "lexical")
+    assert not good["results"][0]["weak"]
+    assert not any("weak match" in w for w in good["warnings"])

@@ -3,11 +3,21 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from gitmem.index.items import PASSAGE_TOKENS, embedding_passages
 from gitmem.parse.chunking import passage_lines
-from gitmem.recall.ranking import bm25_pool, pick_units
+from gitmem.parse.textfold import query_terms
+from gitmem.recall.ranking import (
+    PREFER_BOOST,
+    bm25_pool,
+    is_weak,
+    pick_units,
+    semantic_lift,
+    shown_score,
+    term_share,
+)
 
 
 def _row(path: str, start: int, lines: list[str], *, type_: str = "chunk", item: int = 1,
@@ -82,3 +92,44 @@ def test_versions_of_a_file_do_not_merge_and_copies_are_dropped() -> None:
     assert [(p.row["id"], p.start) for p in pick_units(units, 5, diversity=True)] == [
         (1, 1), (2, 3)]
     assert len(pick_units(units, 5, diversity=False)) == 3
+
+
+def test_shown_scores_keep_the_ranking_order_within_0_and_1() -> None:
+    """Issue 16: an entity page's name match scored 1.516. Every score a ranking can give
+    (relevance × decay × importance in [0, 1], + 0.5 in a preferred window, + 1 for an exact
+    file-name match) shows in [0, 1], in the same order (strictly: no ties made)."""
+    relevance = [n / 400 for n in range(401)]
+    raws = sorted({round(r + PREFER_BOOST * p + 1.0 * e, 6)
+                   for r in relevance for p in (0, 1) for e in (0, 1)})
+    shown = [shown_score(x) for x in raws]
+    assert all(0.0 <= s < 1.0 for s in shown)
+    assert all(a < b for a, b in itertools.pairwise(shown))
+    assert shown_score(0.5) == 0.45 and shown_score(1.0) == 0.9  # plain results: 0.9 × raw
+    assert 0.9 < shown_score(1.516) < shown_score(1.724) < 1.0
+
+
+def test_term_share_counts_words_phrases_and_stems() -> None:
+    text = "Moved the gateway host to The Castle; memorySearch.query.hybrid stays on."
+    assert term_share(query_terms("gateway host"), text) == 1.0
+    assert term_share(query_terms("gateway zeppelin"), text) == 0.5
+    assert term_share(query_terms("memorySearch.query.hybrid"), text) == 1.0  # a phrase
+    assert term_share(query_terms("query.memorySearch"), text) == 0.0  # words out of order
+    assert term_share(query_terms("castles"), text) == 1.0  # "castl": the passage stem
+    assert term_share(query_terms("xyzzy"), text) == 0.0
+    assert term_share([], text) == 1.0  # no words asked (a time window): nothing to miss
+    assert term_share(query_terms("猫"), "一只猫在花园里睡觉。") == 1.0  # Han characters alone
+    assert term_share(query_terms("住む"), "田中さんは大阪に住んでいる。") == 1.0
+    assert term_share(query_terms("東京"), "田中さんは大阪に住んでいる。") == 0.0
+
+
+def test_weak_matches_lack_both_the_words_and_the_semantic_lift() -> None:
+    # Cosines measured on the sample workspace (best result, the query's typical similarity):
+    # all-MiniLM-L6-v2 "xyzzy" 0.234 over 0.054 and "gateway host" 0.555 over 0.081;
+    # multilingual-e5-small "xyzzy" 0.818 over 0.775 and "gateway host" 0.877 over 0.783.
+    assert is_weak(0.0, semantic_lift(0.234, 0.054))
+    assert is_weak(0.0, semantic_lift(0.818, 0.775))
+    assert not is_weak(0.0, semantic_lift(0.555, 0.081))
+    assert not is_weak(0.0, semantic_lift(0.877, 0.783))
+    assert semantic_lift(0.5, 0.6) == 0.0 and semantic_lift(0.9, 1.0) == 0.0
+    assert not is_weak(0.5, None) and not is_weak(0.5, 0.0)  # half the words: a match
+    assert is_weak(0.25, None)  # lexical only, one word of four

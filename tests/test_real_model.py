@@ -133,11 +133,8 @@ def test_paraphrase_is_closer_than_unrelated(minilm: Path) -> None:
     assert _cos(query, target) > _cos(query, unrelated) + 0.1
 
 
-def test_semantic_recall_finds_a_paraphrase_that_lexical_cannot(minilm: Path,
-                                                                 tmp_path: Path) -> None:
-    note = NOTES[TARGET].lower()
-    assert not any(word in note for word in QUERY.split())  # the premise of this test
-
+def _notes_with_minilm(minilm: Path, tmp_path: Path) -> Path:
+    """A repository of NOTES, committed, with the model configured (not indexed yet)."""
     config = Path.home() / ".config" / "gitmem" / "config.toml"  # XDG_CONFIG_HOME (conftest)
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[embed]\nprovider = "local"\nmodel = {json.dumps(str(minilm))}\n',
@@ -146,7 +143,15 @@ def test_semantic_recall_finds_a_paraphrase_that_lexical_cannot(minilm: Path,
     for rel, text in NOTES.items():
         write(repo, rel, text)
     commit_all(repo, "notes")
+    return repo
 
+
+def test_semantic_recall_finds_a_paraphrase_that_lexical_cannot(minilm: Path,
+                                                                 tmp_path: Path) -> None:
+    note = NOTES[TARGET].lower()
+    assert not any(word in note for word in QUERY.split())  # the premise of this test
+
+    repo = _notes_with_minilm(minilm, tmp_path)
     code, out, err = gitmem("-C", str(repo), "index", "--json")
     assert code == 0, err
     emb = json.loads(out)["embedding"]
@@ -168,3 +173,19 @@ def test_semantic_recall_finds_a_paraphrase_that_lexical_cannot(minilm: Path,
     lexical = recall_json(repo, QUERY, "--mode", "lexical")
     assert lexical["mode"] == "lexical"
     assert TARGET not in paths(lexical)
+
+
+def test_a_query_about_nothing_in_memory_gets_weak_matches(minilm: Path, tmp_path: Path) -> None:
+    """Issue 16: hybrid answered "xyzzy" with results (0.176) and no hint. With a trained model,
+    results that share no word with the query and stand out little semantically are weak, and
+    an answer of weak matches says so; a paraphrase that shares no word is a match."""
+    repo = _notes_with_minilm(minilm, tmp_path)
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    for nonsense in ("xyzzy", "purple elephant tango", "banana smoothie recipe"):
+        data = recall_json(repo, nonsense)
+        assert data["mode"] == "hybrid" and data["results"], data
+        assert all(r["weak"] for r in data["results"]), (nonsense, data["results"])
+        assert any("every result is a weak match" in w for w in data["warnings"])
+    data = recall_json(repo, QUERY)
+    [target] = [r for r in data["results"] if r["path"] == TARGET]
+    assert not target["weak"] and not any("weak match" in w for w in data["warnings"])

@@ -5,8 +5,11 @@ and trust rules of SPEC §9 and §14."""
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +21,12 @@ from fixtures.build_fixture import DEFAULT_SOURCE, build_fixture
 from gitmem.embed.registry import select
 from gitmem.index.replay import index_workspace
 from gitmem.index.store import Store, open_store
-from gitmem.index.vectors import embed_pending
+from gitmem.index.vectors import BATCH_ITEMS, embed_pending
+from gitmem.locks import EMBED_LOCK, file_lock
 from gitmem.workspace import open_workspace
+from testing.chaos import gitmem_process, kill_when, processes_mentioning
 from testing.cli import gitmem, recall_json, sources
+from testing.index import read_index
 from testing.repo import commit_all, git, write
 
 CANARY = "sk-canary-DO-NOT-LEAK-7f3a"
@@ -137,6 +143,130 @@ def test_an_embedding_run_carries_on_into_a_rebuilt_index(fixture_repo: Path,
     assert report.total > 64 and report.pending == 0, report
     semantic = json.loads(gitmem("-C", str(fixture_repo), "status", "--json")[1])["semantic"]
     assert semantic["embedded"] == semantic["total_items"] == report.total
+
+
+def test_a_fact_not_embedded_yet_scores_as_lexical_recall_scores_it(
+        fixture_repo: Path, openai_env: EmbedServer) -> None:
+    """Issue 16: one match scored 0.198 while its vector was pending (hybrid took the missing
+    cosine as 0) and 0.991 after a rebuild whose embedding had not run (lexical). Without a
+    vector, a result is scored by its words in both."""
+    index_json(fixture_repo)
+    write(fixture_repo, "memory/2025-12-01.md",
+          "## Retain\n- W @Peter: The zeppelin hangar key hangs in the drawer.\n")
+    commit_all(fixture_repo, "new day", date="2025-12-01T21:00:00+00:00")
+    hybrid = recall_json(fixture_repo, "zeppelin hangar")  # indexed by recall, not embedded
+    assert hybrid["mode"] == "hybrid"
+    assert any("not embedded yet" in w for w in hybrid["warnings"]), hybrid["warnings"]
+    lexical = recall_json(fixture_repo, "zeppelin hangar", "--mode", "lexical")
+    top = hybrid["results"][0]
+    assert top["source"] == lexical["results"][0]["source"] == "memory/2025-12-01.md#L2"
+    assert top["score"] == lexical["results"][0]["score"] > 0.8 and not top["weak"]
+    index_json(fixture_repo, "--force", "--no-embed")
+    rebuilt = recall_json(fixture_repo, "zeppelin hangar")
+    assert rebuilt["mode"] == "lexical"  # no vectors in the new file yet
+    assert rebuilt["results"][0]["score"] == top["score"]
+
+
+def test_scores_survive_a_rebuild_of_the_same_memory(fixture_repo: Path,
+                                                     openai_env: EmbedServer) -> None:
+    """An index grown commit by commit (history rows, an uncommitted layer come and gone) and
+    a rebuild of it give the same results with the same scores, in [0, 1], best first."""
+    head = git(fixture_repo, "rev-parse", "HEAD").strip()
+    git(fixture_repo, "checkout", "-q", "HEAD~6")
+    index_json(fixture_repo)
+    git(fixture_repo, "checkout", "-q", head)
+    write(fixture_repo, "MEMORY.md", "# Memory\n\n- An uncommitted gateway line.\n")
+    index_json(fixture_repo)
+    git(fixture_repo, "checkout", "-q", "--", "MEMORY.md")
+    index_json(fixture_repo)  # the layer gone, HEAD's MEMORY.md is embedded (it never was)
+    queries = ("gateway host", "Peter", "Marrakech birthday", "xyzzy")
+
+    def answers() -> dict[str, list[tuple[str, float, bool]]]:
+        out = {}
+        for query in queries:
+            data = recall_json(fixture_repo, query)
+            assert data["mode"] == "hybrid"
+            out[query] = [(r["source"], r["score"], r["weak"]) for r in data["results"]]
+        return out
+
+    grown = answers()
+    index_json(fixture_repo, "--force")
+    assert answers() == grown
+    for results in grown.values():
+        scores = [score for _, score, _ in results]
+        assert scores == sorted(scores, reverse=True) and all(0 <= x < 1 for x in scores)
+
+
+def _first_batch_requests(repo: Path) -> int:
+    """How many provider calls an embedding run makes before its first batch lands: the
+    dimension probe, then the first batch's distinct texts in embed.batch_size parts."""
+    _, cfg = open_workspace(repo)
+    embedder = select(cfg).embedder
+    assert embedder is not None
+    with read_index(repo) as store:
+        batch = store.pending_embeddings(BATCH_ITEMS)
+    texts = {text for _, _, passages in batch for text in passages}
+    return 1 + math.ceil(len(texts) / min(cfg.embed_batch_size, embedder.max_batch))
+
+
+def _wait_for_background_run(repo: Path) -> str:
+    """The hook log once the background run a recall started has ended (deadline for failures
+    only: a loaded machine is slow, not wrong)."""
+    log = repo / ".memory" / "hook.log"
+    deadline = time.monotonic() + 120
+    while True:
+        text = log.read_text(encoding="utf-8") if log.exists() else ""
+        done = "recall: indexed" in text and not processes_mentioning(f"{repo} hooks run")
+        if done or time.monotonic() > deadline:
+            return text
+        time.sleep(0.05)
+
+
+def test_an_interrupted_embedding_run_resumes_from_the_next_recall(
+        fixture_repo: Path, openai_env: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: an embedding run that stopped left the rest pending until the next commit or a
+    manual 'gitmem index'. Here a real 'gitmem index' is killed after its first batch (the
+    provider holds its next call); status says how the rest will be embedded, and the next
+    recall starts the hook's own run in the background, which embeds them."""
+    monkeypatch.setenv("GITMEM_INDEX_BACKGROUND", "true")
+    index_json(fixture_repo, "--no-embed")
+    openai_env.script(*[Fault()] * _first_batch_requests(fixture_repo), Fault(delay=120))
+
+    def first_batch_landed() -> bool:
+        with read_index(fixture_repo) as store:
+            return store.vector_counts()[0] > 0
+
+    run = gitmem_process(fixture_repo, "index", env=dict(os.environ))
+    assert kill_when(run, first_batch_landed, timeout=120)  # killed mid-run, not finished
+    openai_env.heal()
+    status = json.loads(gitmem("-C", str(fixture_repo), "status", "--json")[1])["semantic"]
+    assert 0 < status["pending"] < status["total_items"] and status["fill"] == "recall", status
+    out = gitmem("-C", str(fixture_repo), "status")[1]
+    assert "pending (the next recall embeds them in the background" in out, out
+    data = recall_json(fixture_repo, "gateway host")
+    assert any(f"{status['pending']} of {status['total_items']} items are not embedded yet "
+               "(embedding them in the background now)" in w for w in data["warnings"]), data
+    log = _wait_for_background_run(fixture_repo)
+    assert "recall: embedded" in log, log
+    status = json.loads(gitmem("-C", str(fixture_repo), "status", "--json")[1])["semantic"]
+    assert status["pending"] == 0 and status["embedded"] == status["total_items"], status
+    again = recall_json(fixture_repo, "gateway host")
+    assert not any("not embedded" in w for w in again["warnings"])
+
+
+def test_status_says_who_fills_the_pending_embeddings(fixture_repo: Path,
+                                                      openai_env: EmbedServer) -> None:
+    index_json(fixture_repo, "--no-embed")
+    ws, _ = open_workspace(fixture_repo)
+    with file_lock(ws.memory_dir / EMBED_LOCK, wait=False):  # an embedding job at work
+        status = json.loads(gitmem("-C", str(fixture_repo), "status", "--json")[1])["semantic"]
+        assert status["fill"] == "running" and status["pending"] == status["total_items"]
+        data = recall_json(fixture_repo, "gateway host")
+        assert any("another gitmem process is embedding them now" in w
+                   for w in data["warnings"]), data["warnings"]
+    # index.background is off in the test environment: only 'gitmem index' or a hook fills in
+    out = gitmem("-C", str(fixture_repo), "status")[1]
+    assert "pending ('gitmem index' fills them in (index.background is off))" in out, out
 
 
 def test_a_model_change_re_embeds_and_reuses_the_cache(fixture_repo: Path,

@@ -204,6 +204,26 @@ def passage_similarities(store: Store, qvec: bytes,
     return out
 
 
+TYPICAL_SAMPLE = 256  # embedded items whose similarity to a query is its typical one
+
+
+def typical_similarity(store: Store, qvec: bytes) -> float | None:
+    """The query's mean cosine similarity to this memory's items (the first passages of the
+    first ``TYPICAL_SAMPLE`` embedded items, a sample that a rebuild keeps): the level a
+    result must stand above to be a semantic match. None without vectors."""
+    sample = ("SELECT vector FROM vectors WHERE part = 0 ORDER BY item_id "
+              f"LIMIT {TYPICAL_SAMPLE}")
+    if store.vec_error is None:
+        row = store.conn.execute(
+            f"SELECT avg(1.0 - vec_distance_cosine(vector, ?)), count(*) FROM ({sample})",
+            (qvec,)).fetchone()
+        return None if row is None or not row[1] else float(row[0])
+    query = unpack(qvec)
+    sims = [sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False))
+            for (v,) in store.conn.execute(sample)]
+    return sum(sims) / len(sims) if sims else None
+
+
 def rows_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> list[Row]:
     """The rows of ``ids`` that pass the filter."""
     columns, col_args = _select(flt)

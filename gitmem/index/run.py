@@ -3,9 +3,10 @@ in. Also the cheap freshness check that recall runs before every query."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.errors import LockBusy
@@ -169,6 +170,37 @@ def _hint(ws: Workspace, cfg: Config, outcome: IndexOutcome, verbose: bool) -> s
 
     return f"the index is lexical: {TURN_ON_HINT}" if verbose or first_time(ws, "lexical") \
         else None
+
+
+FillState = Literal["running", "started", "recall", "manual"]
+
+
+def pending_fill(ws: Workspace, cfg: Config, *, start: bool) -> FillState:
+    """How the pending embeddings get filled in: ``running`` (a gitmem process is embedding, or
+    indexing and embeds next), ``started`` (this call started ``gitmem hooks run recall`` in
+    the background, the hook's own run), ``recall`` (the next recall will), or ``manual``
+    (``index.background`` is off: the next commit's hook or 'gitmem index')."""
+    from gitmem.locks import EMBED_LOCK, INDEX_LOCK, QUEUE_LOCK, held_elsewhere
+
+    if any(held_elsewhere(ws.memory_dir / name) for name in (EMBED_LOCK, INDEX_LOCK, QUEUE_LOCK)):
+        return "running"
+    if not cfg.background:
+        return "manual"
+    if not start:
+        return "recall"
+    from gitmem.lifetime import start_detached
+
+    start_detached([sys.executable, "-m", "gitmem", "-C", str(ws.repo_root), "hooks", "run",
+                    "recall"], cwd=str(ws.repo_root))
+    return "started"
+
+
+FILL_SAID = {
+    "running": "another gitmem process is embedding them now",
+    "started": "embedding them in the background now",
+    "recall": "the next recall embeds them in the background, or 'gitmem index' now",
+    "manual": "'gitmem index' fills them in (index.background is off)",
+}
 
 
 def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,

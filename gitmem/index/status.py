@@ -102,6 +102,10 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
     except (*UNUSABLE, NewerIndexError) as exc:
         report.index_error = (f"the index cannot be used ({exc}); 'gitmem index' or the next "
                               "recall rebuilds it")
+    if report.semantic.get("pending"):  # how the pending items will be embedded
+        from gitmem.index.run import pending_fill
+
+        report.semantic["fill"] = pending_fill(ws, cfg, start=False)
     return report
 
 

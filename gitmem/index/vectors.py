@@ -23,7 +23,7 @@ from gitmem.errors import LockBusy
 from gitmem.index.cache import EmbeddingCache
 from gitmem.index.items import VECTOR_LAYOUT
 from gitmem.index.store import open_store
-from gitmem.locks import file_lock, writer_lock
+from gitmem.locks import EMBED_LOCK, file_lock, writer_lock
 from gitmem.workspace import Workspace
 
 BATCH_ITEMS = 64
@@ -102,7 +102,7 @@ def embed_pending(
     report = EmbedReport(stats=EmbedStats())
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(file_lock(ws.memory_dir / "embed.lock", wait=False))
+            stack.enter_context(file_lock(ws.memory_dir / EMBED_LOCK, wait=False))
         except LockBusy:
             report.skipped = "another gitmem process is embedding this workspace"
             return report

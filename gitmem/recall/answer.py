@@ -24,6 +24,9 @@ from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve
 from gitmem.recall.timing import last_day, shown_dates, time_filters
 from gitmem.workspace import Workspace, first_time
 
+ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
+            "similarity): the memory likely holds nothing about this")
+
 
 @dataclass(frozen=True)
 class RecallRequest:
@@ -151,6 +154,8 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
             warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq)))
+        elif all(r.weak for r in results):
+            warnings.append(ALL_WEAK)
         return results, mode
     finally:
         store.close()
@@ -196,7 +201,7 @@ class _QueryVector:
 
     def __init__(self, ws: Workspace, cfg: Config, req: RecallRequest, text: str,
                  warnings: list[str]) -> None:
-        self.cfg, self.warnings, self.mode = cfg, warnings, req.mode
+        self.ws, self.cfg, self.warnings, self.mode = ws, cfg, warnings, req.mode
         self.embedder: Embedder | None = None
         self.fallback_used = False
         self.vector: bytes | None = None
@@ -249,10 +254,11 @@ class _QueryVector:
             return None
         if store.get_meta("embed_fingerprint") != self.embedder.fingerprint:
             missing = (f"the index has no embeddings from {self.embedder.name} "
-                       f"({self.embedder.model}) yet; run 'gitmem index' to add them")
+                       f"({self.embedder.model}) yet")
             if self.mode == "semantic":
-                raise SearchUnavailable.naming("{mode} semantic: {missing}", missing=missing)
-            self.warnings.append(f"{missing}; results are lexical")
+                raise SearchUnavailable.naming("{mode} semantic: {missing}; run 'gitmem index' "
+                                               "to add them", missing=missing)
+            self.warnings.append(f"{missing} ({self._fill()}); results are lexical")
             return None
         dims = int(store.get_meta("embed_dims") or 0)
         if dims and len(self.vector) // 4 != dims:  # a server that changed its output size
@@ -268,10 +274,17 @@ class _QueryVector:
         pending, total = store.committed_backlog()
         if pending > 0:
             self.warnings.append(
-                f"{pending} of {total} items are not embedded yet "
-                "('gitmem index' fills them in); they are found lexically"
+                f"{pending} of {total} items are not embedded yet ({self._fill()}); they are "
+                "found by their words"
             )
         return self.vector
+
+    def _fill(self) -> str:
+        """Pending work resumes by itself: a background run is started unless a gitmem process
+        is at it already (or index.background is off); says which."""
+        from gitmem.index.run import FILL_SAID, pending_fill
+
+        return FILL_SAID[pending_fill(self.ws, self.cfg, start=True)]
 
     def provider_json(self) -> dict[str, Any]:
         if self.embedder is None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from gitmem.parse.textfold import STOPWORDS, fold
+from gitmem.parse.textfold import STOPWORDS, fold, ideographs
 
 SNIPPET_CHARS = 700
 # The weight an old daily note keeps (recency decay never drops below it). Tuned on LoCoMo,
@@ -29,6 +29,66 @@ MERGE_WINDOW = 100
 # bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
 STEM_CHARS = 5
 BM25_K1, BM25_B = 1.2, 0.75
+
+
+# The score a result shows is in [0, 1] (``shown_score``): 0.9 × relevance × decay × importance
+# for ordinary results; the ones an exact file-name match or a date phrase's window put first
+# show above 0.9. Strictly increasing, so the shown scores keep the ranking's order.
+SHOWN_PLAIN = 0.9
+# A weak match holds under half of the query's words and is semantically no closer to the query
+# than SEMANTIC_STRONG of the way from a typical memory item's similarity to a perfect one
+# (measured on the sample workspace, best result of 14 queries: about nothing in it 0.13-0.19
+# with multilingual-e5-small and 0.13-0.25 with all-MiniLM-L6-v2, real ones 0.24-0.55 and
+# 0.34-0.65; the threshold errs towards calling a match a match; see docs/json.md).
+TERMS_STRONG = 0.5
+SEMANTIC_STRONG = 0.2
+
+
+def shown_score(raw: float) -> float:
+    """The ranking's score mapped onto [0, 1], strictly increasing: ``SHOWN_PLAIN × raw`` up to
+    1 (relevance × decay × importance never exceeds it), then the boosts of an exact file-name
+    match (+1) and of a preferred window (+0.5) squeezed into (0.9, 1)."""
+    if raw <= 1.0:
+        return SHOWN_PLAIN * max(0.0, raw)
+    return 1.0 - (1.0 - SHOWN_PLAIN) * math.exp(-(raw - 1.0))
+
+
+def term_share(terms: Sequence[Sequence[str]], text: str) -> float:
+    """The share of the query's terms that ``text`` holds: a term's words in order, for a
+    one-word term a word with its first ``STEM_CHARS`` letters (as passage BM25 matches), for
+    a term with Han characters each of them (as the index finds 猫 in 一只猫, 住む in
+    住んでいる)."""
+    if not terms:
+        return 1.0
+    words = _WORD.findall(fold(text))
+    prefixes = {w[:STEM_CHARS] for w in words}
+    han = set(ideographs(text))
+
+    def held(term: Sequence[str]) -> bool:
+        if len(term) == 1 and term[0][:STEM_CHARS] in prefixes:
+            return True
+        chars = ideographs("".join(term))
+        if chars and han.issuperset(chars):
+            return True
+        n = len(term)
+        return any(words[i : i + n] == list(term) for i in range(len(words) - n + 1))
+
+    return sum(1 for term in terms if held(term)) / len(terms)
+
+
+def semantic_lift(cosine: float, typical: float) -> float:
+    """How far a cosine similarity stands above the query's typical similarity to this memory's
+    items, as a share of the way to 1 (0: no closer than a typical item). Models differ in
+    their baseline (all-MiniLM-L6-v2 ~0.05, multilingual-e5-small ~0.77); the lift does not."""
+    if typical >= 1.0:
+        return 0.0
+    return max(0.0, (cosine - typical) / (1.0 - typical))
+
+
+def is_weak(share: float, lift: float | None) -> bool:
+    """A weak match: under half of the query's terms, and (when vectors took part) little
+    semantic lift. An agent reads it as "nothing relevant here"."""
+    return share < TERMS_STRONG and (lift is None or lift < SEMANTIC_STRONG)
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,14 @@ from gitmem.recall.ranking import (
     bm25_pool,
     decay,
     exact_file_match,
+    is_weak,
     make_snippet,
     pick_units,
     redundant,
+    semantic_lift,
+    shown_score,
     stems,
+    term_share,
 )
 from gitmem.recall.supersede import (
     Replacement,
@@ -80,13 +84,14 @@ class Result:
     entities: tuple[str, ...]
     confidence: float | None
     fact_id: str | None
-    score: float
+    score: float  # in [0, 1], see ranking.shown_score
     file_class: str = field(default="", compare=False)
     uncommitted: bool = False  # from 'gitmem index --worktree': not in any commit yet
     superseded_by: str | None = None  # the citation of a later fact that replaced this one
     superseded_basis: str | None = None  # declared (by its writer) | rule
     superseded_on: str | None = None  # the day the replacing fact was stated
     opinion: dict[str, Any] | None = None  # bank/opinions.md: opinion_id, updated, evidence
+    weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +115,7 @@ class Result:
             "superseded_by": self.superseded_by,
             "superseded_basis": self.superseded_basis,
             "opinion": self.opinion,
+            "weak": self.weak,
         }
 
 
@@ -217,6 +223,7 @@ def rank(
     for row, sim in semantic:
         rows.setdefault(row["id"], row)
         vec[row["id"]] = max(0.0, sim)
+    cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
     opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
         from gitmem.recall.opinions import opinion_candidates  # --kind O only: start-up time
@@ -230,7 +237,7 @@ def rank(
         items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
                                                    vec.get(i, 0.0), qvec, mode, ranking))
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
-        units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim)
+        units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -243,15 +250,29 @@ def rank(
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
     within.update(answered_updates(q.text, chosen, found, within))
-    return [_result(store, row, score, terms, newer)
+    typical = queries.typical_similarity(store, qvec) if qvec is not None else None
+    return [_result(store, row, score, terms, newer,
+                    None if typical is None else _lift(row, cosines, typical))
             for score, row, newer in current_first(chosen, found, q.k, within)]
 
 
-def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float,
+def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) -> float | None:
+    """The semantic lift of a result (its best passage within the cited lines); None when its
+    item has no vector (not embedded yet)."""
+    item, start, end = int(row["id"]), int(row["start_line"]), int(row["end_line"])
+    inside = [c for (i, first, last), c in cosines.items()
+              if i == item and start <= first and last <= end]
+    return None if not inside else semantic_lift(max(inside), typical)
+
+
+def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float | None,
            qvec: bytes | None, mode: str, ranking: Ranking) -> float:
     """A unit's score: relevance by mode, × recency decay × importance, + the preferred
-    window's boost, + an exact file-name match."""
-    if qvec is None:
+    window's boost, + an exact file-name match. A unit without a vector (``cosine`` None: not
+    embedded yet, or uncommitted) is scored by its words, as lexical recall scores it: were its
+    missing cosine taken as 0, a fact committed a moment ago would score a fifth of what it
+    scores once embedded, or lexically."""
+    if qvec is None or cosine is None:
         base = words
     elif mode == "semantic":
         base = cosine
@@ -285,16 +306,18 @@ def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[t
 def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, Row],
                   text: dict[int, float], qvec: bytes | None, mode: str, ranking: Ranking,
                   psim: dict[tuple[int, int], float] | None = None,
+                  cosines: dict[tuple[int, int, int], float] | None = None,
                   ) -> list[tuple[float, Row, int, int]]:
     """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
     passages, mixed with its chunk's; its vector score is its own cosine similarity (``psim``
-    holds those already known, the rest are computed)."""
+    holds those already known, the rest are computed; each unit's goes into ``cosines``)."""
     psim = dict(psim or {})
     if qvec is not None:
         known = {item for item, _ in psim}
         psim.update(queries.passage_similarities(store, qvec,
                                                  [i for i in rows if i not in known]))
+    embedded = {item for item, _ in psim}
     query = list(dict.fromkeys(stem for term in query_terms(q.text) for token in term
                                for stem in stems(token)))
     spans: list[tuple[Row, int, int, int]] = []  # row, passage number, first, last line
@@ -318,7 +341,9 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
     for (row, part, first, last), bm25 in zip(spans, raw, strict=True):
         item = int(row["id"])
         words = (1 - share) * bm25 / top + share * text.get(item, 0.0)
-        cosine = max(0.0, psim.get((item, part), 0.0))
+        cosine = max(0.0, psim.get((item, part), 0.0)) if item in embedded else None
+        if cosine is not None and cosines is not None:
+            cosines[(item, first, last)] = cosine
         out.append((_score(q, now, row, words, cosine, qvec, mode, ranking), row, first, last))
     return out
 
@@ -333,7 +358,11 @@ def _cited(picked: Picked) -> Row:
 
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
-            by: Replacement | None = None) -> Result:
+            by: Replacement | None = None, lift: float | None = None) -> Result:
+    """A cited result; its score shown on [0, 1], and marked weak when it holds few of the
+    query's words (its text, entities and path) and stands out little semantically."""
+    if row["type"] == "opinion":
+        return _opinion_result(row, score, terms)
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
     # The citation is the ranked unit (a passage range, a fact); within it the snippet shows the
@@ -343,8 +372,8 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
     uncommitted = row["commit_id"] == WORKTREE
     source = citation(row)
     kind = row["kind"]
-    if row["type"] == "opinion":
-        return _opinion_result(row, score)
+    weak = is_weak(
+        term_share(terms, " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
         kind=kind,
@@ -362,18 +391,19 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
         entities=ents,
         confidence=row["confidence"],
         fact_id=row["fact_id"],
-        score=score,
+        score=shown_score(score),
         file_class=row["class"],
         uncommitted=uncommitted,
         superseded_by=None if by is None else citation(by.row),
         superseded_basis=None if by is None else by.basis,
         superseded_on=None if by is None else stated(by.row),
+        weak=weak,
     )
 
 
 
 
-def _opinion_result(row: Row, score: float) -> Result:
+def _opinion_result(row: Row, score: float, terms: list[list[str]]) -> Result:
     from gitmem.recall.opinions import opinion_json
 
     return Result(
@@ -392,7 +422,8 @@ def _opinion_result(row: Row, score: float) -> Result:
         entities=tuple(row["entities"]),
         confidence=row["confidence"],
         fact_id=None,
-        score=score,
+        score=shown_score(score),
         file_class="bank",
         opinion=opinion_json(row),
+        weak=is_weak(term_share(terms, " ".join([str(row["content"]), *row["entities"]])), None),
     )
