@@ -174,7 +174,9 @@ REFUSED = [
     ("memory_search", {"query": "gateway", "mode": "fuzzy"},
      'memory_search: mode must be one of "hybrid", "lexical", "semantic", not "fuzzy"'),
     ("memory_search", {"query": "gateway", "min_score": "high"},
-     'min_score must be a number (or null for the default), not "high"'),
+     'min_score must be a number from 0 to 1 (or null for the default), not "high"'),
+    ("memory_search", {"query": "gateway", "min_score": 2},  # scores are in [0, 1]
+     "memory_search: min_score must be a number from 0 to 1 (or null for the default), not 2"),
     ("memory_search", {}, "memory_search needs the argument query (a string)"),
     ("memory_search", {"query": "gateway", "limit": 3},
      "memory_search takes no argument 'limit'; its arguments are query, max_results, "),
