@@ -282,6 +282,8 @@ def test_a_model_change_re_embeds_and_reuses_the_cache(fixture_repo: Path,
     assert embedded_calls(openai_env) > calls
     assert openai_env.requests[-1].body["dimensions"] == 8
     config.write_text("", encoding="utf-8")  # back to the first model: all cached
+    semantic = json.loads(gitmem("-C", str(fixture_repo), "status", "--json")[1])["semantic"]
+    assert semantic["embedded"] == 0 and semantic["stale_vectors"] == semantic["total_items"]
     calls = embedded_calls(openai_env)
     out = index_json(fixture_repo)
     emb = out["embedding"]

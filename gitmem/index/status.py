@@ -3,6 +3,7 @@ with its ``path#Lline``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -181,7 +182,7 @@ def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:
 def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
     from gitmem.config import is_remote
     from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.registry import select
+    from gitmem.embed.registry import build, select
 
     out: dict[str, Any] = {
         "provider": cfg.embed_provider,
@@ -201,6 +202,10 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
             hint=f"remote provider {cfg.embed_provider} (named explicitly); "
             "'gitmem status --deep' checks it",
         )
+        with contextlib.suppress(EmbeddingError):  # set up, not called: counts per model
+            named = build(cfg, cfg.embed_provider)
+            out["fingerprint"] = named.fingerprint
+            named.close()
         return out
     if sel.embedder is None:
         out["hint"] = _off_hint(cfg, sel.reason, sel.missing)
