@@ -28,6 +28,7 @@ _TABLES = (
     ("commit", "SELECT seq, commit_id, committed_at FROM commits"),
 )
 _FTS_TERMS = ("gateway", "peter", "castle", "zed")
+_HAN_TERMS = ("日", "滞", "城", "关")  # of the sample workspace's Japanese and Chinese
 _META = ("last_indexed_commit", "worktree", "chunking", "schema_version")
 
 
@@ -76,8 +77,12 @@ def dump(repo: Path) -> list[tuple[Any, ...]]:
         for term in _FTS_TERMS:
             hits = conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH ?", (term,))
             rows.append(("fts", term, tuple(sorted_rows(key(r[0]) for r in hits))))
-        fts_total = conn.execute("SELECT count(*) FROM items_fts").fetchone()
-        rows.append(("fts_rows", fts_total[0] if fts_total else None))
+        for term in _HAN_TERMS:
+            hits = conn.execute("SELECT rowid FROM items_han WHERE items_han MATCH ?", (term,))
+            rows.append(("han", term, tuple(sorted_rows(key(r[0]) for r in hits))))
+        for table in ("items_fts", "items_han"):
+            total = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+            rows.append((f"{table}_rows", total[0] if total else None))
         for table, sql in _TABLES:
             rows.extend(sorted_rows((table, *r) for r in conn.execute(sql)))
         rows.extend(("meta", name, store.get_meta(name)) for name in _META)

@@ -66,15 +66,16 @@ def test_a_single_character_word_is_found_inside_a_longer_run(cjk_repo: Path) ->
 
 
 def test_an_index_made_before_the_characters_is_rebuilt(cjk_repo: Path, tmp_path: Path) -> None:
-    """Schema 3 indexes have no Han characters in the stems column: recall rebuilds them (and
-    says so) rather than answering single-character words from a part of the memory."""
+    """Indexes of schema 5 have no table of Han characters: one that holds CJK text is rebuilt
+    by recall (which says so), never answered from without the characters."""
     repo = build_workspace(tmp_path / "ws")
     assert gitmem("-C", str(repo), "index")[0] == 0
     store = open_store(_ws(repo).index_path)
     try:
         with store.conn:
-            store.conn.execute("DELETE FROM migrations WHERE version > 3")
-            store.conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+            store.conn.execute("DROP TABLE items_han")
+            store.conn.execute("DELETE FROM migrations WHERE version > 5")
+            store.conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     finally:
         store.close()
     data = _recall(repo, "谁养猫？")

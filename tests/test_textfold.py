@@ -5,10 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.parse.textfold import (
+    build_han_match,
     build_match,
     count_tokens,
     fold,
-    ideographs,
+    han_text,
     query_ideographs,
     query_terms,
 )
@@ -51,12 +52,13 @@ def test_cjk_questions_are_ored_bigrams_without_particles_and_question_words() -
     assert query_terms("どこ") == [["どこ"]]
 
 
-def test_ideographs_in_the_index_and_the_query() -> None:
-    assert ideographs("李娜养了一只猫，叫小白。Peter") == list("李娜养了一只猫叫小白")
-    assert ideographs("plain English") == []
+def test_han_characters_in_the_index_and_the_query() -> None:
+    assert han_text("李娜养了一只猫，叫小白。小白 Peter ピーター") == " ".join("李娜养了一只猫叫小白小白")
+    assert han_text("plain English, Пётр") == ""
     # Chinese question words, particles and pronouns are not searched; in Japanese only
     # question words are left out (京都's 都 is a particle in Chinese).
     assert query_ideographs("谁养猫？") == ["养", "猫"]
+    assert query_ideographs("王伟住在哪里？") == ["王", "伟", "住"]
     assert query_ideographs("我们在哪儿吃的水煮鱼") == ["吃", "水", "煮", "鱼"]
     assert query_ideographs("誰が京都の大学で教えていますか") == list("京都大学教")
     assert query_ideographs('猫 "小白"') == ["猫"]
@@ -95,8 +97,10 @@ def test_any_cjk_query_with_characters_is_a_valid_fts_expression(query: str) -> 
         return
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, path, stems)")
-    conn.execute("SELECT count(*) FROM t WHERE t MATCH ?",
-                 (build_match(terms, {}, query_ideographs(query)),)).fetchall()
+    conn.execute("CREATE VIRTUAL TABLE h USING fts5(chars)")
+    conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (build_match(terms, {}),)).fetchall()
+    if (han := build_han_match(query_ideographs(query))) is not None:
+        conn.execute("SELECT count(*) FROM h WHERE h MATCH ?", (han,)).fetchall()
 
 
 def test_operators_are_searched_not_parsed() -> None:

@@ -15,7 +15,7 @@ from gitmem.domain import ParsedFile
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import find_entities
 from gitmem.parse.stemming import stem_text
-from gitmem.parse.textfold import fold
+from gitmem.parse.textfold import fold, han_text
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class ItemVersion:
     event_end: str | None
     search_text: str  # folded text for the full-text index
     stem_text: str  # its words' stems (the lower-weighted column)
+    han_text: str  # its Han characters, spaced apart (the character table; often empty)
     links: tuple[tuple[str, str], ...]  # (entity as written, role)
     replaces: tuple[str, ...] = ()  # refs its '- replaces:' item declares (facts only)
 
@@ -75,6 +76,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 event_end=f.event_end.isoformat() if f.event_end else None,
                 search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
                 stem_text=stem_text(f"{' '.join(f.subjects)} {f.text}"),
+                han_text=han_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
                 replaces=f.replaces,
             )
@@ -100,6 +102,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 event_end=day,
                 search_text=fold(body),
                 stem_text=stem_text(body),
+                han_text=han_text(body),
                 links=links,
             )
         )

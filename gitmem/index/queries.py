@@ -18,6 +18,8 @@ from gitmem.parse.retain import entity_key
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
 # BM25 column weights: exact words, the file path, word stems (lower: exact forms rank first).
 BM25_WEIGHTS = (1.0, 0.3, 0.5)
+# The weight of the Han characters table, whose BM25 is added to the words' (bigrams first).
+HAN_WEIGHT = 0.5
 
 Row = dict[str, Any]
 
@@ -112,17 +114,25 @@ def _rows(records: Sequence[Sequence[Any]]) -> list[Row]:
     return out
 
 
-def lexical(store: Store, flt: ItemFilter, match: str, limit: int) -> list[tuple[Row, float]]:
-    """Full-text candidates with their BM25 score (higher is better)."""
+def lexical(store: Store, flt: ItemFilter, match: str, limit: int,
+            han_match: str | None = None) -> list[tuple[Row, float]]:
+    """Full-text candidates with their BM25 score (higher is better); with ``han_match``, the
+    BM25 of the Han characters table is added (weighted by ``HAN_WEIGHT``)."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
+    words = (f"SELECT rowid AS rid, bm25(items_fts, {', '.join(map(str, BM25_WEIGHTS))}) "
+             "AS score FROM items_fts WHERE items_fts MATCH ?")
+    matches = [match]
+    if han_match is not None:
+        words = (f"SELECT rid, sum(score) AS score FROM ({words} UNION ALL SELECT rowid, "
+                 f"{HAN_WEIGHT} * bm25(items_han) FROM items_han WHERE items_han MATCH ?) "
+                 "GROUP BY rid")
+        matches.append(han_match)
     sql = (
-        f"SELECT {columns}, m.score FROM (SELECT rowid AS rid, "
-        f"bm25(items_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score "
-        f"FROM items_fts WHERE items_fts MATCH ?) m "
+        f"SELECT {columns}, m.score FROM ({words}) m "
         f"JOIN items i ON i.id = m.rid WHERE {where} ORDER BY m.score LIMIT ?"
     )
-    records = store.conn.execute(sql, [*col_args, match, *args, limit]).fetchall()
+    records = store.conn.execute(sql, [*col_args, *matches, *args, limit]).fetchall()
     rows = _rows(records)
     return [(row, -float(str(rec[-1]))) for row, rec in zip(rows, records, strict=True)]
 

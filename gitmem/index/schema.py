@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -137,10 +137,15 @@ CREATE TABLE IF NOT EXISTS item_replaces (
 CREATE INDEX IF NOT EXISTS item_replaces_fact ON item_replaces (fact_id);
 """
 
+HAN_DDL = """
+CREATE VIRTUAL TABLE IF NOT EXISTS items_han USING fts5 (
+    chars, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
+)
+"""
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
 TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)",
-                             DDL_V1 + DDL_REPLACES)) | {
-    "migrations"}
+                              DDL_V1 + DDL_REPLACES + HAN_DDL)) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:
@@ -177,15 +182,18 @@ class RebuildNeeded(Exception):
 _HAN_GLOB = "*[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]*"
 
 
-def m004_cjk_characters(conn: apsw.Connection) -> None:
-    """The stems column holds each Han character of the text as a token of its own (issue 17):
-    a question's one-character words and verb stems (猫, 住む / 住んで) match. An index without
-    Han characters has nothing to redo; one with them is rebuilt (its stems rows were made
-    without the characters, and the exact text they were made from is not stored)."""
-    found = conn.execute(
+def _holds_han(conn: apsw.Connection) -> bool:
+    """Whether any item's text, heading or subject has a Han character."""
+    return bool(conn.execute(
         "SELECT 1 FROM items WHERE content GLOB ?1 OR heading GLOB ?1 UNION ALL "
-        "SELECT 1 FROM item_entities WHERE name GLOB ?1 LIMIT 1", (_HAN_GLOB,)).fetchall()
-    if found:
+        "SELECT 1 FROM item_entities WHERE name GLOB ?1 LIMIT 1", (_HAN_GLOB,)).fetchall())
+
+
+def m004_cjk_characters(conn: apsw.Connection) -> None:
+    """The stems column held each Han character of the text as a token of its own (issue 17;
+    m006 moved them to a table of their own). An index without Han characters has nothing to
+    redo; one with them is rebuilt (the exact text its rows were made from is not stored)."""
+    if _holds_han(conn):
         raise RebuildNeeded("index of CJK text made before its Han characters were indexed")
 
 
@@ -201,6 +209,17 @@ def m005_declared_replacements(conn: apsw.Connection) -> None:
     conn.execute(DDL_REPLACES)
 
 
+def m006_han_table(conn: apsw.Connection) -> None:
+    """A full-text table of the Han characters of each item, one token each (issue 17): a
+    question's one-character words and verb stems (猫, 住む / 住んで) match. A table of its own,
+    not the stems column (m004), so that the BM25 of every other query (FTS5 normalises by the
+    whole row's length) is what it was. An index without Han characters gets the empty table
+    in place; one with them is rebuilt."""
+    if _holds_han(conn):
+        raise RebuildNeeded("index of CJK text made before its Han characters had a table")
+    conn.execute(HAN_DDL)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -208,4 +227,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (3, "m003_recall_indexes", m003_recall_indexes),
     (4, "m004_cjk_characters", m004_cjk_characters),
     (5, "m005_declared_replacements", m005_declared_replacements),
+    (6, "m006_han_table", m006_han_table),
 )

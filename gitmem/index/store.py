@@ -225,6 +225,7 @@ class Store:
                 f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
                 part))
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
+        self.conn.executemany("DELETE FROM items_han WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
         self.drop_vectors([i for (i,) in ids])
@@ -279,6 +280,7 @@ class Store:
         path_text = path_search_text(mf.path)
         items: list[tuple[Any, ...]] = []
         fts: list[tuple[int, str, str, str]] = []
+        han: list[tuple[int, str]] = []
         links: list[tuple[int, str, str, str]] = []
         declared: list[tuple[int, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
@@ -288,6 +290,8 @@ class Store:
                           v.content, v.tokens, v.event_start, v.event_end, recorded_at,
                           commit_id, seq))
             fts.append((item_id, v.search_text, path_text, v.stem_text))
+            if v.han_text:
+                han.append((item_id, v.han_text))
             links.extend((item_id, entity_key(name), name, role) for name, role in v.links
                          if entity_key(name))
             declared.extend((item_id, ref) for ref in v.replaces)
@@ -298,6 +302,7 @@ class Store:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
         self.conn.executemany(
             "INSERT INTO items_fts (rowid, body, path, stems) VALUES (?, ?, ?, ?)", fts)
+        self.conn.executemany("INSERT INTO items_han (rowid, chars) VALUES (?, ?)", han)
         self.conn.executemany(
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)

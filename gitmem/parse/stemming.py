@@ -17,7 +17,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from gitmem.parse.textfold import STOPWORDS, fold, ideographs
+from gitmem.parse.textfold import STOPWORDS, fold
 
 if TYPE_CHECKING:
     import Stemmer
@@ -72,7 +72,7 @@ def stem_text(text: str) -> str:
     stems = _stemmer(latin_language(words)).stemWords(latin) if latin else []
     if cyrillic:
         stems += _stemmer("russian").stemWords(cyrillic)
-    return fold(" ".join(stems + ideographs(text)))
+    return fold(" ".join(stems))
 
 
 def word_stems(word: str) -> list[str]:

@@ -4,14 +4,14 @@ SQLite's ``unicode61`` tokenizer folds case but treats a run of CJK characters a
 keeps letters such as ``ø`` or Cyrillic ``ё``. So both the indexed text and the query pass through
 :func:`fold`: case folded, diacritics removed from Latin, Greek and Cyrillic letters (``Nørrebro``
 and ``norrebro`` meet), and CJK runs rewritten as overlapping character bigrams, so a two-character
-word such as ``滞在`` is a token and a longer one is a phrase of bigrams. The index's stems column
-also holds every Han character of the text alone (``ideographs``).
+word such as ``滞在`` is a token and a longer one is a phrase of bigrams. A table of its own holds
+the text's Han characters one by one (``han_text``).
 
 A query is OR-ed terms ranked by BM25, like an English one whose stop words are dropped: CJK
 is written without spaces, so each bigram of a CJK query is a term of its own, and bigrams that
 only carry particles, polite endings or question words (は, ですか, どこ, 什么, 吗, 어디) are not
-searched; the query's other Han characters are searched alone in the stems column, so 猫 finds
-一只猫 and 住む finds 住んでいる. No dictionary: the measured gain of a segmenter was one
+searched; the query's other Han characters are searched one by one in the character table, so
+猫 finds 一只猫 and 住む finds 住んでいる. No dictionary: the measured gain of a segmenter was one
 question in 46 (bench/bench_cjk.py, BENCHMARKS.md).
 """
 
@@ -178,8 +178,8 @@ def _word_terms(word: str, language: str) -> tuple[list[list[str]], list[list[st
 # and in Chinese also particles, copulas and pronouns (的 了 是 在 我们 ...). In Japanese these
 # are parts of words (京都, 地図, 得意, 了解), so there only question words count.
 _QUESTION_CHARS = frozenset("何誰谁什么麼哪怎几幾吗嗎呢")
-_CHINESE_FUNCTION = frozenset("的吧啊呀了是在和也都就还還把被给給"
-                               "得地着著过過这這那个個儿兒我你他她它们們")
+_CHINESE_FUNCTION = frozenset("的吧啊呀了是在和也都就还還把被给給得地着著"
+                               "过過这這那个個儿兒里裡样樣我你他她它们們")
 # A bigram holding one of these is a word boundary (李娜的 | 的猫): the characters beside them
 # are matched one by one (``query_ideographs``).
 _BOUNDARY = {"ja": _QUESTION_CHARS, "zh": _QUESTION_CHARS | frozenset("的吧啊呀")}
@@ -210,29 +210,32 @@ def _function_bigram(token: str, language: str) -> bool:
             or not _BOUNDARY[language].isdisjoint(token) or token in _HANGUL_FUNCTION)
 
 
-def ideographs(text: str) -> list[str]:
-    """The Han characters of a text, each once, in order: the index's stems column holds them
-    one token each, so a one-character word (猫, 车) or a verb whose ending changed (住む /
-    住んで) is found."""
+def han_text(text: str) -> str:
+    """The Han characters of a text, spaced apart, for the index's character table: a
+    one-character word (猫, 车) or a verb whose ending changed (住む / 住んで) is found there."""
     if text.isascii():
-        return []
-    return list(dict.fromkeys(_cjk()[2].findall(unicodedata.normalize("NFKC", text))))
+        return ""
+    return " ".join(_cjk()[2].findall(unicodedata.normalize("NFKC", text)))
 
 
 def query_ideographs(query: str) -> list[str]:
-    """The Han characters of a query's unquoted words that can carry its topic."""
+    """The Han characters of a query's unquoted words that can carry its topic, each once."""
     function = _FUNCTION[_cjk_language(query)]
-    return [ch for ch in ideographs(_QUOTED.sub(" ", query)) if ch not in function]
+    chars = han_text(_QUOTED.sub(" ", query)).split()
+    return [ch for ch in dict.fromkeys(chars) if ch not in function]
 
 
-def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None,
-                chars: Sequence[str] = ()) -> str:
+def build_han_match(chars: Sequence[str]) -> str | None:
+    """An FTS5 MATCH expression for the character table that ORs ``chars``; None for none."""
+    return " OR ".join(_quote([ch]) for ch in chars) or None
+
+
+def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None) -> str:
     """An FTS5 MATCH expression that ORs the terms. Every token is quoted, so operators and
     punctuation in the user's query can never be parsed as FTS syntax.
 
     With ``stems`` (a word's folded stems, from ``query_stems``) the exact terms are matched in
-    the body and path columns and each single word also by its stems in the stems column, as
-    are ``chars`` (Han characters, from ``query_ideographs``)."""
+    the body and path columns and each single word also by its stems in the stems column."""
     if stems is None:
         return " OR ".join(_quote(t) for t in terms)
     parts: list[str] = []
@@ -240,7 +243,6 @@ def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = Non
         parts.append(f"{{body path}} : {_quote(term)}")
         if len(term) == 1:
             parts.extend(f"stems : {_quote([s])}" for s in stems.get(term[0], ()))
-    parts.extend(f"stems : {_quote([ch])}" for ch in chars)
     return " OR ".join(parts)
 
 

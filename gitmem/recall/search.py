@@ -16,7 +16,14 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import entity_key
-from gitmem.parse.textfold import build_match, fold, query_ideographs, query_stems, query_terms
+from gitmem.parse.textfold import (
+    build_han_match,
+    build_match,
+    fold,
+    query_ideographs,
+    query_stems,
+    query_terms,
+)
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
@@ -164,8 +171,8 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
             raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
-    match = build_match(terms, query_stems(q.text), query_ideographs(q.text))
-    return queries.lexical(store, flt, match, limit)
+    match = build_match(terms, query_stems(q.text))
+    return queries.lexical(store, flt, match, limit, build_han_match(query_ideographs(q.text)))
 
 
 def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,
