@@ -11,8 +11,8 @@ A query is OR-ed terms ranked by BM25, like an English one whose stop words are 
 is written without spaces, so each bigram of a CJK query is a term of its own, and bigrams that
 only carry particles, polite endings or question words (は, ですか, どこ, 什么, 吗, 어디) are not
 searched; the query's other Han characters are searched one by one in the character table, so
-猫 finds 一只猫 and 住む finds 住んでいる. No dictionary: the measured gain of a segmenter was one
-question in 46 (bench/bench_cjk.py, BENCHMARKS.md).
+猫 finds 一只猫 and 住む finds 住んでいる. No dictionary: segmenters (janome, jieba) measured no
+better on bench/bench_cjk.py and cost 0.3–3 s of start-up (BENCHMARKS.md).
 """
 
 from __future__ import annotations
