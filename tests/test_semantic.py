@@ -444,6 +444,8 @@ def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
         with store.conn:  # what an index of schema 2 looks like
             store.conn.execute("DROP INDEX vectors_item")
             store.conn.execute("DROP INDEX item_entities_subject")
+            store.conn.execute("DROP TABLE item_replaces")  # made by m005
+            store.conn.execute("DROP TABLE items_han")  # made by m006
             store.conn.execute("DELETE FROM migrations WHERE version > 2")
             store.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
         vectors = store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
