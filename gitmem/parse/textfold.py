@@ -218,11 +218,15 @@ def han_text(text: str) -> str:
     return " ".join(_cjk()[2].findall(unicodedata.normalize("NFKC", text)))
 
 
+def ideographs(text: str) -> list[str]:
+    """The Han characters of a text, each once, in order."""
+    return list(dict.fromkeys(han_text(text).split()))
+
+
 def query_ideographs(query: str) -> list[str]:
     """The Han characters of a query's unquoted words that can carry its topic, each once."""
     function = _FUNCTION[_cjk_language(query)]
-    chars = han_text(_QUOTED.sub(" ", query)).split()
-    return [ch for ch in dict.fromkeys(chars) if ch not in function]
+    return [ch for ch in ideographs(_QUOTED.sub(" ", query)) if ch not in function]
 
 
 def build_han_match(chars: Sequence[str]) -> str | None:
