@@ -254,6 +254,23 @@ def test_an_interrupted_embedding_run_resumes_from_the_next_recall(
     assert not any("not embedded" in w for w in again["warnings"])
 
 
+def test_a_switch_of_model_is_embedded_from_the_next_recall(
+        fixture_repo: Path, openai_env: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After embed.dimensions (or embed.model) changes, recall answers lexically and starts the
+    re-embedding in the background; once it has run, recall is hybrid again."""
+    monkeypatch.setenv("GITMEM_INDEX_BACKGROUND", "true")
+    index_json(fixture_repo)
+    monkeypatch.setenv("GITMEM_EMBED_DIMENSIONS", "8")
+    data = recall_json(fixture_repo, "gateway host")
+    assert data["mode"] == "lexical"
+    assert any("yet (embedding them in the background now); results are lexical" in w
+               for w in data["warnings"]), data["warnings"]
+    assert "recall: embedded" in _wait_for_background_run(fixture_repo)
+    again = recall_json(fixture_repo, "gateway host")
+    assert again["mode"] == "hybrid" and not again["warnings"], again["warnings"]
+    assert openai_env.requests[-1].body["dimensions"] == 8
+
+
 def test_status_says_who_fills_the_pending_embeddings(fixture_repo: Path,
                                                       openai_env: EmbedServer) -> None:
     index_json(fixture_repo, "--no-embed")
