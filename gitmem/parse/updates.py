@@ -124,6 +124,13 @@ def plausible(newer_text: str, older_text: str) -> bool:
             or bool(families(newer_text) & families(older_text)) or words_change(newer_text))
 
 
+def _valued(c: Claim) -> set[str]:
+    """A statement's terms that weigh at least as a value (names of things, numbers; not a
+    single CJK character, which alone says little)."""
+    return {t for terms in c.variants for t, w in terms.items()
+            if w >= 0.5 and (len(t) > 1 or t.isascii())}
+
+
 def _kinds_replace(newer: str, older: str) -> bool:
     if newer not in UPDATABLE or older not in UPDATABLE:
         return False
@@ -153,10 +160,17 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     # a name's stem depends on the language its sentence was read in ("Mette" -> met / mett)
     shared = {t for t in (a.signature & b.signature) - common - a.names - b.names
               if not any(k.startswith(t) for k in keys)}
+    # values count too where the newer one words a change of them ("sold the Corolla", "NAS
+    # отключили", "Jira только на чтение")
+    values = {t for t in _valued(a) & _valued(b) - common - a.names - b.names
+              if not any(k.startswith(t) for k in keys)}
     change = words_change(newer.text)
     if not newer.keys & older.keys:
         # no shared subject: a shared topic phrase that the newer one says changed
         return change and bool(topic_phrases(newer.text) & topic_phrases(older.text))
+    if answered and (is_event(newer.text) or is_event(older.text) or "?" in newer.text
+                     or "?" in older.text):
+        return False  # answering one question, but about what happened, or asking
     family = families(newer.text) & families(older.text)
     if family - _NEEDS_SHARED_WORD:
         return True
@@ -175,7 +189,7 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     # a worded change and a shared word; a clock time or weekday on one side only says they
     # are about different things ("builds start at 02:00" / "bx-02 replaced bx-01")
     timed = ("schedule" in families(newer.text)) != ("schedule" in families(older.text))
-    return change and bool(shared) and not events and not timed
+    return change and bool(shared or values) and not events and not timed
 
 
 # --- the tables -------------------------------------------------------------------------------
@@ -284,7 +298,7 @@ _FAMILIES: dict[str, str] = {
         r"|(?:締切|締め切り|期限|までに|延び)|(?:截止|期限)"
     ),
     "place": (
-        r"\b(?:floor|office|sits?|desk|located|venue|held (?:at|in)|takes place)\b"
+        r"\b(?:floor|sits?|located|venue|held (?:at|in)|takes place)\b"
         r"|\b(?:etage|sal|kontor|lokale|sidder|holdes)\b"
         r"|(?:этаж\w*|офис\w*|комнат\w*|находится|переговорк\w*|проходит в)"
         r"|(?:階|会場|部屋|オフィス|会議室|席|場所)|(?:楼|会议室|办公室|地点)"
@@ -344,15 +358,17 @@ _CHANGE = (
     r"replaced|replacing|replaces|instead|since|became|become|has become|upgraded|"
     r"migrated|took over|taken over|handed over|from now on|these days|currently|as of|"
     r"starting|started|left|quit|retired|decommissioned|renamed|transferred|promoted|"
-    r"rescheduled|postponed|shifted)\b"
+    r"rescheduled|postponed|shifted|sold|from (?:this|next) \w+ on|off the)\b"
     r"|\b(?:nu|nu er|ikke længere|ikke mere|flyttet|flyttede|skiftet|skiftede|ændret|ændrede|"
     r"erstattet|erstattede|i stedet|siden|blevet|blev|overtaget|overtog|fra nu af|"
     r"startet|startede|rykket|rykkede)\b"
     r"|(?:теперь|сейчас|больше не|уже не|переех\w*|перешл?[её]л|перешла|сменил\w*|"
     r"заменил\w*|заменён\w*|поменял\w*|вместо|стал[аио]?\b|"
-    r"с тех пор|перенес\w*|перенёс\w*|переназначил\w*|уволил\w*)"
+    r"с тех пор|перенес\w*|перенёс\w*|переназначил\w*|уволил\w*|перевел\w*|перевёл\w*|"
+    r"ушл?[аи]? из|ушёл из|отключил\w*)"
     r"|(?:今は|今では|現在|もう|引っ越|変更|変わ|替え|代わり|交代|移転|移っ|移し|"
-    r"になりました|になった|ことになった|乗り換え|切り替え|異動|転職|退職|後任|引き継)"
+    r"になりました|になった|ことになった|乗り換え|切り替え|異動|転職|退職|後任|引き継|移行|延び|"
+    r"更新|再開|手放)"
     r"|(?:现在|已经|不再|搬到|换成|改为|改成|变成|替换|换了|改到)"
 )
 _EVENT = (
