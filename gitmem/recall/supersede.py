@@ -242,7 +242,12 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
                 continue
             if older["type"] == newer["type"] == "chunk" and not _note_lines(o_text, n_text):
                 continue
-            if not (n_terms & o_terms & names or _share_entity(newer, older)):
+            # the same subject: the name asked about, a shared entity, or (a question that
+            # names nobody: "who is our landlord?") the thing asked about itself
+            # a question that names nobody ("when is the summer party?") asks about a thing: the
+            # lines must share it and one more of its words, the attribute
+            if not (n_terms & o_terms & names or _share_entity(newer, older)
+                    or (not names and _words(n_terms & o_terms & attributes) >= 2)):
                 continue
             subject = ("question-subject",)
             basis = statement_replaces(_line_statement(newer, n_text, n_line, subject),
@@ -252,6 +257,20 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
                     out[place].row)):
                 out[place] = Replacement(newer, basis)
     return out
+
+
+def _words(terms: frozenset[str]) -> int:
+    """How many words these terms stand for: overlapping CJK bigrams (定例, 例会, 会議) are one
+    word's pieces."""
+    cjk = sorted((t for t in terms if not t.isascii() and all(ord(c) >= 0x3000 for c in t)),
+                 key=lambda t: (-len(t), t))
+    seen: set[str] = set()
+    words = len(terms) - len(cjk)
+    for term in cjk:
+        if not seen & set(term):
+            words += 1
+        seen.update(term)
+    return words
 
 
 def _note_lines(*texts: str) -> bool:
