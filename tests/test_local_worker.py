@@ -243,7 +243,7 @@ def test_ctrl_c_mid_call_stops_the_worker_and_the_next_call_works(tiny_model: Pa
     new one."""
     embedder = LocalEmbedder(tiny_model, threads=1)
     texts = [f"{i} " + " ".join(["alice likes coffee and long walks in the garden"] * 12)
-             for i in range(5000)]  # many seconds of work: interrupted long before its end
+             for i in range(40000)]  # far more work than the time to interrupt it
     try:
         want = embedder.embed_batch(["coffee"], input_type="query")
         pid = embedder.worker_pid
@@ -254,11 +254,15 @@ def test_ctrl_c_mid_call_stops_the_worker_and_the_next_call_works(tiny_model: Pa
 
         # Ctrl-C once the worker is computing (its CPU time grows), not after a fixed delay:
         # a loaded machine may not have started the call by then.
-        interrupt = threading.Thread(target=_interrupt_when_busy, args=(pid,))
+        done = threading.Event()
+        interrupt = threading.Thread(target=_interrupt_when_busy, args=(pid, done))
         interrupt.start()
-        with pytest.raises(KeyboardInterrupt):
-            embedder.embed_batch(texts, input_type="document")
-        interrupt.join()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                embedder.embed_batch(texts, input_type="document")
+        finally:
+            done.set()  # never a Ctrl-C after the call, whatever happened
+            interrupt.join()
         assert _gone(pid)
         assert embedder.embed_batch(["coffee"], input_type="query") == want
         assert embedder.worker_pid not in (None, pid)
@@ -271,12 +275,14 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def _interrupt_when_busy(pid: int, timeout: float = 120.0) -> None:
-    """SIGINT to this process as soon as worker ``pid`` has used CPU since the call began."""
+def _interrupt_when_busy(pid: int, done: threading.Event, timeout: float = 120.0) -> None:
+    """SIGINT to this process as soon as worker ``pid`` has used CPU since the call began
+    (unless the call ended first: ``done``)."""
     start, deadline = _cpu_ticks(pid), time.monotonic() + timeout
-    while _cpu_ticks(pid) == start and time.monotonic() < deadline:
+    while _cpu_ticks(pid) == start and time.monotonic() < deadline and not done.is_set():
         time.sleep(0.005)
-    os.kill(os.getpid(), signal.SIGINT)
+    if not done.is_set():
+        os.kill(os.getpid(), signal.SIGINT)
 
 
 def test_close_stops_the_worker_and_the_next_use_starts_one(tiny_model: Path) -> None:
