@@ -466,7 +466,15 @@ def is_event(text: str) -> bool:
 
 
 def topic_words(text: str) -> list[tuple[str, str]]:
-    """The adjacent content-word pairs of ``topic_phrases``, as written (case folded)."""
+    """The adjacent content-word pairs of ``topic_phrases``, as written (case folded): stop
+    words of English, Danish and Russian, articles, capitalised names and change words left
+    out ("har skiftet" is no topic)."""
+    return _topic_words(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _topic_words(text: str) -> list[tuple[str, str]]:
+    from gitmem.parse.similarity import _DANISH_STOP, _RUSSIAN_STOP
     from gitmem.parse.textfold import STOPWORDS
 
     words = _compiled()[4].findall(unicodedata.normalize("NFKC", text))
@@ -474,8 +482,9 @@ def topic_words(text: str) -> list[tuple[str, str]]:
     previous = ""
     for word in words:
         low = word.casefold()
-        content = (len(low) > 2 and low not in STOPWORDS and low not in _ARTICLES
-                   and not word[:1].isupper())
+        content = (len(low) > 2 and low not in STOPWORDS and low not in _DANISH_STOP
+                   and low not in _RUSSIAN_STOP and low not in _ARTICLES
+                   and not word[:1].isupper() and not words_change(low))
         current = low if content else ""
         if previous and current:
             out.append((previous, current))
@@ -486,22 +495,9 @@ def topic_words(text: str) -> list[tuple[str, str]]:
 @functools.lru_cache(maxsize=8192)
 def topic_phrases(text: str) -> frozenset[str]:
     """Two adjacent content words ("gateway host", "build server"): what a statement without
-    a shared entity can still be about. Stop words, articles and capitalised names are left
-    out; words are cut to five letters (a crude stem: "hosts" meets "host")."""
-    from gitmem.parse.textfold import STOPWORDS
-
-    words = _compiled()[4].findall(unicodedata.normalize("NFKC", text))
-    out: set[str] = set()
-    previous = ""
-    for word in words:
-        low = word.casefold()
-        content = (len(low) > 2 and low not in STOPWORDS and low not in _ARTICLES
-                   and not word[:1].isupper())
-        current = low[:5] if content else ""
-        if previous and current:
-            out.add(f"{previous} {current}")
-        previous = current
-    return frozenset(out)
+    a shared entity can still be about; words cut to five letters (a crude stem: "hosts" meets
+    "host")."""
+    return frozenset(f"{a[:5]} {b[:5]}" for a, b in _topic_words(text))
 
 
 def newest_replacing(older: Statement, candidates: Sequence[Statement],
