@@ -122,6 +122,7 @@ def cli(ctx: click.Context, path: Path | None) -> None:
 def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) -> None:
     """Create the memory layout in DIRECTORY (default: here), making a git repo if needed."""
     from gitmem import hooks as hookmod
+    from gitmem.merge import register
     from gitmem.scaffold import init_workspace
 
     target = directory or _ctx_path(ctx)
@@ -137,7 +138,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
             "Install git hooks so each commit re-indexes memory?", default=True
         )
     if with_hooks:
-        for line in hookmod.install(ws.repo_root):
+        for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
             _echo(line)
     elif with_hooks is None:
         _echo("hooks not installed; 'gitmem hooks install' keeps the index current")
@@ -783,11 +784,13 @@ def hooks() -> None:
 @click.pass_context
 def hooks_install(ctx: click.Context) -> None:
     """Install post-commit, post-merge, post-checkout and post-rewrite hooks (existing hooks are
-    kept and chained)."""
+    kept and chained), and the merge driver for memory files (.gitattributes and this clone's
+    merge.gitmem.* config)."""
     from gitmem import hooks as hookmod
+    from gitmem.merge import register
 
     ws, _ = _workspace(ctx)
-    for line in hookmod.install(ws.repo_root):
+    for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
         _echo(line)
 
 
@@ -833,6 +836,51 @@ def hooks_run(ctx: click.Context, hook_name: str) -> None:
     from gitmem.hooks import run_hook
 
     run_hook(_ctx_path(ctx), hook_name)
+
+
+@cli.command("merge-file", context_settings=CONTEXT)
+@click.argument("base", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("ours", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("theirs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("path", required=False, default="")
+def merge_file(base: Path, ours: Path, theirs: Path, path: str) -> None:
+    """git's merge driver for memory files (merge.gitmem.driver = gitmem merge-file %O %A %B
+    %P): merges THEIRS into OURS from BASE, writes OURS; exit 0 when clean, 1 when conflict
+    markers were left."""
+    from gitmem.merge import merge_file as merge
+
+    outcome = merge(base, ours, theirs, path or ours.name)
+    if outcome.conflicts:
+        raise click.exceptions.Exit(1)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--remote", metavar="NAME", help="The git remote (default: the branch's, or origin).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
+    """Fetch, merge memory with gitmem's merge driver, re-index and push (never forced; a
+    rejected push is retried after another fetch and merge). A real conflict stops with the
+    files and lines and leaves the merge for 'git status'."""
+    from gitmem.sync import SyncConflict
+    from gitmem.sync import sync as run_sync
+
+    ws, cfg = _workspace(ctx)
+    try:
+        report = run_sync(ws, cfg, remote)
+    except SyncConflict as exc:
+        if as_json:
+            _print_json({"conflicts": exc.files, "error": str(exc)}, indent=None)
+        raise
+    if as_json:
+        _print_json(report.to_json(), indent=None)
+        return
+    merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
+    _echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
+          f"{(report.head or '-')[:7]}")
+    if not report.driver:
+        _echo("note: this clone has no merge.gitmem.driver: run 'gitmem hooks install' so "
+              "memory files merge without conflicts", err=True)
 
 
 @cli.group(context_settings=CONTEXT)
@@ -982,7 +1030,8 @@ def _crash_log(exc: BaseException) -> Path:
 def run(args: list[str] | None = None, color: bool | None = None) -> int:
     """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler."""
     try:
-        cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color)
+        # Without standalone mode click returns an Exit's status instead of raising it.
+        code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -1008,7 +1057,7 @@ def run(args: list[str] | None = None, color: bool | None = None) -> int:
         err = InternalError(f"internal error: {exc.__class__.__name__}: {exc}")
         _echo(f"gitmem: {err}\n  traceback written to {log}", err=True)
         return err.exit_code
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def run_captured(args: list[str], color: bool | None) -> tuple[int, str, str]:

@@ -686,3 +686,73 @@ class GrepJob:
                 self._proc.communicate()
             self._out.close()
             self._proc = None
+
+
+def merge_file_fallback(base: Path, ours: Path, theirs: Path, path: str) -> int:
+    """git's own three-way merge of one file into ``ours`` (what a clone without the gitmem
+    driver would do); the number of conflicts. A file git cannot merge either (binary) is left
+    as ours, byte for byte, and counts as one conflict."""
+    proc = run(Path.cwd(), "merge-file", "-L", f"ours:{path}", "-L", "base", "-L",
+               f"theirs:{path}", str(ours), str(base), str(theirs))
+    return proc.returncode if 0 <= proc.returncode < 128 else 1
+
+
+def config_get(repo_root: Path, key: str) -> str | None:
+    """A local configuration value, or None when unset."""
+    proc = run(repo_root, "config", "--local", "--get", key)
+    return _out(proc) if proc.returncode == 0 else None
+
+
+def config_set(repo_root: Path, key: str, value: str) -> None:
+    _git(repo_root, None, "config", "--local", key, value)
+
+
+def current_branch(repo_root: Path) -> str | None:
+    proc = run(repo_root, "symbolic-ref", "--quiet", "--short", "HEAD")
+    return _out(proc) if proc.returncode == 0 else None
+
+
+def is_ancestor(repo_root: Path, a: str, b: str) -> bool:
+    return run(repo_root, "merge-base", "--is-ancestor", a, b).returncode == 0
+
+
+def fetch(repo_root: Path, remote: str, branch: str) -> str | None:
+    """Fetch ``branch`` from ``remote``; its commit there, or None when it has no such branch."""
+    ref = f"refs/remotes/{remote}/{branch}"
+    proc = run(repo_root, "fetch", "--quiet", remote, f"+refs/heads/{branch}:{ref}")
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        if "couldn't find remote ref" in reason:
+            return None
+        raise GitmemError(f"git fetch {remote} failed in {repo_root}: {reason}")
+    return resolve_commit(repo_root, ref)
+
+
+def merge(repo_root: Path, commit: str, message: str) -> tuple[bool, str]:
+    """``git merge`` of ``commit`` into HEAD (fast-forward when it can): (clean, git's output).
+    A merge that stops on conflicts stays in progress, as git leaves it."""
+    proc = run(repo_root, "merge", "--no-edit", "-m", message, commit)
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
+    if proc.returncode != 0 and not unmerged_paths(repo_root):
+        raise GitmemError(f"git merge failed in {repo_root}: {text}")
+    return proc.returncode == 0, text
+
+
+def unmerged_paths(repo_root: Path) -> list[str]:
+    proc = run(repo_root, "diff", "--name-only", "-z", "--diff-filter=U")
+    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def merge_in_progress(repo_root: Path) -> bool:
+    return run(repo_root, "rev-parse", "--verify", "--quiet", "MERGE_HEAD").returncode == 0
+
+
+def push(repo_root: Path, remote: str, branch: str) -> tuple[bool, str]:
+    """Push HEAD to ``remote``'s ``branch``, never forced: (accepted, git's reason)."""
+    proc = run(repo_root, "push", "--quiet", "--porcelain", remote, f"HEAD:refs/heads/{branch}")
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
+    if proc.returncode == 0:
+        return True, text
+    if "[rejected]" in text or "[remote rejected]" in text or "fetch first" in text:
+        return False, text
+    raise GitmemError(f"git push {remote} failed in {repo_root}: {text}")

@@ -1,0 +1,273 @@
+"""Memory on several machines (issue 20): the merge driver and ``gitmem sync``, with two real
+clones of a real bare remote in tmp_path, git running the driver as a real process."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from gitmem.merge import STALE_BEGIN, STALE_OPINION, merge_file, merge_text, register
+from gitmem.reflect.retain import retain
+from gitmem.scaffold import init_workspace
+from gitmem.sync import SyncConflict, sync
+from gitmem.workspace import open_workspace
+from testing.cli import gitmem
+from testing.index import dump
+from testing.repo import commit_all, git, make_repo, write
+from testing.rewrites import rebuilt_dump
+
+DAY = "memory/2025-11-27.md"
+NOTE = "# 2025-11-27\n\nMorning: looked at the gateway.\n\n## Retain\n- W @Peter: The NUC runs the gateway.\n"
+
+
+# --- the driver on text ----------------------------------------------------------------------
+
+def test_both_sides_appending_keep_every_line_once_in_an_order_independent_of_the_side() -> None:
+    a = NOTE + "- W @Peter: Bought a NAS.\n- B @Peter: Fixed the router.\n"
+    b = NOTE + "- B @Peter: Fixed the router.\n- O(c=0.8) @Peter: Likes short replies.\n"
+    merged, conflicts, _ = merge_text(NOTE, a, b, DAY)
+    assert conflicts == 0
+    assert merged == merge_text(NOTE, b, a, DAY)[0]
+    for line in (*a.splitlines(), *b.splitlines()):
+        assert line in merged.splitlines()
+    assert merged.count("Fixed the router") == 1
+
+
+def test_a_retain_section_both_sides_added_stays_one_section() -> None:
+    base = "# 2025-11-27\n\nNotes of the day.\n"
+    a = base + "\n## Retain\n- W @Peter: Moved the gateway.\n"
+    b = base + "\n## Retain\n- B @Peter: Called the ISP.\n"
+    merged, conflicts, _ = merge_text(base, a, b, DAY)
+    assert conflicts == 0
+    assert merged.count("## Retain") == 1
+    tail = merged.split("## Retain\n", 1)[1]
+    assert tail == "- B @Peter: Called the ISP.\n- W @Peter: Moved the gateway.\n"
+
+
+def test_the_same_existing_line_edited_on_both_sides_is_a_conflict() -> None:
+    a = NOTE.replace("The NUC", "The old NUC")
+    b = NOTE.replace("The NUC", "The Castle")
+    merged, conflicts, _ = merge_text(NOTE, a, b, DAY)
+    assert conflicts == 1
+    assert "<<<<<<< ours\n- W @Peter: The old NUC" in merged
+    assert "=======\n- W @Peter: The Castle" in merged
+
+
+def test_an_edit_on_one_side_and_appends_on_the_other_merge() -> None:
+    a = NOTE.replace("Morning", "Early morning")
+    b = NOTE + "- W @Peter: Bought a NAS.\n"
+    merged, conflicts, _ = merge_text(NOTE, a, b, DAY)
+    assert (merged, conflicts) == (a + "- W @Peter: Bought a NAS.\n", 0)
+
+
+PAGE = ("---\naliases: [Castle]\n---\n# The Castle\n\nThe home server.\n\n"
+        "<!-- gitmem:begin reflect (generated; edits between these markers are replaced) -->\n"
+        "- 3 facts\n<!-- gitmem:end -->\n")
+
+
+def test_a_generated_block_both_sides_regenerated_is_taken_once_and_flagged_stale() -> None:
+    a = PAGE.replace("- 3 facts", "- 4 facts").replace("The home server.", "The home server.\nIn the attic.")
+    b = PAGE.replace("- 3 facts", "- 5 facts") + "\nNotes: loud fan.\n"
+    merged, conflicts, stale = merge_text(PAGE, a, b, "bank/entities/The-Castle.md")
+    assert (conflicts, stale) == (0, 1)
+    assert merged == merge_text(PAGE, b, a, "bank/entities/The-Castle.md")[0]
+    assert STALE_BEGIN in merged and "- 5 facts" in merged and "- 4 facts" not in merged
+    assert "In the attic." in merged and "Notes: loud fan." in merged
+
+
+def test_a_generated_block_only_one_side_changed_is_that_side() -> None:
+    a = PAGE.replace("- 3 facts", "- 4 facts")
+    b = PAGE.replace("The home server.", "The home server, upstairs.")
+    merged, conflicts, stale = merge_text(PAGE, a, b, "bank/entities/The-Castle.md")
+    assert (conflicts, stale) == (0, 0)
+    assert merged == b.replace("- 3 facts", "- 4 facts")
+
+
+def _opinion(oid: str, statement: str, confidence: str, *evidence: str) -> str:
+    lines = [f"## {statement}", f"<!-- opinion: {oid} -->", f"- confidence: {confidence}",
+             "- updated: 2025-11-27", "- evidence:", *(f"  - for {e}" for e in evidence)]
+    return "\n".join(lines) + "\n\n"
+
+
+def test_opinions_merge_per_section_and_mark_a_section_both_sides_changed() -> None:
+    one = _opinion("o-11111111", "@Peter prefers short replies", "0.70", "f-aaaaaaaaaaaa memory/2025-11-20.md#L5")
+    two = _opinion("o-22222222", "@Peter likes the NAS", "0.60", "f-bbbbbbbbbbbb memory/2025-11-21.md#L5")
+    base = "# Opinions\n\n" + one + two
+    a_one = _opinion("o-11111111", "@Peter prefers short replies", "0.80",
+                     "f-aaaaaaaaaaaa memory/2025-11-20.md#L5", "f-cccccccccccc memory/2025-11-27.md#L7")
+    b_one = _opinion("o-11111111", "@Peter prefers short replies", "0.75",
+                     "f-aaaaaaaaaaaa memory/2025-11-20.md#L5", "f-dddddddddddd memory/2025-11-27.md#L9")
+    b_two = two.replace("0.60", "0.65")
+    three = _opinion("o-33333333", "@Peter trusts the Castle", "0.50", "f-eeeeeeeeeeee memory/2025-11-27.md#L8")
+    a = "# Opinions\n\n" + a_one + two + three
+    b = "# Opinions\n\n" + b_one + b_two
+    merged, conflicts, stale = merge_text(base, a, b, "bank/opinions.md")
+    assert (conflicts, stale) == (0, 1)
+    assert merged == merge_text(base, b, a, "bank/opinions.md")[0]
+    section = merged.split("## @Peter likes")[0]
+    assert STALE_OPINION in section
+    assert "f-cccccccccccc" in section and "f-dddddddddddd" in section  # no evidence lost
+    assert b_two in merged and three in merged
+
+
+def test_files_the_driver_does_not_read_go_to_gits_merge_and_lose_no_bytes(tmp_path: Path) -> None:
+    base = "caf\xe9\nmiddle\nend\n".encode("latin-1")
+    paths = {n: tmp_path / n for n in ("o", "a", "b")}
+    paths["o"].write_bytes(base)
+    paths["a"].write_bytes(b"first \xe9\n" + base)
+    paths["b"].write_bytes(base + b"last \xff\n")
+    outcome = merge_file(paths["o"], paths["a"], paths["b"], "memory/latin.md")
+    assert (outcome.fallback, outcome.conflicts) == (True, 0)
+    assert paths["a"].read_bytes() == b"first \xe9\n" + base + b"last \xff\n"
+    binary = b"\0\x01\x02" * 100
+    for n, extra in (("o", b""), ("a", b"A"), ("b", b"B")):
+        paths[n].write_bytes(binary + extra)
+    outcome = merge_file(paths["o"], paths["a"], paths["b"], "memory/blob.md")
+    assert (outcome.fallback, outcome.conflicts) == (True, 1)
+    assert paths["a"].read_bytes() == binary + b"A"
+
+
+# --- two machines ----------------------------------------------------------------------------
+
+def _machines(tmp_path: Path, *, driver: tuple[bool, bool] = (True, True)) -> tuple[Path, Path, Path]:
+    bare = tmp_path / "castle.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = make_repo(tmp_path, "seed")
+    init_workspace(seed)
+    register(seed, "")
+    write(seed, DAY, NOTE)
+    commit_all(seed, "start")
+    git(seed, "push", "-q", str(bare), "main")
+    clones = []
+    for name, wanted in zip(("laptop", "server"), driver, strict=True):
+        git(tmp_path, "clone", "-q", str(bare), name)
+        clone = tmp_path / name
+        init_workspace(clone)
+        if wanted:
+            register(clone, "")
+        clones.append(clone)
+    return bare, clones[0], clones[1]
+
+
+def _work(clone: Path, tag: str) -> list[str]:
+    """A hand-written line and a retained entry on today's note; the entries written."""
+    hand = f"- W @Peter: {tag} wrote this by hand."
+    path = clone / DAY
+    path.write_text(path.read_text(encoding="utf-8") + hand + "\n", encoding="utf-8")
+    commit_all(clone, f"{tag}: note")
+    entry = f"B @Peter: {tag} retained this."
+    ws, cfg = open_workspace(clone)
+    retain(ws, cfg, entry, day=date(2025, 11, 27))
+    return [hand, f"- {entry}"]
+
+
+def _sync(clone: Path) -> None:
+    ws, cfg = open_workspace(clone)
+    sync(ws, cfg)
+
+
+SCHEDULES = [
+    ("work a", "work b", "sync a", "sync b", "sync a"),
+    ("work a", "work b", "sync b", "sync a", "sync b"),
+    ("work a", "sync a", "work b", "sync b", "sync a"),
+    ("work b", "sync b", "work a", "sync a", "sync b"),
+]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=["-".join(s).replace(" ", "") for s in SCHEDULES])
+def test_two_machines_appending_and_retaining_converge_in_every_order(
+        tmp_path: Path, schedule: tuple[str, ...]) -> None:
+    _, a, b = _machines(tmp_path)
+    clones = {"a": a, "b": b}
+    written: list[str] = []
+    for step in schedule:
+        verb, who = step.split()
+        if verb == "work":
+            written += _work(clones[who], who)
+        else:
+            _sync(clones[who])
+    trees = {git(c, "rev-parse", "HEAD^{tree}").strip() for c in (a, b)}
+    assert len(trees) == 1
+    text = (a / DAY).read_text(encoding="utf-8")
+    assert text == (b / DAY).read_text(encoding="utf-8")
+    for line in [*NOTE.splitlines(), *written]:
+        assert text.splitlines().count(line) == 1 or not line.strip(), line
+    assert "<<<<<<<" not in text and text.count("## Retain") == 1
+    assert dump(a) == dump(b) == rebuilt_dump(a, tmp_path / "rebuilt")
+
+
+def test_a_clone_without_the_driver_config_falls_back_to_gits_merge(tmp_path: Path) -> None:
+    _, a, b = _machines(tmp_path, driver=(True, False))
+    _work(a, "a")
+    _sync(a)
+    _work(b, "b")
+    with pytest.raises(SyncConflict) as caught:
+        _sync(b)
+    assert list(caught.value.files) == [DAY]
+
+
+def test_the_same_line_edited_on_both_machines_stops_with_the_file_and_line(tmp_path: Path) -> None:
+    _, a, b = _machines(tmp_path)
+    for clone, value in ((a, "The old NUC"), (b, "The Castle")):
+        path = clone / DAY
+        path.write_text(NOTE.replace("The NUC", value), encoding="utf-8")
+        commit_all(clone, "edit")
+    _sync(a)
+    code, out, err = gitmem("-C", str(b), "sync", "--json")
+    assert code == 1
+    assert f"{DAY}#L6" in err
+    assert '"conflicts": {"memory/2025-11-27.md": [6]}' in out
+    status = git(b, "status")
+    assert "You have unmerged paths" in status and DAY in status
+    assert git(b, "rev-parse", "--verify", "MERGE_HEAD").strip()
+
+
+def test_a_rejected_push_is_retried_after_another_fetch_and_merge(tmp_path: Path) -> None:
+    bare, a, b = _machines(tmp_path)
+    written = _work(b, "b")
+    git(b, "push", "-q", str(bare), "HEAD:refs/pending/b")
+    pending = git(b, "rev-parse", "HEAD").strip()
+    # The server's first push to main sees the other machine's commit land first (as if it
+    # pushed a moment earlier) and is declined; the next one is accepted.
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        'grep -q " refs/heads/main$" || exit 0\n'
+        '[ -f "$GIT_DIR/raced" ] && exit 0\n'
+        'touch "$GIT_DIR/raced"\n'
+        "env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES "
+        f"git update-ref refs/heads/main {pending}\n"
+        "exit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    written += _work(a, "a")
+    ws, cfg = open_workspace(a)
+    report = sync(ws, cfg)
+    assert (report.attempts, report.pushed) == (2, True)
+    assert git(bare, "rev-parse", "main").strip() == git(a, "rev-parse", "HEAD").strip()
+    text = (a / DAY).read_text(encoding="utf-8")
+    assert all(line in text.splitlines() for line in written)
+    assert dump(a) == rebuilt_dump(a, tmp_path / "rebuilt")
+
+
+def test_init_with_hooks_registers_the_driver_once(tmp_path: Path) -> None:
+    repo = tmp_path / "mem"
+    assert gitmem("init", str(repo), "--hooks")[0] == 0
+    assert gitmem("-C", str(repo), "hooks", "install")[0] == 0
+    attributes = (repo / ".gitattributes").read_text(encoding="utf-8").splitlines()
+    assert "memory/**/*.md merge=gitmem" in attributes
+    assert len(attributes) == len(set(attributes))
+    driver = git(repo, "config", "merge.gitmem.driver").strip()
+    assert driver.endswith("-m gitmem merge-file %O %A %B %P")
+    assert git(repo, "check-attr", "merge", DAY).strip() == f"{DAY}: merge: gitmem"
+
+
+def test_sync_help_and_unknown_remote(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    init_workspace(repo)
+    commit_all(repo, "start")
+    code, _, err = gitmem("-C", str(repo), "sync")
+    assert code == 1 and "no git remote named 'origin'" in err
+    assert not list(itertools.chain((repo / ".git").glob("MERGE_HEAD")))
