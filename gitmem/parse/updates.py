@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -124,6 +124,15 @@ def plausible(newer_text: str, older_text: str) -> bool:
             or bool(families(newer_text) & families(older_text)) or words_change(newer_text))
 
 
+def _overlap(a: Iterable[str], b: Iterable[str]) -> set[str]:
+    """Terms of ``a`` that ``b`` holds too, or with the same first four letters (a statement's
+    language is guessed from its own few words, so "læser" may be stemmed as English in one
+    and as Danish in the other)."""
+    theirs = set(b)
+    prefixes = {t[:4] for t in theirs if len(t) >= 4 and t.isalpha()}
+    return {t for t in a if t in theirs or (len(t) >= 4 and t.isalpha() and t[:4] in prefixes)}
+
+
 def _valued(c: Claim) -> set[str]:
     """A statement's terms that weigh at least as a value (names of things, numbers; not a
     single CJK character, which alone says little)."""
@@ -158,12 +167,15 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     a, b = newer.prepared(), older.prepared()
     keys = newer.keys | older.keys
     # a name's stem depends on the language its sentence was read in ("Mette" -> met / mett)
-    shared = {t for t in (a.signature & b.signature) - common - a.names - b.names
+    shared = {t for t in _overlap(a.signature, b.signature) - common - a.names - b.names
               if not any(k.startswith(t) for k in keys)}
     # values count too where the newer one words a change of them ("sold the Corolla", "NAS
     # отключили", "Jira только на чтение")
-    values = {t for t in _valued(a) & _valued(b) - common - a.names - b.names
+    values = {t for t in _overlap(_valued(a), _valued(b)) - common - a.names - b.names
               if not any(k.startswith(t) for k in keys)}
+    # the subject's own name in both texts ("定例会議は…" / "定例は…"): with a clock time or
+    # weekday in both and a worded change, that is its schedule
+    named = {t for t in _overlap(_valued(a), _valued(b)) if any(k.startswith(t) for k in keys)}
     change = words_change(newer.text)
     if not newer.keys & older.keys:
         # no shared subject: a shared topic phrase that the newer one says changed
@@ -176,7 +188,7 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
         return True
     if additive(newer.text):  # "now also speaks German": one more, not another
         return False
-    if family and shared:  # a clock time or weekday and a shared word
+    if family and (shared or (named and change)):  # a clock time or weekday and a shared word
         return True
     # events ("visited Porto" / "visited Faro") and things one has several of ("plays handball"
     # / "plays the piano") stay true side by side unless the newer one words a change
@@ -249,9 +261,11 @@ _FAMILIES: dict[str, str] = {
     ),
     "study": (
         r"\b(?:stud(?:ies|ying|ied) (?:at|in)|student at|enrolled|majoring|degree in|"
-        r"university|college|grad school|phd)\b"
-        r"|\b(?:studerer|læser på|universitet|uddannelse|gymnasium)\b"
-        r"|(?:учится|учился|училась|университет\w*|институт\w*|поступил\w*)"
+        r"university|college|grad school|phd|school|primary|secondary|kindergarten|nursery)\b"
+        r"|\b(?:studerer|læser (?:på|til)|læser|universitet|uddannelse|gymnasium|\w*skole|"
+        r"\w*skolen|klasse|børnehave|vuggestue)\b"
+        r"|(?:учится|учился|училась|университет\w*|институт\w*|поступил\w*|школ\w*|"
+        r"детск\w* сад\w*)"
         r"|(?:大学|専攻|在学|学校|入学)"
         r"|(?:大学|专业|读书)"
     ),
@@ -264,7 +278,7 @@ _FAMILIES: dict[str, str] = {
     ),
     "contact": (
         r"\b(?:phone|mobile|cell|number|e-?mail|address|contact|reach (?:him|her|them) at)\b"
-        r"|\b(?:telefon|nummer|mobil|mail|kontakt)\b"
+        r"|\b(?:telefon\w*|\w*nummer|nummeret|mobil\w*|\w*mail|kontakt\w*)\b"
         r"|(?:телефон\w*|номер\w*|почт\w*|контакт\w*)"
         r"|(?:電話|番号|メール|アドレス|連絡先|担当者)|(?:电话|号码|邮箱|联系)"
     ),
@@ -280,6 +294,7 @@ _FAMILIES: dict[str, str] = {
     ),
     "tool": (
         r"\b(?:uses|using|used for|runs on|running on|hosted (?:on|at|by)|stored (?:in|on)|"
+        r"stores (?:its|their|the)|migrated (?:to|from)|moved (?:\w+ )?(?:off|onto)|"
         r"lives? on|database|backend|stack|backups?|deployed (?:on|to))\b"
         r"|\b(?:bruger|kører på|ligger på|gemmes|database|backup)\b"
         r"|(?:использу\w*|хран\w*|работает на\b|развёрнут\w*|база данных|бэкап\w*)"
