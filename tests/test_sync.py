@@ -4,6 +4,11 @@ clones of a real bare remote in tmp_path, git running the driver as a real proce
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import re
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -271,3 +276,56 @@ def test_sync_help_and_unknown_remote(tmp_path: Path) -> None:
     code, _, err = gitmem("-C", str(repo), "sync")
     assert code == 1 and "no git remote named 'origin'" in err
     assert not list(itertools.chain((repo / ".git").glob("MERGE_HEAD")))
+
+
+# --- the README's set-up, run as written (ssh is a stand-in that runs on the "server") --------
+
+FAKE_SSH = """#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -o|-p|-l) shift 2;; -*) shift;; *) break;; esac; done
+shift
+cd "{home}" && HOME="{home}" exec sh -c "$*"
+"""
+
+
+def _readme_setup() -> list[list[str]]:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Memory on two machines\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(?:console)?\n(.*?)\n```", section, flags=re.S)
+    return [[ln.removeprefix("$ ") for ln in block.splitlines()] for block in blocks]
+
+
+def test_the_readme_two_machine_setup_works_as_written(tmp_path: Path) -> None:
+    server_ssh, laptop_ssh, server_clone, cron = _readme_setup()
+    homes = {name: tmp_path / name for name in ("laptop", "castle")}
+    for home in homes.values():
+        home.mkdir()
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "ssh").write_text(FAKE_SSH.format(home=homes["castle"]), encoding="utf-8")
+    (tools / "ssh").chmod(0o755)
+    env_path = f"{tools}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+
+    def shell(machine: str, command: str) -> str:
+        env = {**os.environ, "HOME": str(homes[machine]), "PATH": env_path}
+        proc = subprocess.run(["sh", "-c", command], env=env, capture_output=True, text=True,
+                              cwd=homes[machine], timeout=120)
+        assert proc.returncode == 0, f"{command}: {proc.stderr}"
+        return proc.stdout
+
+    laptop = homes["laptop"] / "memory"
+    init_workspace(laptop)
+    write(laptop, DAY, NOTE)
+    commit_all(laptop, "the laptop's memory")
+    shell("laptop", " && ".join(server_ssh))
+    shell("laptop", " && ".join(laptop_ssh))
+    shell("castle", " && ".join(server_clone))
+    job = cron[0].split(" ", 5)[5].split(" >>")[0]
+    shell("laptop", 'cd ~/memory && gitmem retain "W @Peter: The laptop retained this."')
+    shell("castle", 'cd ~/memory && gitmem retain "B @Peter: The castle retained this."')
+    for machine in ("laptop", "castle", "laptop"):
+        assert json.loads(shell(machine, job))["pushed"]
+    castle = homes["castle"] / "memory"
+    assert git(laptop, "rev-parse", "HEAD^{tree}") == git(castle, "rev-parse", "HEAD^{tree}")
+    merged = git(laptop, "show", "HEAD:.gitattributes") + git(laptop, "grep", "-h", "retained", "HEAD")
+    assert "merge=gitmem" in merged
+    assert "The laptop retained this." in merged and "The castle retained this." in merged
