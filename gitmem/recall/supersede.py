@@ -224,7 +224,7 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     attribute; the rule's guards still apply (``parse.updates``). This is how an update written
     in plain note lines outside Retain sections is found ("Ines's team sits on the 3rd floor"
     / "Ines and her people moved up to the fifth floor"). Results already marked are kept."""
-    names, attributes = _question_terms(question)
+    names, attributes, written = _question_terms(question)
     if not attributes:
         return {}
     asked = names | attributes
@@ -249,7 +249,8 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
             if not (n_terms & o_terms & names or _share_entity(newer, older)
                     or (not names and _words(n_terms & o_terms & attributes) >= 2)):
                 continue
-            subject = ("question-subject",)
+            # the names asked about are the subject, not words the lines share
+            subject = written or ("question-subject",)
             basis = statement_replaces(_line_statement(newer, n_text, n_line, subject),
                                        _line_statement(older, o_text, o_line, subject),
                                        answered=True)
@@ -291,7 +292,7 @@ def _share_entity(a: Row, b: Row) -> bool:
     return bool(keys[0] & keys[1])
 
 
-def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
+def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
     """The question's name terms (capitalised words inside it; a CJK name before さん, 様,
     君, ちゃん, 氏) and its other full-weight terms (the attribute it asks about)."""
     import re
@@ -300,13 +301,16 @@ def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
 
     terms = statement_terms(question)
     names: set[str] = set()
+    written: list[str] = []
     for word in re.findall(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+", question.strip()):
-        names.update(statement_terms(word.removesuffix("'s")))
+        written.append(word.removesuffix("'s"))
+        names.update(statement_terms(written[-1]))
     for match in re.finditer(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)",
                              question):
+        written.append(match.group(1))
         names.update(statement_terms(match.group(1)))
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
-    return frozenset(names & terms.keys() | names), frozenset(attributes)
+    return frozenset(names), frozenset(attributes), tuple(dict.fromkeys(written))
 
 
 def _answering_line(row: Row, asked: frozenset[str],
