@@ -9,9 +9,9 @@ reflect idempotent. Pure: the caller reads the file and the index, and writes th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from gitmem.domain import Citation, Evidence, Warn
 from gitmem.index.reflect_queries import FactRow
@@ -26,6 +26,7 @@ from gitmem.reflect.rule import (
     RuleParams,
     apply_evidence,
     initial_confidence,
+    record_day,
 )
 
 Canonical = Callable[[str], str]  # an entity key (or alias key) -> the entity's key
@@ -40,18 +41,22 @@ class OpinionChange:
     created: bool
     before: float | None
     after: float
-    capped: bool
+    capped_days: tuple[str, ...]  # the record days whose move the cap cut short
     evidence: tuple[Evidence, ...]
+
+    @property
+    def capped(self) -> bool:
+        return bool(self.capped_days)
 
     @property
     def reason(self) -> str:
         n = len(self.evidence)
-        sides = [f"{sum(e.stance == s for e in self.evidence)} {s}" for s in ("for", "against")]
-        what = f"{n} new O entr{'y' if n == 1 else 'ies'} ({', '.join(sides)})"
+        stated = ", ".join("no c" if e.confidence is None else f"c={e.confidence:.2f}"
+                           for e in self.evidence)
+        what = f"{n} new O entr{'y' if n == 1 else 'ies'} stating it ({stated})"
         if self.created:
             return f"no existing opinion says this; started at {self.after:.2f} from {what}"
-        cap = f"; capped at {abs(self.after - (self.before or 0)):.2f} this run" \
-            if self.capped else ""
+        cap = f"; the per-day cap held it on {', '.join(self.capped_days)}" if self.capped else ""
         return f"{what} moved it {self.before:.2f} -> {self.after:.2f}{cap}"
 
     def to_json(self) -> dict[str, object]:
@@ -62,6 +67,7 @@ class OpinionChange:
             "before": self.before,
             "after": self.after,
             "capped": self.capped,
+            "capped_days": list(self.capped_days),
             "reason": self.reason,
             "evidence": [{"stance": e.stance, "fact_id": e.fact_id, "source": e.source,
                           "confidence": e.confidence} for e in self.evidence],
@@ -90,19 +96,41 @@ class _Target:
     confidence: float | None
     malformed_at: int | None  # the section's line when it must not be touched
     order: int
+    updated: str | None = None
     problems: tuple[Warn, ...] = ()
     first: FactRow | None = None  # the entry that started a new opinion
     entries: list[FactRow] = field(default_factory=list)
 
 
+# Where a statement's reason or aside starts: a ';', a dash between spaces, a full stop that
+# ends a sentence, or an ideographic full stop (outside parentheses and code spans).
+_REASON = re.compile(r"\s*(?:[;；]|\s[—–]\s|\.\s+(?=[^\W\d_])|。)")
+_SHIELDED = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`")
+
+
 def statement_of(fact: FactRow) -> str:
-    """The heading of a new opinion: its subjects, then the text read as a predicate
-    ("@Peter prefers concise replies"), on one line, without a final full stop."""
-    subjects = [name for _, name, role in fact.entities if role == "subject"]
-    text = one_line(fact.text).rstrip(" .。")
-    if len(text) > 1 and text[0].isupper() and text[1].islower():
-        text = text[0].lower() + text[1:]
-    head = " ".join(f"@{s}" for s in subjects if f"@{s}" not in text)
+    """The heading of a new opinion (SPEC §5): the statement as its entry wrote it — case,
+    script and wording kept — on one line, prefixed by its subjects, without the reason or aside
+    after it ("Prefers concise replies (under 1500 chars); long content goes to a file" ->
+    "@Peter Prefers concise replies (under 1500 chars)") and without a final full stop. A
+    subject the text opens with by name becomes that name's @entity ("Bob prefers async" ->
+    "@Bob prefers async")."""
+    text = one_line(fact.text)
+    shielded = _SHIELDED.sub(lambda m: "x" * len(m.group()), text)
+    for cut in _REASON.finditer(shielded):
+        if cut.start() > 0 and (not cut.group().strip().startswith(".")
+                                or shielded[cut.end():cut.end() + 1].isupper()):
+            text = text[: cut.start()]
+            break
+    text = text.rstrip(" .。")
+    subjects = [name for _, name, role in fact.entities
+                if role == "subject" and f"@{name}" not in text]
+    opening = re.match(r"[^\W_][\w\-]*", text)
+    named = next((n for n in subjects if opening and entity_key(opening.group()) == entity_key(n)),
+                 None)
+    if opening and named is not None:
+        text = f"@{named}{text[opening.end():]}"
+    head = " ".join(f"@{n}" for n in subjects if n != named)
     return f"{head} {text}".strip()
 
 
@@ -129,7 +157,8 @@ def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canoni
     targets = [
         _Target(s.opinion.opinion_id, s.opinion.statement,
                 frozenset(canonical(entity_key(e)) for e in s.opinion.entities),
-                s.opinion.confidence, s.heading + 1 if s.malformed else None, n, s.problems)
+                s.opinion.confidence, s.heading + 1 if s.malformed else None, n,
+                s.opinion.updated, s.problems)
         for n, s in enumerate(doc.sections)
     ]
     plan = OpinionPlan()
@@ -169,42 +198,40 @@ def _observations(entries: Sequence[FactRow]) -> list[Observation]:
             for f in entries]
 
 
+def _evidence_of(fact: FactRow) -> Evidence:
+    """An entry as evidence. Its ``c`` is how strongly it holds the statement (SPEC §5): one
+    below the opinion's confidence weakens it, but it still states it, so it is "for". The
+    matching rule never pairs a statement with its negation or an antonym (``same_claim``),
+    so every entry reflect finds states the opinion; "against" lines are a person's."""
+    return Evidence("for", fact.fact_id, str(Citation(fact.path, fact.start_line,
+                                                      fact.end_line)), fact.confidence)
+
+
 def _evidence(move: Move, facts: dict[str, FactRow]) -> list[Evidence]:
-    out = []
-    for step in move.steps:
-        f = facts[step.observation.fact_id]
-        out.append(Evidence(step.stance, f.fact_id, str(Citation(f.path, f.start_line,
-                                                                  f.end_line)), f.confidence))
-    return out
-
-
-def _day(recorded_at: str) -> str:
-    return datetime.fromisoformat(recorded_at).date().isoformat()
+    return [_evidence_of(facts[step.observation.fact_id]) for step in move.steps]
 
 
 def _update(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:
     assert target.confidence is not None  # a section without one is malformed
     move = apply_evidence(target.confidence, _observations(target.entries), params)
     evidence = _evidence(move, {f.fact_id: f for f in target.entries})
-    updated = _day(move.steps[-1].observation.recorded_at)
+    # never back in time: a later run over a wider window may find older, uncited evidence
+    updated = max(record_day(move.steps[-1].observation.recorded_at), target.updated or "")
     plan.edits.append(OpinionEdit(target.opinion_id, move.end, updated, tuple(evidence)))
     plan.changes.append(OpinionChange(target.opinion_id, target.statement, False, move.start,
-                                      move.end, move.capped, tuple(evidence)))
+                                      move.end, move.capped_days, tuple(evidence)))
 
 
 def _new(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:
     first = target.first
     assert first is not None
     start = initial_confidence(first.confidence, params)
-    opening = Evidence("for" if first.confidence is None or first.confidence >= 0.5
-                       else "against", first.fact_id,
-                       str(Citation(first.path, first.start_line, first.end_line)),
-                       first.confidence)
+    opening = _evidence_of(first)
     move = apply_evidence(start, _observations(target.entries), params)
     evidence = (opening, *_evidence(move, {f.fact_id: f for f in target.entries}))
     last = target.entries[-1] if target.entries else first
     plan.new.append(NewOpinion(target.opinion_id, target.statement, move.end,
-                               _day(last.recorded_at), evidence))
+                               record_day(last.recorded_at), evidence))
     plan.changes.append(OpinionChange(target.opinion_id, target.statement, True, None, move.end,
-                                      move.capped, evidence))
+                                      move.capped_days, evidence))
 

@@ -2,17 +2,22 @@
 
 A new ``O`` entry about the same claim moves the confidence toward its stated ``c`` by
 ``step × (c_observed − c)``, one entry at a time in chronological order (record time, then file
-and line); the run's total move is capped at ``max_move × min(max_evidence, n)`` for ``n`` new,
-distinct entries. An entry without ``c`` counts as agreement: ``c_observed = min(1, c +
-agreement)``. The result is stored rounded to two decimals. So one report nudges, and a big
-swing needs repeated or strong contradicting evidence.
+and line). The move is capped **per record day** of the evidence: each day's entries start from
+the confidence as stored (two decimals), their total move is at most ``max_move ×
+min(max_evidence, n)`` for the day's ``n`` new, distinct entries, and the result is rounded to
+two decimals before the next day's entries. So the result depends only on the memory's history,
+never on when or how often reflect ran. An entry without ``c`` counts as agreement:
+``c_observed = min(1, c + agreement)``. So one report nudges, and a big swing needs repeated or
+strong contradicting evidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
+from itertools import groupby
 
 
 @dataclass(frozen=True)
@@ -54,28 +59,30 @@ class Step:
     observed: float
     after: float
 
-    @property
-    def stance(self) -> str:
-        """'for' when the entry holds the opinion more likely than not (or restates it without
-        a c: agreement), else 'against'."""
-        agrees = self.observation.confidence is None or self.observed >= 0.5
-        return "for" if agrees else "against"
-
 
 @dataclass(frozen=True)
 class Move:
-    """What one run does to one opinion's confidence."""
+    """What new evidence does to one opinion's confidence, one record day after another."""
 
     start: float
     end: float  # rounded to two decimals, as stored
-    unrounded: float
-    cap: float
-    capped: bool
+    unrounded: float  # the last record day's result before its cap and rounding
+    cap: float  # the last record day's cap
+    capped_days: tuple[str, ...]  # the record days whose move the cap cut short
     steps: tuple[Step, ...]
+
+    @property
+    def capped(self) -> bool:
+        return bool(self.capped_days)
 
     @property
     def changed(self) -> bool:
         return self.end != self.start
+
+
+def record_day(recorded_at: str) -> str:
+    """The day (as the record time states it) an entry was recorded: what the cap is per."""
+    return datetime.fromisoformat(recorded_at).date().isoformat()
 
 
 def round2(value: float) -> float:
@@ -105,19 +112,24 @@ def apply_evidence(confidence: float, observations: Sequence[Observation],
     """Move ``confidence`` by the new, distinct ``observations`` (facts in ``known`` are already
     evidence and count for nothing)."""
     todo = distinct_new(observations, known)
-    c = confidence
+    c, unrounded, cap = confidence, confidence, 0.0
     steps: list[Step] = []
-    for obs in todo:
-        observed = (min(1.0, c + params.agreement) if obs.confidence is None
-                    else _clamp01(obs.confidence))
-        after = c + params.step * (observed - c)
-        steps.append(Step(obs, c, observed, after))
-        c = after
-    cap = params.max_move * min(params.max_evidence, len(todo))
-    bounded = min(confidence + cap, max(confidence - cap, c))
-    capped = abs(bounded - c) > 1e-12
-    end = round2(_clamp01(bounded))
-    return Move(confidence, end, c, cap, capped, tuple(steps))
+    capped: list[str] = []
+    for day, group in groupby(todo, key=lambda o: record_day(o.recorded_at)):
+        entries = list(group)
+        x = c
+        for obs in entries:
+            observed = (min(1.0, x + params.agreement) if obs.confidence is None
+                        else _clamp01(obs.confidence))
+            after = x + params.step * (observed - x)
+            steps.append(Step(obs, x, observed, after))
+            x = after
+        cap = params.max_move * min(params.max_evidence, len(entries))
+        bounded = min(c + cap, max(c - cap, x))
+        if abs(bounded - x) > 1e-12:
+            capped.append(day)
+        unrounded, c = x, round2(_clamp01(bounded))
+    return Move(confidence, c, unrounded, cap, tuple(capped), tuple(steps))
 
 
 def initial_confidence(stated: float | None, params: RuleParams = SPEC_RULE) -> float:
