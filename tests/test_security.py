@@ -453,7 +453,7 @@ def test_no_command_lets_memory_text_drive_the_terminal(tmp_path: Path) -> None:
                     "opinions", "opinions --history", "review HEAD~1..HEAD", "status",
                     "config get embed.model", "get memory/2025-11-27.md#L2"):
         assert SHOWN in shown[command], (command, shown[command])  # every character shown
-    assert f"@Peter likes {SHOWN[:40]}" in shown["reflect --since 2025-01 --dry-run"]
+    assert f"@Peter Likes {SHOWN[:40]}" in shown["reflect --since 2025-01 --dry-run"]
     assert r"odd\x1b]0;name\x07.md" in shown["recall quokka"]
     assert r"odd\x1b]0;name\x07.md" in shown["status"]  # its uncommitted file, named
     assert r"aliases: pete\x1b]0;pwned\x07-" in shown["entity Peter"]  # as its key
@@ -480,7 +480,7 @@ def test_reflect_writes_an_entrys_control_characters_as_escapes(tmp_path: Path) 
         written = (repo / rel).read_text(encoding="utf-8")
         generated = written.split("gitmem:begin")[-1]  # the page's own text is the person's
         assert not DRIVES_TERMINAL.findall(generated), rel
-    assert f"## @Peter likes {SHOWN} loud tea\n" in (repo / "bank/opinions.md").read_text(
+    assert f"## @Peter Likes {SHOWN} loud tea\n" in (repo / "bank/opinions.md").read_text(
         encoding="utf-8")
     commit_all(repo, "reflected")
     write(repo, "memory/2025-11-28.md", f"## Retain\n- O(c=0.4) @Peter: Likes {PAYLOAD} loud "

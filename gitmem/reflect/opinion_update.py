@@ -102,9 +102,9 @@ class _Target:
     entries: list[FactRow] = field(default_factory=list)
 
 
-# Where a statement's reason or aside starts: a ';', a dash between spaces, a full stop that
-# ends a sentence, or an ideographic full stop (outside parentheses and code spans).
-_REASON = re.compile(r"\s*(?:[;；]|\s[—–]\s|\.\s+(?=[^\W\d_])|。)")
+# Where a statement's reason or aside starts: a ';' before a space, a dash between spaces, a
+# full stop that ends a sentence, or an ideographic full stop (outside parentheses and code).
+_REASON = re.compile(r"\s*(?:;(?=\s)|；|\s[—–]\s|\.\s+(?=[^\W\d_])|。)")
 _SHIELDED = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`")
 
 
