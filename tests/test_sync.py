@@ -23,6 +23,7 @@ from testing.cli import gitmem
 from testing.index import dump
 from testing.repo import commit_all, git, make_repo, write
 from testing.rewrites import rebuilt_dump
+from testing.syncops import run_sync_ops
 
 DAY = "memory/2025-11-27.md"
 NOTE = "# 2025-11-27\n\nMorning: looked at the gateway.\n\n## Retain\n- W @Peter: The NUC runs the gateway.\n"
@@ -329,3 +330,10 @@ def test_the_readme_two_machine_setup_works_as_written(tmp_path: Path) -> None:
     merged = git(laptop, "show", "HEAD:.gitattributes") + git(laptop, "grep", "-h", "retained", "HEAD")
     assert "merge=gitmem" in merged
     assert "The laptop retained this." in merged and "The castle retained this." in merged
+
+
+def test_sixty_random_operations_on_three_machines_lose_nothing(tmp_path: Path) -> None:
+    report = run_sync_ops(tmp_path, 60, clones=3, seed=20)
+    assert report.failures == []
+    assert report.syncs >= 10 and report.checked == report.syncs
+    assert report.done["retain"] and report.done["append"] and report.done["edit"]

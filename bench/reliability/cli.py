@@ -1,4 +1,4 @@
-"""``python -m bench.reliability crash|load|rewrites|pool``: the benchmark's command line."""
+"""``python -m bench.reliability crash|load|rewrites|pool|sync``: the benchmark's command line."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from testing.crash import CrashTally, build_scenario, trial
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
 from testing.load import prepare, run_load
 from testing.rewrites import run_rewrites
+from testing.syncops import run_sync_ops
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "reliability.json"
@@ -117,6 +118,19 @@ def rewrites(args: argparse.Namespace) -> dict[str, Any]:
     return {"rows": [row | {"failures": report.mismatches + report.errors}]}
 
 
+def sync(args: argparse.Namespace) -> dict[str, Any]:
+    """``--ops`` random operations on ``--clones`` clones of one remote, checked after each sync."""
+    with scratch() as base:
+        work = base / "work"
+        work.mkdir()
+        report = run_sync_ops(work, args.ops, clones=args.clones, seed=args.seed)
+    row = report.to_json() | {"clones": args.clones}
+    print(f"sync: {report.operations} operations on {args.clones} clones, {report.syncs} syncs "
+          f"({report.conflicts} real conflicts resolved), {report.checked} compared with a "
+          f"rebuild, {len(report.failures)} failures; done {dict(report.done)}")
+    return {"rows": [row]}
+
+
 def _pools() -> dict[str, Callable[[int], Any]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -173,6 +187,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], dict[str, Any]], str]] 
     "load": (load, "20 hooks at once, repeatedly, while recall loops"),
     "rewrites": (rewrites, "random git operations, re-indexed after each"),
     "pool": (pool, "full-index time of the parse-pool start methods"),
+    "sync": (sync, "clones of one remote append, retain, edit and sync at random"),
 }
 
 
@@ -211,6 +226,9 @@ def parser() -> argparse.ArgumentParser:
         elif name == "rewrites":
             cmd.add_argument("--ops", type=int, default=500)
             cmd.add_argument("--every", type=int, default=5)
+        elif name == "sync":
+            cmd.add_argument("--ops", type=int, default=500)
+            cmd.add_argument("--clones", type=int, default=3)
     return top
 
 
