@@ -603,3 +603,48 @@ def test_evidence_that_holds_a_statement_weakly_is_for_it(tmp_path: Path) -> Non
     assert rows and all("against" not in ln for ln in rows), md
     peter = next(ln for ln in md.splitlines() if ln.startswith("| ") and "0.90 → 0.75" in ln)
     assert "+1 for" in peter and "against" not in peter
+
+
+# -- a fold over history: daily runs write what one run writes ---------------------------------
+
+
+def sixty_days(tmp_path: Path, name: str, daily: bool) -> dict[str, bytes]:
+    """Sixty days of notes (several O entries on some days, about opinions that exist and ones
+    that start on the way; the last twenty days decline faster than a day's cap lets them),
+    reflected with --commit after every day, or once at the end."""
+    repo = seeded(tmp_path / name)
+    levels = (0.9, 0.2, 0.6, None, 0.1, 0.8, 0.35)
+    first = date(2025, 11, 2)
+    days = [(first + timedelta(days=n)).isoformat() for n in range(60)]
+    for n, day in enumerate(days):
+        entries = [f"W @Bob: Worked from the {('office', 'library', 'train')[n % 3]} on day {n}."]
+        for k in range(n % 4):  # 0-3 entries a day about the same opinion
+            c = levels[(n + k) % len(levels)] if n < 40 else 0.0  # then a steady decline
+            entries.append(f"O{'' if c is None else f'(c={c})'} @Peter: "
+                           f"{AGREES[:-1]} ({n}.{k}).")
+        if n % 5 == 0:
+            entries.append(f"O(c={levels[n % 7] or 0.5}) @Bob @Nadia: Prefers async updates "
+                           f"(week {n // 5}).")
+        if n == 30:
+            entries.append("O(c=0.7) @Nadia: Thinks Rust is worth the compile times.")
+        add_day(repo, day, *entries)
+        if daily:
+            run(repo, day, commit=True)
+    if not daily:
+        run(repo, days[0], commit=True)
+    assert not run(repo, days[0]).changed
+    return {rel: data for rel, data in snapshot(repo).items() if rel.startswith("bank/")
+            or rel == PROPOSAL_PATH}
+
+
+def test_daily_runs_over_sixty_days_write_what_one_run_writes(tmp_path: Path) -> None:
+    once = sixty_days(tmp_path, "once", daily=False)
+    daily = sixty_days(tmp_path, "daily", daily=True)
+    assert sorted(daily) == sorted(once)
+    for rel in once:
+        assert daily[rel] == once[rel], rel
+    concise = next(op for op in read_opinions(once["bank/opinions.md"]).opinions
+                   if op.opinion_id == "o-3fa9c2e1")
+    assert len(concise.evidence) == 1 + sum(n % 4 for n in range(60))
+    assert concise.updated == "2025-12-31"
+    assert concise.confidence is not None and concise.confidence < 0.1
