@@ -20,7 +20,7 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
-from gitmem.parse.updates import UPDATABLE, Basis, Statement, topic_words
+from gitmem.parse.updates import UPDATABLE, Basis, Statement, topic_phrases
 from gitmem.parse.updates import replaces as statement_replaces
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
@@ -141,10 +141,12 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
             kinds = _replacing_kinds(str(row["kind"]), flt.kinds)
             later = queries.later_facts(store, row, ids, replace(scope, kinds=kinds),
                                         CANDIDATES) if kinds else []
-        if row["kind"] in ("world", "observation"):  # same topic, other subjects
-            seen = {int(r["id"]) for r in later}
-            later += [r for r in _topic_facts(store, row, replace(scope, kinds=_replacing_kinds(
-                str(row["kind"]), flt.kinds))) if int(r["id"]) not in seen]
+        if row["kind"] in ("world", "observation"):  # same topic, other subjects: among
+            seen = {int(r["id"]) for r in later}  # the shown facts (no query: recall's path)
+            kinds = _replacing_kinds(str(row["kind"]), flt.kinds)
+            later += [r for r in facts if int(r["id"]) not in seen | {item_id}
+                      and r["kind"] in kinds and topic_phrases(str(r["content"]))
+                      & topic_phrases(str(row["content"]))]
             later.sort(key=_newest, reverse=True)
         if not later and not declared:
             continue
@@ -157,24 +159,33 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
             if basis is not None:
                 out[item_id] = Replacement(cand, basis)
                 break
+    _by_topic(store, facts, names, out)
     return out
 
 
-TOPIC_PHRASES = 3  # topic phrases of a shown fact searched for in later facts
-TOPIC_CANDIDATES = 20
-
-
-def _topic_facts(store: Store, row: Row, flt: ItemFilter) -> list[Row]:
-    """Facts that hold one of the fact's topic phrases ("the gateway host"), whatever their
-    subjects: a later one that words a change replaces it (``parse.updates``)."""
-    from gitmem.parse.textfold import fold
-
-    pairs = topic_words(str(row["content"]))[:TOPIC_PHRASES]
-    if not pairs:
-        return []
-    match = " OR ".join(f'body : "{fold(a)} {fold(b)}"' for a, b in pairs)
-    return [r for r, _ in queries.lexical(store, flt, match, TOPIC_CANDIDATES)
-            if r["type"] == "fact" and int(r["id"]) != int(row["id"])]
+def _by_topic(store: Store, facts: Sequence[Row], names: dict[int, list[str]],
+              out: dict[int, Replacement]) -> None:
+    """The replacements found for shown facts, which the answer will show too, may replace
+    another shown fact about the same topic under other subjects ("The gateway host for
+    warelay is the old NUC" / "Moved the gateway host to The Castle")."""
+    shown = {int(r["id"]) for r in facts}
+    extra = {int(rep.row["id"]): rep.row for rep in out.values()
+             if int(rep.row["id"]) not in shown and rep.row["type"] == "fact"}
+    if not extra:
+        return
+    extra_names = queries.entity_names_of(store, list(extra))
+    for row in facts:
+        if int(row["id"]) in out or row["kind"] not in ("world", "observation"):
+            continue
+        topics = topic_phrases(str(row["content"]))
+        for cand in sorted(extra.values(), key=_newest, reverse=True):
+            if not topics & topic_phrases(str(cand["content"])):
+                continue
+            basis = replaces(cand, extra_names.get(int(cand["id"]), []), row,
+                             names.get(int(row["id"]), []))
+            if basis is not None:
+                out[int(row["id"])] = Replacement(cand, basis)
+                break
 
 
 def _newest(row: Row) -> tuple[str, str, int]:
