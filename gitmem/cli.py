@@ -587,7 +587,15 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
         _echo(f"as of {answer.as_of}")
     if not answer.opinions:
         filtered = entity_name is not None or min_confidence is not None
-        _echo("no opinions match" if filtered else "no opinions yet (bank/opinions.md)")
+        if filtered:
+            _echo("no opinions match")
+        elif answer.entries[0]:
+            n, first = answer.entries
+            _echo(f"no opinions yet (bank/opinions.md), but the memory holds {n} O "
+                  f"entr{'y' if n == 1 else 'ies'}: run 'gitmem reflect --since {first}' "
+                  "to make opinions of them")
+        else:
+            _echo("no opinions yet (bank/opinions.md)")
     chart = sys.stdout.isatty()
     for o in answer.opinions:
         _print_opinion(o, chart)
@@ -656,6 +664,11 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
         _print_json(report.to_json())
         return
     if not report.changed:
+        if dry_run:  # cron stays quiet; a person trying it out is told
+            since_text = f"since {report.window_start}" if report.window_start else "in all"
+            n = report.facts_read
+            _echo(f"dry run: nothing to do: {n} fact{'' if n == 1 else 's'} recorded "
+                  f"{since_text}, nothing to write")
         return
     if dry_run:
         _echo("dry run: nothing was written; a real run would write:")

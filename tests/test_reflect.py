@@ -648,3 +648,32 @@ def test_daily_runs_over_sixty_days_write_what_one_run_writes(tmp_path: Path) ->
     assert len(concise.evidence) == 1 + sum(n % 4 for n in range(60))
     assert concise.updated == "2025-12-31"
     assert concise.confidence is not None and concise.confidence < 0.1
+
+
+# -- silence: say what to do --------------------------------------------------------------------
+
+
+def test_opinions_before_any_reflect_run_say_to_run_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-03.md", "# 2025-11-03\n\n## Retain\n"
+          "- O(c=0.8) @Bob: Prefers async updates.\n- O @Nadia: Thinks Rust is worth it.\n")
+    commit_all(repo, "notes", "2025-11-03T21:00:00+00:00")
+    code, out, err = gitmem("-C", str(repo), "opinions")
+    assert code == 0, err
+    assert "holds 2 O entries: run 'gitmem reflect --since 2025-11-03'" in out
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-11-03")
+    assert code == 0 and "bank/opinions.md" in out, err
+    commit_all(repo, "reflect")
+    code, out, _ = gitmem("-C", str(repo), "opinions")
+    assert "@Bob Prefers async updates" in out and "gitmem reflect" not in out
+
+
+def test_a_dry_run_with_nothing_to_do_says_so(tmp_path: Path) -> None:
+    repo = busy_week(tmp_path)
+    run(repo, "2025-12-01")
+    commit_all(repo, "reflect")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-01", "--dry-run")
+    assert (code, err) == (0, "")
+    assert out.startswith("dry run: nothing to do: ") and "nothing to write" in out
+    assert "recorded since 2025-12-01" in out, out
+    assert gitmem("-C", str(repo), "reflect", "--since", "2025-12-01")[1:] == ("", "")

@@ -194,6 +194,17 @@ def opinions_at(store: Store, state: State) -> list[Row]:
         args))
 
 
+def opinion_entries(store: Store, state: State) -> tuple[int, str | None]:
+    """How many ``O`` entries (opinion facts) the memory holds in a state, and the day the
+    oldest was recorded (what ``reflect --since`` must reach back to)."""
+    where, args = state.clause()
+    row = store.conn.execute(
+        "SELECT count(*), min(substr(i.recorded_at, 1, 10)) FROM items i "
+        f"WHERE i.type = 'fact' AND i.kind = 'opinion' AND {where}", args).fetchone()
+    n, first = row if row is not None else (0, None)
+    return int(n), None if first is None else str(first)
+
+
 def opinion_versions(store: Store, opinion_ids: Sequence[str], state: State) -> list[Row]:
     """Every version of these opinions recorded up to a state, oldest first, with the time
     and commit of the version."""

@@ -83,6 +83,9 @@ class OpinionsAnswer:
     min_confidence: float | None
     opinions: list[OpinionView]
     warnings: list[str]
+    # O entries in the memory and the day the oldest was recorded (told when no opinion
+    # exists yet: reflect has not run over them)
+    entries: tuple[int, str | None] = (0, None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +146,7 @@ def list_opinions(
     try:
         state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
         rows = eq.opinions_at(store, state)
+        entries = (0, None) if rows else eq.opinion_entries(store, state)
         if entity is not None:
             ref = resolve_entity(store, entity, state)
             rows = [r for r in rows if about(r, ref)]
@@ -159,7 +163,7 @@ def list_opinions(
     rows.sort(key=lambda r: (-(r["confidence"] or 0.0), r["start_line"]))
     views = [opinion_view(r, moves.get(str(r["opinion_id"]), ()) if history else None)
              for r in rows]
-    return OpinionsAnswer(shown, entity, min_confidence, views, warnings)
+    return OpinionsAnswer(shown, entity, min_confidence, views, warnings, entries)
 
 
 def opinion_matches(rows: Sequence[Row], terms: list[list[str]]) -> list[tuple[Row, float]]:
