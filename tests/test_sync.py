@@ -337,3 +337,27 @@ def test_sixty_random_operations_on_three_machines_lose_nothing(tmp_path: Path) 
     assert report.failures == []
     assert report.syncs >= 10 and report.checked == report.syncs
     assert report.done["retain"] and report.done["append"] and report.done["edit"]
+
+
+def test_entity_pages_and_opinions_merge_through_git_with_their_stale_markers(tmp_path: Path) -> None:
+    _, a, b = _machines(tmp_path)
+    page = "bank/entities/The-Castle.md"
+    one = _opinion("o-11111111", "@Peter prefers short replies", "0.70", "f-aaaaaaaaaaaa memory/2025-11-20.md#L5")
+    write(a, page, PAGE)
+    write(a, "bank/opinions.md", "# Opinions\n\n" + one)
+    commit_all(a, "page and opinion")
+    _sync(a)
+    _sync(b)
+    for clone, n in ((a, "4"), (b, "5")):
+        write(clone, page, PAGE.replace("- 3 facts", f"- {n} facts") + f"\nNote from {clone.name}.\n")
+        write(clone, "bank/opinions.md", "# Opinions\n\n" + one.replace("0.70", f"0.{n}0"))
+        commit_all(clone, "reflect")
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    assert git(a, "rev-parse", "HEAD^{tree}") == git(b, "rev-parse", "HEAD^{tree}")
+    merged_page = (a / page).read_text(encoding="utf-8")
+    assert STALE_BEGIN in merged_page and "- 5 facts" in merged_page
+    assert merged_page.count("\nNote from") == 2
+    assert STALE_OPINION in (a / "bank/opinions.md").read_text(encoding="utf-8")
+    assert dump(a) == rebuilt_dump(a, tmp_path / "rebuilt")
