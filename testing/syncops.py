@@ -100,8 +100,12 @@ class SyncOps:
         if old == new:
             return self.op_append(clone)
         note = clone.path / DAY
-        note.write_text(note.read_text(encoding="utf-8").replace(old + "\n", new + "\n", 1),
-                        encoding="utf-8")
+        text = note.read_text(encoding="utf-8")
+        if old + "\n" not in text:
+            self.report.failures.append(f"op {self.report.operations}: {old!r} is missing "
+                                        f"from {clone.path.name}")
+            return None
+        note.write_text(text.replace(old + "\n", new + "\n", 1), encoding="utf-8")
         commit_all(clone.path, "edit")
         clone.lines[at] = new
         clone.gone.append(old)
@@ -134,7 +138,8 @@ class SyncOps:
         self._check(clone)
 
     def _resolve(self, clone: _Clone) -> None:
-        """Keep our version of the shared line (what a person might do)."""
+        """Keep our version of the shared line and every other line of both sides (what a
+        person would do)."""
         note = clone.path / DAY
         out, part = [], "common"
         for line in note.read_text(encoding="utf-8").split("\n"):
@@ -146,7 +151,8 @@ class SyncOps:
                 part = "theirs"
             elif line.startswith(">>>>>>>") and part == "theirs":
                 part = "common"
-            elif part in ("common", "ours"):
+            elif part in ("common", "ours") or (
+                    part == "theirs" and not line.startswith(SHARED.split(",")[0])):
                 out.append(line)
         note.write_text("\n".join(out), encoding="utf-8")
         commit_all(clone.path, "resolve the shared line")
