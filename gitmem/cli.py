@@ -757,19 +757,34 @@ def mcp(ctx: click.Context) -> None:
 @click.option("--idle-timeout", "idle", type=click.FloatRange(1), default=None,
               help="Exit after this many idle seconds (default: serve.idle_timeout, 900).")
 @click.option("--stop", is_flag=True, help="Stop the warm process serving this workspace.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Once listening, print one JSON line: the socket and the fields each "
+                   "request carries (for programs that talk to the socket themselves).")
 @click.pass_context
-def serve(ctx: click.Context, idle: float | None, stop: bool) -> None:
+def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> None:
     """Keep a warm process for this workspace (index open, embedding model loaded) that answers
-    'gitmem recall' over a user-only Unix socket; recall falls back to working alone when it is
-    not running. Runs in the foreground; exits after an idle timeout."""
+    'gitmem recall' and 'gitmem get' over a user-only Unix socket; they fall back to working
+    alone when it is not running. Runs in the foreground; exits after an idle timeout."""
+    from gitmem.embed.registry import unconfigured_warning
     from gitmem.warm import server
 
     ws, cfg = _workspace(ctx)
     if stop:
         _echo(server.stop(ws) or "no warm process serves this workspace")
         return
+    warning = unconfigured_warning(cfg)
+    if warning is not None:
+        _echo(f"warning: {warning}", err=True)
+
+    def announce(info: dict[str, Any]) -> None:
+        if as_json:
+            _print_json(info, indent=None)
+        else:
+            _echo(f"gitmem: serving {info['serving']} on {info['socket']} (exits after "
+                       f"{info['idle_timeout']:g} s idle)", err=True)
+
     server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
-                 announce=lambda line: _echo(line, err=True))
+                 announce=announce, warning=warning)
 
 
 @cli.command(context_settings=CONTEXT)

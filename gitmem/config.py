@@ -192,6 +192,16 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("gitmem", appauthor=False)) / "config.toml"
 
 
+def config_found() -> bool:
+    """Whether the user's configuration reaches this process: the user config file or a
+    ``GITMEM_EMBED_*`` variable. A server started by another program without the user's
+    environment (``XDG_CONFIG_HOME``) finds neither. (A repository's ``.gitmem.toml`` does
+    not count: it may not name a remote provider, so it cannot stand in for the user's.)"""
+    if user_config_path().is_file():
+        return True
+    return any(value for name, value in os.environ.items() if name.startswith("GITMEM_EMBED_"))
+
+
 def user_cache_dir() -> Path:
     """The user's cache folder for gitmem (``$XDG_CACHE_HOME/gitmem`` on Linux): models, logs."""
     return Path(platformdirs.user_cache_dir("gitmem", appauthor=False))

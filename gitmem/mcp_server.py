@@ -157,7 +157,10 @@ class MemoryTools:
                             around=around, as_of=as_of, entities=_listed(entity),
                             kinds=_listed(kind), mode=mode)
         response = recall(self.ws, cfg, req, min_score=min_score, front="mcp")
-        return _dumps(response.to_json(), indent=2)
+        data = response.to_json()
+        if req.mode != "lexical":
+            data["warnings"] = _with_unconfigured(cfg, data["warnings"])
+        return _dumps(data, indent=2)
 
     def get(self, cfg: Config, path: str, *, start: int | None = None,
             count: int | None = None, at: str | None = None) -> str:
@@ -200,6 +203,17 @@ class MemoryTools:
             print(f"gitmem mcp: {done.result.source} committed, not indexed yet: "
                   f"{done.not_indexed}", file=sys.stderr)
         return _dumps(done.to_json(), indent=None)
+
+
+def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:
+    """A server's answers say, every time, that semantic search is off because no
+    configuration reached it (the once-per-workspace hint of the command line is replaced)."""
+    from gitmem.embed.registry import unconfigured_warning
+
+    warning = unconfigured_warning(cfg)
+    if warning is None:
+        return warnings
+    return [warning, *(w for w in warnings if not w.startswith("results are lexical: "))]
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:

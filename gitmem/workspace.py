@@ -18,7 +18,11 @@ from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root, t
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 # The memory layout (SPEC §2), in one place: files at the workspace root, and folders below it.
-ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "USER.md": "user", "DREAMS.md": "dreams"}
+# OpenClaw's workspace bootstrap files: SOUL.md (who the agent is, its values) and IDENTITY.md
+# (its name and manner) are durable, curated memory like MEMORY.md; AGENTS.md, TOOLS.md,
+# HEARTBEAT.md and BOOTSTRAP.md are instructions to the agent, not memory, and stay out.
+ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "SOUL.md": "core", "IDENTITY.md": "core",
+              "USER.md": "user", "DREAMS.md": "dreams"}
 MEMORY_FOLDERS = ("memory", "bank")
 _BANK_FILES = {"world.md", "experience.md", "opinions.md"}
 
@@ -93,8 +97,8 @@ def is_memory_path(path: str, extra: Sequence[str] = ()) -> bool:
 
 
 # Which paths count as memory: a new version re-indexes existing indexes (v2: README.md files
-# in memory/ and bank/ are not memory).
-LAYOUT_VERSION = "layout-v2"
+# in memory/ and bank/ are not memory; v3: SOUL.md and IDENTITY.md are core files).
+LAYOUT_VERSION = "layout-v3"
 
 
 def scope_fingerprint(prefix: str, extra: Sequence[str]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import re
 import socket
 from pathlib import Path
@@ -51,8 +52,13 @@ def set_citations(repo: Path, value: str | None) -> None:
 
 def test_tools_answer_like_the_command_line(fixture_repo: Path) -> None:
     """Each tool's text is what the command prints with --json; errors are tool errors with the
-    command's message; the citation footer follows [mcp] citations."""
+    command's message; the citation footer follows [mcp] citations. (The user's configuration
+    reaches the server: without it, every search also says so, which the command line does
+    not; tests/test_openclaw.py covers that.)"""
     repo = fixture_repo
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "gitmem" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('[embed]\nprovider = "auto"\n', encoding="utf-8")
     assert gitmem("-C", str(repo), "index")[0] == 0
 
     async def scenario() -> dict[str, Any]:

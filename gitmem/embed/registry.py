@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
+import os
 from dataclasses import dataclass, replace
 
-from gitmem.config import PROVIDERS, Config, is_remote
+from gitmem.config import PROVIDERS, Config, config_found, is_remote, user_config_path
 from gitmem.embed.base import Embedder, EmbeddingError
 
 REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
@@ -95,6 +96,26 @@ def select(cfg: Config) -> Selection:
             return Selection(provider, None, False, hint if provider == "auto" else str(exc),
                              missing=isinstance(exc, ModelMissing))
     return Selection(provider, build(cfg, provider), True)
+
+
+def unconfigured_warning(cfg: Config) -> str | None:
+    """The warning a long-running server (``gitmem mcp``, ``gitmem serve``) gives with every
+    answer when semantic search is off only because no configuration reached it: the program
+    that started it did not pass the user's environment. None when semantic search is on, or
+    off by the user's choice."""
+    if cfg.embed_provider != "auto" or config_found():
+        return None
+    sel = select(cfg)
+    if sel.embedder is not None:
+        return None
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    where = f"XDG_CONFIG_HOME is {xdg}" if xdg else "XDG_CONFIG_HOME is not set"
+    return (f"semantic search is off: no gitmem configuration reached this process "
+            f"({user_config_path()} does not exist; {where}) and no embedding model is "
+            "present, so results are lexical. If your configuration is elsewhere, start this "
+            "server with that environment (XDG_CONFIG_HOME, or GITMEM_EMBED_PROVIDER and "
+            "GITMEM_EMBED_MODEL; for OpenClaw, 'env' in mcp.servers.gitmem or the gitmem "
+            "plugin's 'env'); otherwise 'gitmem model pull' turns semantic search on")
 
 
 def fallback(cfg: Config) -> Embedder | None:

@@ -208,7 +208,10 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
             named.close()
         return out
     if sel.embedder is None:
+        from gitmem.embed.registry import unconfigured_warning
+
         out["hint"] = _off_hint(cfg, sel.reason, sel.missing)
+        out["unconfigured"] = unconfigured_warning(cfg)
         return out
     out.update(active=True, fingerprint=sel.embedder.fingerprint)
     if deep:

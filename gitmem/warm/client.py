@@ -25,7 +25,7 @@ PROTOCOL = 1
 CONNECT_TIMEOUT = 0.25  # seconds; a live server accepts at once
 REPLY_TIMEOUT = 2.0  # seconds without a message (the server sends one every HEARTBEAT)
 HEARTBEAT = 0.5
-FAST_COMMANDS = ("recall",)  # the commands a warm process answers (read-only)
+FAST_COMMANDS = ("recall", "get")  # the commands a warm process answers (read-only)
 _NOT_FAST = {"-h", "--help", "--version", "--"}
 
 

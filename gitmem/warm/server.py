@@ -219,9 +219,18 @@ def _answerable(argv: object) -> bool:
             and argv[2] in FAST_COMMANDS and all(isinstance(a, str) for a in argv))
 
 
+def handshake(server: WarmServer, warning: str | None) -> dict[str, Any]:
+    """What a program that started ``gitmem serve --json`` needs to talk to it directly:
+    the socket and the fields every request carries (protocol, version, repo, env)."""
+    return {"serving": server.repo, "socket": server.path, "pid": os.getpid(),
+            "protocol": PROTOCOL, "version": __version__, "repo": server.repo,
+            "env": server.env, "idle_timeout": server.idle_timeout, "warning": warning}
+
+
 def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
-          announce: Callable[[str], None]) -> None:
-    """Warm up (index, model, imports), then serve in the foreground until idle or stopped."""
+          announce: Callable[[dict[str, Any]], None], warning: str | None = None) -> None:
+    """Warm up (index, model, imports), then serve in the foreground until idle or stopped.
+    ``announce`` gets the ``handshake`` once the socket listens."""
     server = WarmServer(ws, handler, idle_timeout=idle_timeout)
     handler(["-C", str(ws.root), "recall", "warm up", "--json"], None)
 
@@ -229,8 +238,7 @@ def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
         server.stop()
 
     signal.signal(signal.SIGTERM, terminate)
-    server.serve(lambda path: announce(
-        f"gitmem: serving {ws.repo_root} on {path} (exits after {idle_timeout:g} s idle)"))
+    server.serve(lambda path: announce(handshake(server, warning)))
 
 
 def stop(ws: Workspace) -> str | None:
@@ -246,4 +254,4 @@ def ping(ws: Workspace) -> dict[str, Any] | None:
     return request(str(ws.repo_root), "ping")
 
 
-__all__ = ["WarmServer", "exchange", "ping", "private_dir", "serve", "stop"]
+__all__ = ["WarmServer", "exchange", "handshake", "ping", "private_dir", "serve", "stop"]

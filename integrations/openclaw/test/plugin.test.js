@@ -1,0 +1,169 @@
+// @ts-check
+// The plugin's own parts with node's test runner. Tests that need gitmem and git run the real
+// ones: GITMEM_COMMAND names the gitmem executable (tests/test_openclaw.py runs this file).
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+
+import plugin, { createTools, createBackends } from "../index.js";
+import { translateArgs } from "../src/cli.js";
+import { Gitmem, GitmemError, errorMessage } from "../src/gitmem.js";
+import { recallArgs, searchPayload, toHit, SNIPPET_LIMIT } from "../src/memory.js";
+import {
+  STAGING_DIR, buildFlushPlan, buildPromptSection, drainStaged, stagedEntries,
+} from "../src/writing.js";
+
+const GITMEM = process.env.GITMEM_COMMAND;
+
+const RESULT = {
+  kind: "world", snippet: "Moved the gateway host to The Castle.", path: "memory/2025-11-27.md",
+  start_line: 14, end_line: 14, commit: "e41078c", source: "memory/2025-11-27.md#L14",
+  timestamp: "2025-11-27", entities: ["Peter"], score: 0.9, uncommitted: false,
+  superseded_by: null,
+};
+
+test("a hit carries gitmem's citation, and says when a later fact replaced it", () => {
+  const hit = toHit(RESULT);
+  assert.equal(hit.citation, "memory/2025-11-27.md#L14");
+  assert.equal(hit.source, "memory");
+  assert.equal(hit.snippet, "Moved the gateway host to The Castle.\n\nSource: memory/2025-11-27.md#L14");
+  const old = toHit({ ...RESULT, source: "memory/2025-11-10.md#L14@4184bcc",
+    superseded_by: "memory/2025-11-27.md#L14" });
+  assert.match(old.snippet, /\(superseded by memory\/2025-11-27\.md#L14\)\n\nSource: memory\/2025-11-10\.md#L14@4184bcc$/);
+  assert.equal(old.superseded_by, "memory/2025-11-27.md#L14");
+  const long = toHit({ ...RESULT, snippet: "x".repeat(5000) });
+  assert.ok(long.snippet.length <= SNIPPET_LIMIT && long.snippet.endsWith("#L14"));
+});
+
+test("the warm process's start-up warning is said with every answer, once", () => {
+  const answer = { mode: "lexical", results: [RESULT], warnings: ["w1"], provider: { name: "none" } };
+  assert.deepEqual(searchPayload(answer, "no config").warnings, ["no config", "w1"]);
+  assert.deepEqual(searchPayload({ ...answer, warnings: ["no config"] }, "no config").warnings,
+    ["no config"]);
+  assert.equal(searchPayload({ ...answer, warnings: [] }).warnings, undefined);
+});
+
+test("search options become gitmem recall's flags", () => {
+  assert.deepEqual(recallArgs({ query: "q", maxResults: 25, minScore: 0.5, since: "30d",
+    entity: ["Peter"], kind: ["W", "O"], lexicalOnly: true }),
+  ["recall", "q", "--k", "25", "--min-score", "0.5", "--mode", "lexical", "--since", "30d",
+    "--entity", "Peter", "--kind", "W", "--kind", "O"]);
+  assert.deepEqual(translateArgs(["--query", "gateway", "--max-results", "5", "--agent=ops",
+    "--since", "30d"], "recall"), { agent: "ops", rest: ["gateway", "--k", "5", "--since", "30d"] });
+  assert.deepEqual(translateArgs(["--since", "7d", "--agent", "main"], "reflect"),
+    { agent: "main", rest: ["--since", "7d"] });
+});
+
+test("gitmem's error message, without its prefix", () => {
+  assert.equal(errorMessage("gitmem: no such memory file: x.md\n", 1), "no such memory file: x.md");
+  assert.equal(errorMessage("", 4), "gitmem exited with status 4");
+});
+
+test("the prompt section teaches Retain entries and citations", () => {
+  const lines = buildPromptSection({ availableTools: new Set(["memory_search", "memory_get",
+    "memory_retain"]) });
+  const text = lines.join("\n");
+  assert.match(text, /^## Memory \(gitmem/);
+  assert.match(text, /- O\(c=0\.8\) @Peter:/);
+  assert.match(text, /memory_retain/);
+  assert.match(text, /Source: <path#Lx-Ly>/);
+  assert.deepEqual(buildPromptSection({ availableTools: new Set(["read"]) }), []);
+  assert.doesNotMatch(buildPromptSection({ availableTools: new Set(["memory_search"]),
+    citationsMode: "off" }).join("\n"), /Source:/);
+});
+
+test("the flush plan stages entries under .memory/ for gitmem retain", () => {
+  const now = Date.UTC(2026, 2, 6, 12);
+  const plan = buildFlushPlan({ nowMs: now, contextWindowTokens: 100000 });
+  assert.ok(plan);
+  assert.equal(plan.relativePath, `${STAGING_DIR}/2026-03-06.md`);
+  assert.match(plan.prompt, /gitmem retain/);
+  assert.match(plan.prompt, /NO_REPLY/);
+  assert.equal(plan.softThresholdTokens, 4000);
+  assert.equal(buildFlushPlan({ cfg: { agents: { defaults: { compaction: { memoryFlush:
+    { enabled: false } } } } } }), null);
+  assert.equal(buildFlushPlan({ contextWindowTokens: 24000 })?.softThresholdTokens, 2000);
+});
+
+test("staged text yields its Retain entries only", () => {
+  assert.deepEqual(stagedEntries("# notes\n- W @Peter: Moved.\r\nnot an entry\n" +
+    "- O(c=0.7) @Peter @Castle: Likes it.\n- B: Did a thing.\n-W: bad\n"),
+  ["W @Peter: Moved.", "O(c=0.7) @Peter @Castle: Likes it.", "B: Did a thing."]);
+});
+
+test("the entry registers a memory capability, tools and the memory CLI", () => {
+  /** @type {any[]} */
+  const seen = [];
+  const api = {
+    pluginConfig: {}, config: {},
+    registerMemoryCapability: (/** @type {any} */ c) => seen.push(["capability", c]),
+    registerTool: (/** @type {any} */ f, /** @type {any} */ o) => seen.push(["tool", f, o]),
+    registerCli: (/** @type {any} */ f, /** @type {any} */ o) => seen.push(["cli", f, o]),
+    on: (/** @type {string} */ name) => seen.push(["on", name]),
+  };
+  plugin.register(api);
+  const capability = seen.find((s) => s[0] === "capability")[1];
+  assert.equal(typeof capability.promptBuilder, "function");
+  assert.equal(typeof capability.flushPlanResolver, "function");
+  assert.equal(typeof capability.runtime.getMemorySearchManager, "function");
+  const manifest = JSON.parse(readFileSync(new URL("../openclaw.plugin.json", import.meta.url), "utf8"));
+  assert.deepEqual(seen.find((s) => s[0] === "tool")[2].names, manifest.contracts.tools);
+  assert.equal(manifest.kind, plugin.kind);
+  assert.equal(manifest.id, plugin.id);
+});
+
+/** A git repository with one committed daily note, and a Gitmem client for it. */
+function workspace() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "gitmem-plugin-"));
+  const git = (/** @type {string[]} */ ...args) => execFileSync("git", ["-C", dir, ...args]);
+  git("init", "-q");
+  mkdirSync(path.join(dir, "memory"));
+  writeFileSync(path.join(dir, "memory", "2026-03-06.md"),
+    "# 2026-03-06\n\n## Retain\n- W @Peter: The gateway host is the old NUC.\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "day");
+  return { dir, git, gm: new Gitmem({ workspace: dir, command: GITMEM, warm: false }) };
+}
+
+test("staged flush entries are committed by gitmem retain; refused ones are kept", {
+  skip: GITMEM ? false : "GITMEM_COMMAND is not set (tests/test_openclaw.py sets it)",
+}, async () => {
+  const { dir, git, gm } = workspace();
+  const staged = path.join(dir, STAGING_DIR);
+  mkdirSync(staged, { recursive: true });
+  writeFileSync(path.join(staged, "2026-03-07.md"),
+    "- W @Peter @The-Castle: Moved the gateway host to The Castle.\n- O(c=7) @Peter: nonsense\n");
+  const { retained, refused } = await drainStaged(gm);
+  assert.equal(retained.length, 1);
+  assert.equal(retained[0].text, "Moved the gateway host to The Castle.");
+  assert.equal(refused.length, 1);
+  assert.match(readFileSync(path.join(staged, "2026-03-07.md.refused"), "utf8"), /nonsense/);
+  assert.ok(!existsSync(path.join(staged, "2026-03-07.md")));
+  const log = git("log", "--format=%H", "-n", "1", "--", "memory/").toString().trim();
+  assert.equal(log, retained[0].commit);
+  assert.deepEqual(await drainStaged(gm), { retained: [], refused: [] }); // nothing left
+});
+
+test("the tools answer from gitmem, errors carry gitmem's message", {
+  skip: GITMEM ? false : "GITMEM_COMMAND is not set (tests/test_openclaw.py sets it)",
+}, async () => {
+  const { dir } = workspace();
+  const backends = createBackends({ pluginConfig: { command: GITMEM, warm: false,
+    workspace: dir }, config: {} });
+  const tools = Object.fromEntries(createTools(backends, {}).map((t) => [t.name, t]));
+  const found = await tools.memory_search.execute("1", { query: "gateway host" });
+  assert.equal(found.details.results[0].citation, "memory/2026-03-06.md#L4");
+  const read = await tools.memory_get.execute("2", { path: "memory/2026-03-06.md#L4" });
+  assert.deepEqual([read.details.status, read.details.text],
+    ["ok", "- W @Peter: The gateway host is the old NUC."]);
+  const missing = await tools.memory_get.execute("3", { path: "memory/2020-01-01.md" });
+  assert.equal(missing.details.status, "not_found");
+  await assert.rejects(tools.memory_get.execute("4", { path: "../secret.md" }),
+    (/** @type {any} */ e) => e instanceof GitmemError && /outside the workspace/.test(e.message));
+  await assert.rejects(tools.memory_search.execute("5", { query: "x", since: "blue moon" }),
+    (/** @type {any} */ e) => e.code === 2 && /invalid time 'blue moon'/.test(e.message));
+});
