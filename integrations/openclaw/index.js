@@ -15,7 +15,7 @@ import { Gitmem } from "./src/gitmem.js";
 import {
   createSearchManager, getArgs, isNotFound, recallArgs, searchPayload, toRead,
 } from "./src/memory.js";
-import { buildFlushPlan, buildPromptSection, drainStaged } from "./src/writing.js";
+import { buildFlushPlan, buildPromptSection, drainStaged, retainArgs } from "./src/writing.js";
 
 const ID = "gitmem";
 
@@ -136,6 +136,11 @@ const RETAIN_PARAMETERS = {
   properties: {
     entry: { type: "string", description: "One Retain entry: '<KIND>[(c=0.9)] [@Entity ...]: " +
       "<text>', KIND W|B|O|S" },
+    replaces: { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }],
+      description: "Facts this entry replaces (a knowledge update you know of): fact ids " +
+        "(f-3fa9c2e11aa0) or citations (memory/2025-11-10.md#L14), as memory_search and " +
+        "memory_retain's may_replace show them. Given for an entry retained already today, it " +
+        "is added under that entry" },
   },
   required: ["entry"],
   additionalProperties: false,
@@ -203,12 +208,15 @@ export function createTools(backends, ctx) {
       description: "Write one durable fact to memory: appends the Retain entry ('W @Entity: " +
         "fact', 'B: what you did', 'O(c=0.8) @Entity: opinion', 'S: observation') to today's " +
         "memory/YYYY-MM-DD.md and commits it to git; the next memory_search finds it. A " +
-        "malformed entry is refused with the grammar.",
+        "malformed entry is refused with the grammar. Answers with fact_id, source and " +
+        "may_replace (earlier facts about the same subjects): confirm one with a second call " +
+        "that passes it as replaces.",
       parameters: RETAIN_PARAMETERS,
       /** @param {string} _id @param {any} params */
       async execute(_id, params) {
         const b = backend();
-        return jsonResult(await b.gm.json(["retain", String(params.entry)]));
+        return jsonResult(await b.gm.json(retainArgs(String(params.entry),
+          listOf(params.replaces))));
       },
     },
   ];

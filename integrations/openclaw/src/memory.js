@@ -64,11 +64,13 @@ export function toHit(r) {
     snippet,
     source: /** @type {"memory"} */ ("memory"),
     citation: r.source,
+    factId: r.fact_id ?? null,
     kind: r.kind,
     timestamp: r.timestamp ?? null,
     entities: r.entities ?? [],
     commit: r.commit ?? null,
     superseded_by: r.superseded_by ?? null,
+    superseded_basis: r.superseded_basis ?? null,
   };
 }
 

@@ -11,7 +11,8 @@ import { readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 export const STAGING_DIR = ".memory/flush";
-const ENTRY = /^\s*[-*]\s+((?:W|B|S|O(?:\(c=[0-9.]+\))?)(?:\s+@\S+)*\s*:\s*\S.*)$/;
+const ENTRY = /^[-*]\s+((?:W|B|S|O(?:\(c=[0-9.]+\))?)(?:\s+@\S+)*\s*:\s*\S.*)$/;
+const REPLACES = /^\s+[-*]\s+replaces\s*:\s*(.+?)\s*$/i;
 const NO_REPLY = "NO_REPLY";
 
 const GRAMMAR = [
@@ -19,6 +20,9 @@ const GRAMMAR = [
   "- B: Deployed the gateway to The Castle.",
   "- O(c=0.8) @Peter: Prefers short replies. (an opinion with its confidence, 0 to 1)",
 ];
+const REPLACES_RULE = "When a fact changes (a knowledge update you know of), say which fact " +
+  "the new one replaces: its fact id (f-3fa9c2e11aa0) or citation (memory/2025-11-10.md#L14) " +
+  "from memory_search";
 
 /**
  * The `## Memory` section of the system prompt (OpenClaw's `promptBuilder`).
@@ -51,8 +55,12 @@ export function buildPromptSection({ availableTools, citationsMode }) {
   if (retain) {
     lines.push("Record a durable fact with memory_retain (one entry per call): it appends the " +
       "entry to today's memory/YYYY-MM-DD.md and commits it. Do not edit memory files for " +
-      "this. When a fact changes, retain the new fact with the same entities and kind; " +
-      "gitmem marks the older one superseded.");
+      "this. Keep the entities and kind of the fact it updates.");
+    lines.push(`${REPLACES_RULE}: pass it as memory_retain's replaces. memory_retain answers ` +
+      "with may_replace (earlier facts about the same subjects): if one of them is the fact " +
+      "you changed, confirm it with a second memory_retain of the same entry with that " +
+      "replaces. Without a declared replacement gitmem's rule decides, and it prefers a " +
+      "missed update to a wrong one.");
   }
   lines.push("");
   return lines;
@@ -75,6 +83,7 @@ export function buildFlushPlan(params = {}) {
   const rules = [
     `Append the durable facts of this session to ${relativePath}, one Retain entry per line:`,
     ...GRAMMAR,
+    `${REPLACES_RULE}, in a nested item under the entry: "  - replaces: f-3fa9c2e11aa0".`,
     "Only facts worth keeping beyond this session; each self-contained. Append only: never " +
       "rewrite the file, and do not write any other file (MEMORY.md, SOUL.md, AGENTS.md " +
       "and the daily notes are read-only here).",
@@ -95,19 +104,36 @@ export function buildFlushPlan(params = {}) {
   };
 }
 
+/** @typedef {{entry: string, replaces: string[]}} StagedEntry */
+
 /**
- * The Retain entries in staged text, in order (other lines are not entries and are skipped).
+ * The Retain entries in staged text, in order, each with the refs of its nested
+ * `- replaces:` items (other lines are not entries and are skipped).
  * @param {string} text
- * @returns {string[]}
+ * @returns {StagedEntry[]}
  */
 export function stagedEntries(text) {
-  /** @type {string[]} */
+  /** @type {StagedEntry[]} */
   const entries = [];
   for (const line of text.split(/\r?\n/)) {
     const m = ENTRY.exec(line);
-    if (m) entries.push(m[1].trim());
+    const r = m ? null : REPLACES.exec(line);
+    if (m) {
+      entries.push({ entry: m[1].trim(), replaces: [] });
+    } else if (r && entries.length) {
+      entries[entries.length - 1].replaces.push(...r[1].split(",").map((x) => x.trim())
+        .filter(Boolean));
+    }
   }
   return entries;
+}
+
+/**
+ * The arguments of `gitmem retain` for an entry and the facts it replaces.
+ * @param {string} entry @param {string[]} [replaces]
+ */
+export function retainArgs(entry, replaces = []) {
+  return ["retain", entry, ...replaces.flatMap((ref) => ["--replaces", ref])];
 }
 
 /**
@@ -137,18 +163,19 @@ export async function drainStaged(gm) {
     }
     const text = await readFile(claimed, "utf8");
     const failed = [];
-    for (const entry of stagedEntries(text)) {
+    for (const { entry, replaces } of stagedEntries(text)) {
       try {
-        retained.push(await gm.json(["retain", entry]));
+        retained.push(await gm.json(retainArgs(entry, replaces)));
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        failed.push({ entry, error: message });
+        failed.push({ entry, error: message, replaces });
       }
     }
     if (failed.length) {
-      await writeFile(`${file}.refused`, failed.map((f) => `- ${f.entry}\n  # ${f.error}\n`)
+      await writeFile(`${file}.refused`, failed.map((f) => `- ${f.entry}\n` +
+        f.replaces.map((ref) => `  - replaces: ${ref}\n`).join("") + `  # ${f.error}\n`)
         .join(""), { flag: "a" });
-      refused.push(...failed);
+      refused.push(...failed.map(({ entry, error }) => ({ entry, error })));
     }
     await unlink(claimed);
   }

@@ -14,7 +14,7 @@ import { translateArgs } from "../src/cli.js";
 import { Gitmem, GitmemError, errorMessage } from "../src/gitmem.js";
 import { recallArgs, searchPayload, toHit, SNIPPET_LIMIT } from "../src/memory.js";
 import {
-  STAGING_DIR, buildFlushPlan, buildPromptSection, drainStaged, stagedEntries,
+  STAGING_DIR, buildFlushPlan, buildPromptSection, drainStaged, retainArgs, stagedEntries,
 } from "../src/writing.js";
 
 const GITMEM = process.env.GITMEM_COMMAND;
@@ -70,6 +70,8 @@ test("the prompt section teaches Retain entries and citations", () => {
   assert.match(text, /^## Memory \(gitmem/);
   assert.match(text, /- O\(c=0\.8\) @Peter:/);
   assert.match(text, /memory_retain/);
+  assert.match(text, /replaces/);
+  assert.match(text, /may_replace/);
   assert.match(text, /Source: <path#Lx-Ly>/);
   assert.deepEqual(buildPromptSection({ availableTools: new Set(["read"]) }), []);
   assert.doesNotMatch(buildPromptSection({ availableTools: new Set(["memory_search"]),
@@ -82,6 +84,7 @@ test("the flush plan stages entries under .memory/ for gitmem retain", () => {
   assert.ok(plan);
   assert.equal(plan.relativePath, `${STAGING_DIR}/2026-03-06.md`);
   assert.match(plan.prompt, /gitmem retain/);
+  assert.match(plan.prompt, / {2}- replaces: f-3fa9c2e11aa0/);
   assert.match(plan.prompt, /NO_REPLY/);
   assert.equal(plan.softThresholdTokens, 4000);
   assert.equal(buildFlushPlan({ cfg: { agents: { defaults: { compaction: { memoryFlush:
@@ -89,10 +92,16 @@ test("the flush plan stages entries under .memory/ for gitmem retain", () => {
   assert.equal(buildFlushPlan({ contextWindowTokens: 24000 })?.softThresholdTokens, 2000);
 });
 
-test("staged text yields its Retain entries only", () => {
-  assert.deepEqual(stagedEntries("# notes\n- W @Peter: Moved.\r\nnot an entry\n" +
-    "- O(c=0.7) @Peter @Castle: Likes it.\n- B: Did a thing.\n-W: bad\n"),
-  ["W @Peter: Moved.", "O(c=0.7) @Peter @Castle: Likes it.", "B: Did a thing."]);
+test("staged text yields its Retain entries and what each replaces", () => {
+  assert.deepEqual(stagedEntries("# notes\n- W @Peter: Moved.\r\n  - replaces: f-3fa9c2e11aa0, " +
+    "memory/2025-11-10.md#L14\nnot an entry\n  - replaces: f-000000000000\n" +
+    "- O(c=0.7) @Peter @Castle: Likes it.\n- B: Did a thing.\n-W: bad\n  - W: nested\n"),
+  [{ entry: "W @Peter: Moved.", replaces: ["f-3fa9c2e11aa0", "memory/2025-11-10.md#L14",
+    "f-000000000000"] },
+  { entry: "O(c=0.7) @Peter @Castle: Likes it.", replaces: [] },
+  { entry: "B: Did a thing.", replaces: [] }]);
+  assert.deepEqual(retainArgs("W: x", ["f-1", "m.md#L2"]),
+    ["retain", "W: x", "--replaces", "f-1", "--replaces", "m.md#L2"]);
 });
 
 test("the entry registers a memory capability, tools and the memory CLI", () => {
@@ -136,10 +145,13 @@ test("staged flush entries are committed by gitmem retain; refused ones are kept
   const staged = path.join(dir, STAGING_DIR);
   mkdirSync(staged, { recursive: true });
   writeFileSync(path.join(staged, "2026-03-07.md"),
-    "- W @Peter @The-Castle: Moved the gateway host to The Castle.\n- O(c=7) @Peter: nonsense\n");
+    "- W @Peter @The-Castle: Moved the gateway host to The Castle.\n" +
+    "  - replaces: memory/2026-03-06.md#L4\n- O(c=7) @Peter: nonsense\n");
   const { retained, refused } = await drainStaged(gm);
   assert.equal(retained.length, 1);
   assert.equal(retained[0].text, "Moved the gateway host to The Castle.");
+  assert.equal(retained[0].replaces.length, 1); // the declared replacement, as a fact id
+  assert.match(retained[0].replaces[0], /^f-[0-9a-f]{12}$/);
   assert.equal(refused.length, 1);
   assert.match(readFileSync(path.join(staged, "2026-03-07.md.refused"), "utf8"), /nonsense/);
   assert.ok(!existsSync(path.join(staged, "2026-03-07.md")));
@@ -166,4 +178,13 @@ test("the tools answer from gitmem, errors carry gitmem's message", {
     (/** @type {any} */ e) => e instanceof GitmemError && /outside the workspace/.test(e.message));
   await assert.rejects(tools.memory_search.execute("5", { query: "x", since: "blue moon" }),
     (/** @type {any} */ e) => e.code === 2 && /invalid time 'blue moon'/.test(e.message));
+  const kept = await tools.memory_retain.execute("6", { entry: "W @Peter: The gateway host " +
+    "is The Castle now.", replaces: "memory/2026-03-06.md#L4" });
+  assert.equal(kept.details.replaces.length, 1);
+  const after = await tools.memory_search.execute("7", { query: "gateway host" });
+  const old = after.details.results.find((/** @type {any} */ h) => h.path === "memory/2026-03-06.md");
+  assert.equal(old.superseded_by, kept.details.source);
+  assert.equal(old.superseded_basis, "declared");
+  assert.equal(old.snippet, "The gateway host is the old NUC.\n" +
+    `(superseded by ${kept.details.source})\n\nSource: memory/2026-03-06.md#L4`);
 });
