@@ -1,5 +1,7 @@
 """``gitmem`` and ``python -m gitmem``: a warm process answers when one serves the repository
-(``gitmem.warm.client``, standard library only); otherwise the command line runs here."""
+(``gitmem.warm.client``, standard library only); otherwise the command line runs here. git's
+merge driver (``merge-file BASE OURS THEIRS [PATH]`` on three existing files) runs without the
+command line's imports: git starts one per merged memory file."""
 
 from __future__ import annotations
 
@@ -10,6 +12,11 @@ import sys
 def main() -> None:
     # Like other Unix tools: 'gitmem recall x | head -1' ends quietly when the reader is gone.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    args = sys.argv[1:]
+    if args[:1] == ["merge-file"] and len(args) in (4, 5) and all(map(_is_file, args[1:4])):
+        from gitmem.merge import run_driver
+
+        sys.exit(run_driver(*args[1:]))
     from gitmem.warm.client import try_warm
 
     code = try_warm(sys.argv[1:])
@@ -18,6 +25,12 @@ def main() -> None:
     from gitmem.cli import main as cli_main
 
     cli_main()
+
+
+def _is_file(path: str) -> bool:
+    import os
+
+    return os.path.isfile(path)
 
 
 if __name__ == "__main__":

@@ -875,11 +875,11 @@ def merge_file(base: Path, ours: Path, theirs: Path, path: str) -> None:
     """git's merge driver for memory files (merge.gitmem.driver = gitmem merge-file %O %A %B
     %P): merges THEIRS into OURS from BASE, writes OURS; exit 0 when clean, 1 when conflict
     markers were left."""
-    from gitmem.merge import merge_file as merge
+    from gitmem.merge import run_driver
 
-    outcome = merge(base, ours, theirs, path or ours.name)
-    if outcome.conflicts:
-        raise click.exceptions.Exit(1)
+    code = run_driver(str(base), str(ours), str(theirs), path)
+    if code:
+        raise click.exceptions.Exit(code)
 
 
 @cli.command(context_settings=CONTEXT)

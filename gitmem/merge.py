@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from gitmem.git import config_get, config_set, merge_file_fallback
 from gitmem.parse.opinions import opinion_id_for
 
 MAX_BYTES = 8 * 1024 * 1024
@@ -63,11 +62,19 @@ def merge_file(base: Path, ours: Path, theirs: Path, path: str) -> MergeOutcome:
     """Merge ``theirs`` into ``ours`` (written in place) from their ancestor ``base``."""
     texts = [_text(p.read_bytes()) for p in (base, ours, theirs)]
     if any(t is None for t in texts):
+        from gitmem.git import merge_file_fallback  # (git's module costs the driver's start-up)
+
         return MergeOutcome(path, merge_file_fallback(base, ours, theirs, path), fallback=True)
     o, a, b = (t for t in texts if t is not None)
     merged, conflicts, stale = merge_text(o, a, b, path)
     ours.write_bytes(merged.encode("utf-8"))
     return MergeOutcome(path, conflicts, stale)
+
+
+def run_driver(base: str, ours: str, theirs: str, path: str = "") -> int:
+    """``gitmem merge-file``'s exit status: 0 clean, 1 with conflict markers left in ``ours``."""
+    outcome = merge_file(Path(base), Path(ours), Path(theirs), path or Path(ours).name)
+    return 1 if outcome.conflicts else 0
 
 
 def _text(data: bytes) -> str | None:
@@ -355,6 +362,8 @@ def driver_command(python: str) -> str:
 def register(repo_root: Path, prefix: str, python: str | None = None) -> list[str]:
     """Add the missing .gitattributes lines (to commit) and set this clone's merge.gitmem.*
     config; returns what was done, one line each."""
+    from gitmem.git import config_get, config_set
+
     done: list[str] = []
     attributes = repo_root / ".gitattributes"
     text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""

@@ -361,3 +361,21 @@ def test_entity_pages_and_opinions_merge_through_git_with_their_stale_markers(tm
     assert merged_page.count("\nNote from") == 2
     assert STALE_OPINION in (a / "bank/opinions.md").read_text(encoding="utf-8")
     assert dump(a) == rebuilt_dump(a, tmp_path / "rebuilt")
+
+
+def test_the_driver_process_merges_without_the_command_lines_imports(tmp_path: Path) -> None:
+    files = {n: tmp_path / n for n in ("o", "a", "b")}
+    for name, text in (("o", NOTE), ("a", NOTE + "- W @Peter: a.\n"), ("b", NOTE + "- W @Peter: b.\n")):
+        files[name].write_text(text, encoding="utf-8")
+    args = [str(files[n]) for n in ("o", "a", "b")]
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "merge-file", *args,
+                           DAY], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    imported = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
+    assert "gitmem.merge" in imported and not {"click", "gitmem.cli", "gitmem.git"} & imported
+    assert files["a"].read_text(encoding="utf-8") == NOTE + "- W @Peter: a.\n- W @Peter: b.\n"
+    files["b"].write_text(NOTE.replace("The NUC", "The Castle"), encoding="utf-8")
+    files["a"].write_text(NOTE.replace("The NUC", "The Pi"), encoding="utf-8")
+    conflict = subprocess.run([sys.executable, "-m", "gitmem", "merge-file", *args, DAY],
+                              capture_output=True, timeout=120)
+    assert conflict.returncode == 1 and "<<<<<<< ours" in files["a"].read_text(encoding="utf-8")
