@@ -256,6 +256,9 @@ def test_ctrl_c_mid_call_stops_the_worker_and_the_next_call_works(tiny_model: Pa
         # a loaded machine may not have started the call by then.
         done = threading.Event()
         interrupt = threading.Thread(target=_interrupt_when_busy, args=(pid, done))
+        # Ctrl-C as a gitmem process gets it: Python's own handler (an earlier test in the
+        # same pytest process may have left another one installed: the call then ran to its end)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         interrupt.start()
         try:
             with pytest.raises(KeyboardInterrupt):
@@ -263,6 +266,7 @@ def test_ctrl_c_mid_call_stops_the_worker_and_the_next_call_works(tiny_model: Pa
         finally:
             done.set()  # never a Ctrl-C after the call, whatever happened
             interrupt.join()
+            signal.signal(signal.SIGINT, previous)
         assert _gone(pid)
         assert embedder.embed_batch(["coffee"], input_type="query") == want
         assert embedder.worker_pid not in (None, pid)
