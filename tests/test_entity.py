@@ -111,8 +111,9 @@ def test_facts_by_kind_newest_first_with_the_facts_they_replaced(memory: Path) -
     [likes] = v.facts["opinion"]  # a paraphrase replaces the older O entry
     assert likes.content == "Likes short replies on WhatsApp."
     assert [h.content for h in likes.history] == ["Prefers concise WhatsApp replies."]
-    # 7 facts, and the text chunks that mention Peter: 3 daily notes, bank/opinions.md.
-    assert v.counts == {"mentions": 11, "facts": 7, "world": 3, "experience": 2, "opinion": 2,
+    # 7 facts, and the text chunks of the 3 daily notes that mention Peter; bank/opinions.md
+    # restates O entries and counts for nothing (generated text is not a source, SPEC §8).
+    assert v.counts == {"mentions": 10, "facts": 7, "world": 3, "experience": 2, "opinion": 2,
                         "observation": 0}
 
 
@@ -123,7 +124,7 @@ def test_mentions_timeline_related_and_opinions(memory: Path) -> None:
     assert v.first_mention.source.startswith("memory/2025-11-20.md#L")
     assert v.last_mention is not None and v.last_mention.date == "2025-12-02"
     assert v.timeline == [{"period": "2025-11", "mentions": 7, "facts": 5},
-                          {"period": "2025-12", "mentions": 4, "facts": 2}]
+                          {"period": "2025-12", "mentions": 3, "facts": 2}]
     # Mentioned with Peter: The Castle in a fact and the note, the others in the notes' text.
     assert v.related[0] == {"entity": "The Castle", "key": "the-castle", "mentions": 2}
     assert {r["key"] for r in v.related} == {"the-castle", "пётр", "ピーター", "キャッスル"}
@@ -224,7 +225,7 @@ def test_entity_list(memory: Path) -> None:
     listing = list_entities(ws, cfg, now=NOW)
     by_key = {e.key: e for e in listing.entities}
     assert listing.entities[0].key == "peter"
-    assert (by_key["peter"].mentions, by_key["peter"].facts) == (11, 7)
+    assert (by_key["peter"].mentions, by_key["peter"].facts) == (10, 7)
     assert by_key["the-castle"].page == "bank/entities/The Castle.md"
     assert by_key["the-castle"].aliases == ("castle", "schloss")
     assert "castle" not in by_key  # an alias is not an entity of its own

@@ -677,3 +677,42 @@ def test_a_dry_run_with_nothing_to_do_says_so(tmp_path: Path) -> None:
     assert out.startswith("dry run: nothing to do: ") and "nothing to write" in out
     assert "recorded since 2025-12-01" in out, out
     assert gitmem("-C", str(repo), "reflect", "--since", "2025-12-01")[1:] == ("", "")
+
+
+# -- generated text is not a source (SPEC §8) ---------------------------------------------------
+
+
+def test_generated_blocks_are_not_results_nor_mentions(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-03.md", "# 2025-11-03\n\n## Retain\n"
+          "- W @Alice: Lives in Lisbon with @Bob.\n- O(c=0.8) @Alice: Prefers tea to coffee.\n")
+    commit_all(repo, "day 1", "2025-11-03T21:00:00+00:00")
+    write(repo, "memory/2025-11-05.md", "# 2025-11-05\n\nMet @Alice for lunch in Alfama.\n\n"
+          "## Retain\n- B @Alice: Reviewed the gateway patch with me.\n")
+    commit_all(repo, "day 2", "2025-11-05T21:00:00+00:00")
+    write(repo, "memory/2025-11-09.md", "# 2025-11-09\n\n## Retain\n"
+          "- O(c=0.9) @Alice: Prefers tea to coffee, green tea most.\n")
+    commit_all(repo, "day 3", "2025-11-09T21:00:00+00:00")
+    assert run(repo, "2025-11-01", commit=True).commit
+    page = (repo / "bank/entities/Alice.md").read_text()
+    assert BEGIN in page and "Lisbon" in page  # the digest is there to read
+    lines = page.splitlines()
+    block = set(range(lines.index(next(ln for ln in lines if ln.startswith(BEGIN))) + 1,
+                      lines.index(END) + 2))
+    for query in ("Alice", "Alice tea coffee", "Lisbon", "gateway patch"):
+        code, out, err = gitmem("-C", str(repo), "recall", query, "--json")
+        assert code == 0, err
+        results = json.loads(out)["results"]
+        assert results, query
+        assert all("gitmem:" not in r["snippet"] and "gitmem:" not in r["content"]
+                   for r in results), (query, results)
+        assert not any(r["path"] == "bank/entities/Alice.md" and set(
+            range(r["start_line"], r["end_line"] + 1)) & block for r in results), (query, results)
+    code, out, err = gitmem("-C", str(repo), "entity", "Alice", "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert view["last_mention"]["source"].startswith("memory/2025-11-09.md"), view["last_mention"]
+    code, out, err = gitmem("-C", str(repo), "entity", "--json")
+    listed = next(e for e in json.loads(out)["entities"] if e["key"] == "alice")
+    assert (listed["mentions"], listed["last_mention"]) == (view["counts"]["mentions"],
+                                                           "2025-11-09")

@@ -19,6 +19,7 @@ from markdown_it.token import Token
 from gitmem.domain import Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
 from gitmem.parse.chunking import ChunkParams, chunk_lines
 from gitmem.parse.opinions import OPINIONS_PATH, parse_opinions
+from gitmem.parse.pages import generated_rows
 from gitmem.parse.retain import EntryLines, find_entities, parse_entry
 from gitmem.parse.timeparse import find_event_period
 from gitmem.workspace import classify
@@ -352,7 +353,9 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
         warns.extend(entry_warns)
         if fact is not None:
             facts.append(_with_event_time(fact, mf.day))
-    chunks = chunk_lines(body, sections, first_line=fm_lines + 1, params=params)
+    hidden = generated_rows(body)  # reflect's blocks: not a source, not chunked
+    text_body = [("" if n in hidden else line) for n, line in enumerate(body)] if hidden else body
+    chunks = chunk_lines(text_body, sections, first_line=fm_lines + 1, params=params)
     title = next((s.title for s in sections if s.level == 1), "")
     opinions: list[Opinion] = []
     if mf.path == OPINIONS_PATH:

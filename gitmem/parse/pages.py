@@ -22,6 +22,22 @@ def _body_start(lines: list[str]) -> int:
     return 0  # unterminated: not front matter
 
 
+def generated_rows(lines: list[str]) -> set[int]:
+    """The 0-based indexes of the lines of generated blocks, markers included (an unterminated
+    block runs to the end). Generated text is not a source (SPEC §8): it summarises facts that
+    are indexed where they were written, so it is not indexed as text of its own."""
+    rows: set[int] = set()
+    generated = False
+    for n, line in enumerate(lines):
+        if generated:
+            rows.add(n)
+            generated = not END.match(line)
+        elif BEGIN.match(line):
+            rows.add(n)
+            generated = True
+    return rows
+
+
 def human_lines(text: str) -> list[tuple[int, str]]:
     """(1-based line number, line) of the human part of a page: front matter and generated
     blocks left out. An unterminated generated block runs to the end of the page."""
