@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import random
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from gguf_model import tiny_gguf
 
 from bench import synth
+from gitmem.locks import writer_lock
+from gitmem.workspace import open_workspace
 from testing.chaos import (
     children_of,
     gitmem_process,
@@ -29,9 +30,11 @@ from testing.chaos import (
 from testing.crash import CrashTally, build_scenario, trial
 from testing.index import dump
 
-NEXT_RUN_SECONDS = 60.0  # generous for a loaded machine; a stuck lock waits forever
-# The bench holds recall to 2 s after a kill; the suite shares two cores with other work.
-RECALL_BUDGET_UNDER_LOAD = 6.0
+FAILURE_SECONDS = 60.0  # bounds for failures only: a loaded machine is slow, not wrong
+RUN_SECONDS = 300.0  # an index run's failure bound (a stuck lock is checked directly)
+# The bench holds recall to 2 s of wall-clock time after a kill, on a machine of its own; the
+# suite shares two cores with other work, so it bounds the work recall does: its CPU time.
+RECALL_CPU_BUDGET = 2.0  # the bench's seconds, as CPU time (measured: 0.3-0.7 s)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +51,7 @@ def clean_dump(repo: Path, tmp: Path) -> list[tuple[object, ...]]:
     copy = tmp / "clean"
     shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".memory"))
     res = subprocess.run(gitmem_cmd(copy, "index", "--force", "--no-embed"), capture_output=True,
-                         text=True, timeout=NEXT_RUN_SECONDS)
+                         text=True, timeout=RUN_SECONDS)
     assert res.returncode == 0, res.stderr
     rows = dump(copy)
     return [r for r in rows if r[0] != "meta" or r[1] != "indexed_at"]
@@ -72,14 +75,15 @@ def pool_workers(pid: int) -> list[int]:
 
 def next_run_converges(repo: Path, expected: list[tuple[object, ...]]) -> None:
     """After a kill: nothing left running, the next index run finishes and equals a rebuild."""
-    survivors = wait_gone(str(repo), 2.0)
+    survivors = wait_gone(str(repo), FAILURE_SECONDS)
     reap(survivors)
     assert not survivors, f"processes outlived the killed run: {survivors}"
-    started = time.monotonic()
+    ws, _ = open_workspace(repo)
+    with writer_lock(ws, wait=False):
+        pass  # nobody holds the index lock: the next writer gets it at once (no clock needed)
     res = subprocess.run(gitmem_cmd(repo, "index", "--no-embed"), capture_output=True, text=True,
-                         timeout=NEXT_RUN_SECONDS)
+                         timeout=RUN_SECONDS)
     assert res.returncode == 0, res.stderr
-    assert time.monotonic() - started < NEXT_RUN_SECONDS
     assert leftovers(repo / ".memory") == []
     assert integrity(repo / ".memory" / "index.sqlite") == "ok"
     assert [r for r in dump(repo) if r[0] != "meta" or r[1] != "indexed_at"] == expected
@@ -91,7 +95,8 @@ def test_kill_while_parse_workers_run(days300: Path, tmp_path: Path) -> None:
     expected = clean_dump(days300, tmp_path)
     for _ in range(2):
         proc = gitmem_process(days300, "index", "--force", "--no-embed")
-        assert kill_when(proc, lambda p=proc: bool(pool_workers(p.pid))), "never forked workers"
+        assert kill_when(proc, lambda p=proc: bool(pool_workers(p.pid)), RUN_SECONDS), \
+            "never forked workers"
         next_run_converges(days300, expected)
 
 
@@ -114,6 +119,7 @@ def test_kill_at_random_moments(name: str, tmp_path: Path,
     tally = CrashTally(name)
     rng = random.Random(name)
     for _ in range(trials):
-        trial(scenario, tally, rng, recall_budget=RECALL_BUDGET_UNDER_LOAD)
+        trial(scenario, tally, rng, recall_budget=FAILURE_SECONDS,
+              recall_cpu_budget=RECALL_CPU_BUDGET)
     assert tally.failures == []
     assert tally.trials == trials
