@@ -87,7 +87,7 @@ def _fire_hooks(repo: Path, count: int) -> None:
 def _recall_loop(repo: Path, queries: list[str], stop: threading.Event,
                  report: LoadReport, lock: threading.Lock) -> None:
     n = 0
-    while not stop.is_set():
+    while n == 0 or not stop.is_set():  # one recall at least, however late the thread starts
         query = queries[n % len(queries)]
         n += 1
         started = time.monotonic()
@@ -110,9 +110,10 @@ def _recall_loop(repo: Path, queries: list[str], stop: threading.Event,
                 report.errors.append(f"recall {query!r} found nothing")
 
 
-def run_load(repo: Path, seconds: float, *, wave_every: float, readers: int = 2) -> LoadReport:
-    """Waves of hooks and recall loops for ``seconds``; then every check. Errors go to the
-    report."""
+def run_load(repo: Path, seconds: float, *, wave_every: float, readers: int = 2,
+             min_waves: int = 1) -> LoadReport:
+    """Waves of hooks and recall loops for ``seconds`` (and ``min_waves`` waves at least, however
+    long a loaded machine takes for them); then every check. Errors go to the report."""
     report = LoadReport()
     stop, lock = threading.Event(), threading.Lock()
     queries = ["Peter", "gateway", "Zeppelin wave", "Copenhagen", "backup"]
@@ -122,7 +123,7 @@ def run_load(repo: Path, seconds: float, *, wave_every: float, readers: int = 2)
     for thread in threads:
         thread.start()
     try:
-        while time.monotonic() - started < seconds:
+        while report.waves < min_waves or time.monotonic() - started < seconds:
             wave_started = time.monotonic()
             _commit(repo, report.waves)  # fires one hook itself
             _fire_hooks(repo, HOOKS_PER_WAVE - 1)

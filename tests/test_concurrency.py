@@ -73,8 +73,18 @@ from pathlib import Path
 from gitmem.workspace import open_workspace
 from gitmem.index.replay import index_workspace
 ws, cfg = open_workspace(Path(sys.argv[1]))
+
+
+def halfway(done: int, total: int) -> None:
+    # Halfway through the replay (the new file half written, the writer lock held), wait for
+    # the readers: they run against this state for certain, whatever the machine's load.
+    if done == total // 2:
+        print("halfway", flush=True)
+        assert sys.stdin.readline() == "go\\n"
+
+
 for _ in range(int(sys.argv[2])):
-    assert index_workspace(ws, cfg, force=True).full
+    assert index_workspace(ws, cfg, force=True, progress=halfway).full
     print("rebuilt", flush=True)
 """
 
@@ -88,28 +98,40 @@ def test_recall_while_a_forced_rebuild_runs(tmp_path: Path) -> None:
     baseline = {q: answer(ws, cfg, RecallRequest(query=q), now=NOW).results for q in queries}
     assert all(baseline.values()), baseline
 
+    def check(calls: int) -> None:
+        q = queries[calls % len(queries)]
+        results = answer(ws, cfg, RecallRequest(query=q), now=NOW).results
+        assert results, (q, calls)
+        assert [r.source for r in results] == [r.source for r in baseline[q]], (q, calls)
+
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(repo), "2"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert writer.stdin is not None and writer.stdout is not None
     calls = 0
-    seen_tmp = False
     try:
-        while writer.poll() is None or calls < 5:
-            q = queries[calls % len(queries)]
-            results = answer(ws, cfg, RecallRequest(query=q), now=NOW).results
-            assert results, (q, calls)
-            assert [r.source for r in results] == [r.source for r in baseline[q]], (q, calls)
-            seen_tmp = seen_tmp or bool(list(ws.memory_dir.glob("index.sqlite.tmp-*")))
+        for rebuild in range(2):
+            assert writer.stdout.readline() == "halfway\n", writer.communicate(timeout=120)
+            assert list(ws.memory_dir.glob("index.sqlite.tmp-*")), "no rebuild in progress"
+            for _ in range(5):  # while the rebuild is half done
+                check(calls)
+                calls += 1
+            writer.stdin.write("go\n")
+            writer.stdin.flush()
+            if rebuild == 0:
+                assert writer.stdout.readline() == "rebuilt\n", writer.communicate(timeout=120)
+        while writer.poll() is None:  # and while the second one finishes and swaps the file
+            check(calls)
             calls += 1
     finally:
         out, err = writer.communicate(timeout=120)
     assert writer.returncode == 0, err
-    assert out.split() == ["rebuilt", "rebuilt"]
-    assert seen_tmp, "the rebuild finished before recall ran alongside it; nothing was tested"
-    assert calls >= 5
+    assert out.split() == ["rebuilt"]
+    assert calls >= 10
     # and from a separate process, right after
     res = subprocess.run(
         [sys.executable, "-m", "gitmem", "-C", str(repo), "recall", "Peter", "--json"],

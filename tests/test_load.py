@@ -11,7 +11,7 @@ from testing.load import HOOKS_PER_WAVE, prepare, run_load
 
 def test_twenty_hooks_at_once_while_recall_loops(tmp_path: Path) -> None:
     repo = prepare(tmp_path, days=60)
-    report = run_load(repo, 10.0, wave_every=5.0)
+    report = run_load(repo, 10.0, wave_every=5.0, min_waves=2)
     assert report.errors == []
     assert report.waves >= 2 and report.hooks_fired == report.waves * HOOKS_PER_WAVE
-    assert report.recalls >= 2  # two loops; each recall may wait seconds for a CPU here
+    assert report.recalls >= 2  # two loops, one recall each at least (a count, not a time)
