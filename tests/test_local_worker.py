@@ -183,7 +183,7 @@ def test_a_native_crash_in_llama_cpp_is_an_embedding_error(model_copy: Path) -> 
 
 def test_a_worker_killed_mid_embedding_is_restarted_once(tiny_model: Path) -> None:
     embedder = LocalEmbedder(tiny_model, threads=1)
-    # ~1 s of work for the tiny model on one thread: a kill 0.2 s in lands mid-embedding.
+    # ~1 s of CPU for the tiny model on one thread: a kill once it computes lands mid-embedding.
     texts = [f"{i} " + " ".join(["alice likes coffee and long walks in the garden"] * 12)
              for i in range(300)]
     try:
@@ -191,14 +191,21 @@ def test_a_worker_killed_mid_embedding_is_restarted_once(tiny_model: Path) -> No
         pid = embedder.worker_pid
         assert pid is not None
 
-        killer = threading.Timer(0.2, os.kill, (pid, signal.SIGKILL))
-        started = time.monotonic()
+        # SIGKILL once the worker is computing (its CPU time grows), not after a fixed delay:
+        # a loaded machine may not have started the call by then, or may have finished it.
+        killed_at: list[float] = []
+        done = threading.Event()
+        killer = threading.Thread(target=_signal_when_busy,
+                                  args=(pid, pid, signal.SIGKILL, done, killed_at))
         killer.start()
-        got = embedder.embed_batch(texts, input_type="document")
-        took = time.monotonic() - started
-        killer.join()
-        assert took > 0.2  # the kill landed during the call; the request was repeated
-        assert len(got) == len(texts) and got[:3] == want
+        try:
+            got = embedder.embed_batch(texts, input_type="document")
+            returned_at = time.monotonic()
+        finally:
+            done.set()
+            killer.join()
+        assert killed_at and killed_at[0] < returned_at  # the kill landed during the call
+        assert len(got) == len(texts) and got[:3] == want  # and the request was repeated
         assert embedder.worker_pid not in (None, pid) and _gone(pid)
 
         # Dying again right after the restart: given up, with the reason, for good.
@@ -231,7 +238,8 @@ def test_a_hung_worker_is_killed_after_the_timeout(tiny_model: Path,
         started = time.monotonic()
         with pytest.raises(EmbeddingError, match=r"did not answer within 0\.5 s"):
             embedder.embed_batch(["coffee"], input_type="query")
-        assert time.monotonic() - started < 5
+        # the patched 0.5 s (the message says so), not the default 60 s: a failure bound only
+        assert 0.5 <= time.monotonic() - started < 60
         assert _gone(pid) and embedder.worker_pid is None
     finally:
         embedder.close()
@@ -255,7 +263,8 @@ def test_ctrl_c_mid_call_stops_the_worker_and_the_next_call_works(tiny_model: Pa
         # Ctrl-C once the worker is computing (its CPU time grows), not after a fixed delay:
         # a loaded machine may not have started the call by then.
         done = threading.Event()
-        interrupt = threading.Thread(target=_interrupt_when_busy, args=(pid, done))
+        interrupt = threading.Thread(target=_signal_when_busy,
+                                     args=(pid, os.getpid(), signal.SIGINT, done))
         # Ctrl-C as a gitmem process gets it: Python's own handler (an earlier test in the
         # same pytest process may have left another one installed: the call then ran to its end)
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -279,14 +288,17 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def _interrupt_when_busy(pid: int, done: threading.Event, timeout: float = 120.0) -> None:
-    """SIGINT to this process as soon as worker ``pid`` has used CPU since the call began
-    (unless the call ended first: ``done``)."""
+def _signal_when_busy(pid: int, target: int, sig: signal.Signals, done: threading.Event,
+                      sent_at: list[float] | None = None, timeout: float = 120.0) -> None:
+    """``sig`` to ``target`` as soon as worker ``pid`` has used CPU since this began, unless
+    the call ended first (``done``); when it was sent goes to ``sent_at``."""
     start, deadline = _cpu_ticks(pid), time.monotonic() + timeout
     while _cpu_ticks(pid) == start and time.monotonic() < deadline and not done.is_set():
         time.sleep(0.005)
     if not done.is_set():
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(target, sig)
+        if sent_at is not None:
+            sent_at.append(time.monotonic())
 
 
 def test_close_stops_the_worker_and_the_next_use_starts_one(tiny_model: Path) -> None:
