@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +45,14 @@ def fixture_repo(built_fixture: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "ws"
     shutil.copytree(built_fixture, dest, symlinks=True)
     return dest
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections for the whole test: bound (so no other
+    process can take it meanwhile, as it could a port closed right after finding it) but not
+    listening."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        yield port

@@ -135,13 +135,6 @@ def server(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelS
         thread.join(5)
 
 
-def _closed_port() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -234,8 +227,8 @@ def test_without_checksum_the_size_is_checked(server: ModelServer, tiny_model: P
     assert _sha(pull(REF)) == _sha(tiny_model)
 
 
-def test_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITMEM_HF_ENDPOINT", _closed_port())
+def test_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, refused_port: int) -> None:
+    monkeypatch.setenv("GITMEM_HF_ENDPOINT", f"http://127.0.0.1:{refused_port}")
     with pytest.raises(EmbeddingError) as err:
         pull(REF)
     message = str(err.value)
@@ -256,10 +249,10 @@ def test_missing_model_without_download_names_the_pull_command() -> None:
 
 
 def test_present_model_needs_no_network(server: ModelServer, tiny_model: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                        monkeypatch: pytest.MonkeyPatch, refused_port: int) -> None:
     path = pull(REF)
     server.shutdown()
-    monkeypatch.setenv("GITMEM_HF_ENDPOINT", _closed_port())
+    monkeypatch.setenv("GITMEM_HF_ENDPOINT", f"http://127.0.0.1:{refused_port}")
     assert resolve_model(REF, download=False, progress=None) == path
     assert resolve_model(REF, download=True, progress=None) == path
     assert pull(REF) == path
@@ -284,7 +277,7 @@ def test_two_pulls_of_one_model_do_not_collide(server: ModelServer, tiny_model: 
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join(120)
     assert results == [_target(), _target()]
     assert len(server.gets()) == 1  # the second waited for the lock, then found the file
     assert _sha(_target()) == _sha(tiny_model)

@@ -9,7 +9,6 @@ import importlib.util
 import json
 import os
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -277,12 +276,11 @@ def test_concurrent_calls_and_two_agents_retaining_at_once(fixture_repo: Path) -
 
 
 def test_failing_provider_is_a_tool_error_with_the_spec_wording(fixture_repo: Path,
-                                                                 tmp_path: Path) -> None:
+                                                                 tmp_path: Path,
+                                                                 refused_port: int) -> None:
     """An explicitly named provider that cannot be reached: 'memory search unavailable: ...'
     as a tool error (SPEC §9), and the server keeps answering."""
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = refused_port  # nothing listens on it
     config = tmp_path / "user-config"
     (config / "gitmem").mkdir(parents=True)
     (config / "gitmem" / "config.toml").write_text(

@@ -141,7 +141,7 @@ def test_hooks_work_in_hostile_repository_paths(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert not pending, [str(p) for p in pending]
     for repo in repos:
-        assert not wait_gone(str(repo), 30)
+        assert not wait_gone(str(repo), 60)
         assert [p.name for p in repo.parent.iterdir()] == [repo.name]  # nothing written beside
         log = (repo / ".memory" / "hook.log").read_text(encoding="utf-8")
         assert "post-commit: indexed" in log and "failed" not in log, log
@@ -245,7 +245,7 @@ def test_remote_providers_verify_tls(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ca_file, server_ctx = _self_signed(tmp_path)
     with EmbedServer(dim=8, tls=server_ctx) as server:
         cfg = Config(embed_provider="openai", remote_base_url=server.url + "/v1",
-                     remote_api_key_env="OPENAI_API_KEY", embed_retries=0, embed_timeout=5.0)
+                     remote_api_key_env="OPENAI_API_KEY", embed_retries=0, embed_timeout=60.0)
         monkeypatch.setenv("OPENAI_API_KEY", CANARY)
         with pytest.raises(EmbeddingError, match=r"(?i)certificate"):
             remote_embedder(cfg, "openai").embed_batch(["x"], input_type="query")
