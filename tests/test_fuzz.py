@@ -1,10 +1,11 @@
 """Hostile input, generated (SPEC §15; issue 10): hypothesis drives the Markdown, Retain, front
 matter, opinion and time parsers and the command line with random and adversarial input.
 
-Every input must finish within a hard time bound (a SIGALRM timer interrupts a hang), never
-raise anything but the documented usage error, never reach the parser's last-resort
-"parse-error" fallback, and drop nothing silently: every non-blank line is in a chunk, and a
-Retain item that is not a fact carries a warning at its line.
+Every input must finish within a hard bound on its CPU time (a SIGPROF timer interrupts a hang;
+a SIGALRM one, much later, a hang that uses no CPU), never raise anything but the documented
+usage error, never reach the parser's last-resort "parse-error" fallback, and drop nothing
+silently: every non-blank line is in a chunk, and a Retain item that is not a fact carries a
+warning at its line.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT
 from testing.repo import commit_all, make_repo, write
 
-SECONDS_PER_INPUT = 5.0  # a hard bound: generous for a loaded two-core machine
+SECONDS_PER_INPUT = 5.0  # a hard bound on the CPU time one input may use
+WALL_SECONDS = 120.0  # and on its wall-clock time (a hang that uses no CPU); failures only
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 # GITMEM_FUZZ_EXAMPLES=5000 (and GITMEM_FUZZ_RANDOM=1 for new inputs each run) hunts longer.
 EXAMPLES = int(os.environ.get("GITMEM_FUZZ_EXAMPLES", "150"))
@@ -56,17 +58,24 @@ class Hang(Exception):
 
 @contextmanager
 def bounded(seconds: float = SECONDS_PER_INPUT) -> Iterator[None]:
-    """Fail (instead of hanging) when the body runs longer than ``seconds``."""
+    """Fail (instead of hanging) when the body uses more than ``seconds`` of CPU time (the
+    work it does, which other load on the machine does not change), or hangs for
+    ``WALL_SECONDS``."""
     def alarm(signum: int, frame: object) -> None:
-        raise Hang(f"input took longer than {seconds} s")
+        what = "CPU" if signum == signal.SIGPROF else "wall-clock"
+        raise Hang(f"input took longer than {seconds if what == 'CPU' else WALL_SECONDS} s "
+                   f"of {what} time")
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = {sig: signal.signal(sig, alarm) for sig in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, WALL_SECONDS)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 # -- strategies -----------------------------------------------------------------------------
