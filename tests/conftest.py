@@ -9,9 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from fixtures.build_fixture import build_fixture
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
+
+# Hypothesis times examples by the wall clock (a 200 ms deadline for each, a health check on
+# slow data generation): on a loaded machine those fail correct code. Every property test
+# inherits this profile; the bounds on work are CPU time (tests/test_fuzz.py).
+settings.register_profile("gitmem", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("gitmem")
 
 
 @pytest.fixture(autouse=True)
