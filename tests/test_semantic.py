@@ -9,7 +9,6 @@ import math
 import os
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from gitmem.index.store import Store, open_store
 from gitmem.index.vectors import BATCH_ITEMS, embed_pending
 from gitmem.locks import EMBED_LOCK, file_lock
 from gitmem.workspace import open_workspace
-from testing.chaos import gitmem_process, kill_when, processes_mentioning
+from testing.chaos import gitmem_process, kill_when, wait_gone
 from testing.cli import gitmem, recall_json, sources
 from testing.index import read_index
 from testing.repo import commit_all, git, write
@@ -210,16 +209,13 @@ def _first_batch_requests(repo: Path) -> int:
 
 
 def _wait_for_background_run(repo: Path) -> str:
-    """The hook log once the background run a recall started has ended (deadline for failures
-    only: a loaded machine is slow, not wrong)."""
+    """The hook log once the background run a recall started has ended: no process names the
+    repository any more (recall returned after starting it; it writes its 'indexed' line, then
+    its 'embedded' one, so a line is no sign of its end). The deadline is for failures only."""
+    left = wait_gone(str(repo), 120)
+    assert not left, f"the background run is still going: {left}"
     log = repo / ".memory" / "hook.log"
-    deadline = time.monotonic() + 120
-    while True:
-        text = log.read_text(encoding="utf-8") if log.exists() else ""
-        done = "recall: indexed" in text and not processes_mentioning(f"{repo} hooks run")
-        if done or time.monotonic() > deadline:
-            return text
-        time.sleep(0.05)
+    return log.read_text(encoding="utf-8") if log.exists() else ""
 
 
 def test_an_interrupted_embedding_run_resumes_from_the_next_recall(
