@@ -25,7 +25,7 @@ import pytest
 from embed_server import EmbedServer, Fault
 from gguf_model import N_EMBD, tiny_gguf
 
-from gitmem.embed import local
+from gitmem.embed import local, worker
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.local import LocalEmbedder
 from testing.cli import gitmem, recall_json
@@ -89,8 +89,23 @@ def _workers(parent: int | None = None) -> set[int]:
 @contextlib.contextmanager
 def killing_workers(sig: signal.Signals, parent: int | None = None) -> Iterator[list[int]]:
     """Send ``sig`` to every embedding worker ``parent`` (default: this process) starts
-    meanwhile, as soon as it appears (so it dies loading or embedding); yields the pids."""
+    meanwhile; yields the pids. This process's workers get it the moment they are started,
+    before a request reaches them (so they die loading, however loaded the machine is: a
+    watcher could see one only after it answered); another process's as soon as /proc shows
+    them (loading or embedding)."""
     killed: list[int] = []
+    if parent is None:
+        start = worker.Worker.__init__
+
+        def started_and_killed(self: worker.Worker) -> None:
+            start(self)
+            os.kill(self.pid, sig)
+            killed.append(self.pid)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(worker.Worker, "__init__", started_and_killed)
+            yield killed
+        return
     stop = threading.Event()
     before = _workers(parent)
 
