@@ -68,11 +68,15 @@ def start_server(repo: Path, *extra: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "serve", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    ready, _, _ = select.select([proc.stderr], [], [], FAILURE_SECONDS * 2)
-    line = proc.stderr.readline() if ready else "(nothing)"
-    if not line.startswith("gitmem: serving "):
-        proc.kill()
-        raise AssertionError(f"the warm process did not start: {line}{proc.communicate()[1]}")
+    said = b""  # read from the pipe itself: a buffered reader could hold the line select awaits
+    while not any(ln.startswith(b"gitmem: serving ") for ln in said.split(b"\n")[:-1]):
+        ready, _, _ = select.select([proc.stderr], [], [], FAILURE_SECONDS * 2)
+        chunk = os.read(proc.stderr.fileno(), 4096) if ready else b""
+        if not chunk:  # it ended, or said nothing for two minutes
+            proc.kill()
+            raise AssertionError(f"the warm process did not start: {said!r}"
+                                 f"{proc.communicate()[1]}")
+        said += chunk  # a warning may come first
     return proc
 
 
