@@ -164,18 +164,6 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
         return False
     if _normal(newer.text) == _normal(older.text) or relation(newer.text) != relation(older.text):
         return False
-    a, b = newer.prepared(), older.prepared()
-    keys = newer.keys | older.keys
-    # a name's stem depends on the language its sentence was read in ("Mette" -> met / mett)
-    shared = {t for t in _overlap(a.signature, b.signature) - common - a.names - b.names
-              if not any(k.startswith(t) for k in keys)}
-    # values count too where the newer one words a change of them ("sold the Corolla", "NAS
-    # отключили", "Jira только на чтение")
-    values = {t for t in _overlap(_valued(a), _valued(b)) - common - a.names - b.names
-              if not any(k.startswith(t) for k in keys)}
-    # the subject's own name in both texts ("定例会議は…" / "定例は…"): with a clock time or
-    # weekday in both and a worded change, that is its schedule
-    named = {t for t in _overlap(_valued(a), _valued(b)) if any(k.startswith(t) for k in keys)}
     change = words_change(newer.text)
     if not newer.keys & older.keys:
         # no shared subject: a shared topic phrase that the newer one says changed
@@ -188,20 +176,48 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
         return True
     if additive(newer.text):  # "now also speaks German": one more, not another
         return False
-    if family and (shared or (named and change)):  # a clock time or weekday and a shared word
+    a, b = newer.prepared(), older.prepared()
+    shared = _shared(a, b, newer.keys | older.keys, common)
+    if family and (shared.words or (shared.named and change)):  # a time and a shared word
         return True
     # events ("visited Porto" / "visited Faro") and things one has several of ("plays handball"
     # / "plays the piano") stay true side by side unless the newer one words a change
     events = (is_event(newer.text) and is_event(older.text)) or (
         many_valued(newer.text) and many_valued(older.text) and not change)
+    if events:
+        return False
     # answering one question counts with a worded change only ("standup is at 9:30" /
     # "we moved standup to 10"): two true statements often answer one question too
-    if ((answered and change) or texts_match(a, b, common)) and not events:
+    if (answered and change) or texts_match(a, b, common):
         return True
     # a worded change and a shared word; a clock time or weekday on one side only says they
     # are about different things ("builds start at 02:00" / "bx-02 replaced bx-01")
     timed = ("schedule" in families(newer.text)) != ("schedule" in families(older.text))
-    return change and bool(shared or values) and not events and not timed
+    return change and bool(shared.words or shared.values) and not timed
+
+
+@dataclass(frozen=True)
+class _Shared:
+    words: frozenset[str]  # full-weight terms both hold, names left out
+    values: frozenset[str]  # names of things and numbers both hold ("sold the Corolla")
+    named: frozenset[str]  # the subject's own name in both texts ("定例会議は…" / "定例は…")
+
+
+def _shared(a: Claim, b: Claim, keys: frozenset[str], common: frozenset[str]) -> _Shared:
+    """What two prepared statements hold in common; a name's stem depends on the language its
+    sentence was read in ("Mette" -> met / mett), so terms a subject's key starts with are
+    names."""
+    names = a.names | b.names
+
+    def named(t: str) -> bool:
+        return any(k.startswith(t) for k in keys)
+
+    values = _overlap(_valued(a), _valued(b))
+    return _Shared(
+        words=frozenset(t for t in _overlap(a.signature, b.signature) - common - names
+                        if not named(t)),
+        values=frozenset(t for t in values - common - names if not named(t)),
+        named=frozenset(t for t in values if named(t)))
 
 
 # --- the tables -------------------------------------------------------------------------------
