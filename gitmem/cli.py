@@ -697,14 +697,15 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
     BASE, as a pull request shows it), or BASE (short for BASE..HEAD). Example:
     gitmem review origin/main..HEAD
     """
-    from gitmem.reflect.review import review as run_review
+    from gitmem.review.review import review as run_review
+    from gitmem.review.review_markdown import render
 
     ws, cfg = _workspace(ctx)
     result = run_review(ws, cfg, range_spec)
     if as_json or fmt == "json":
         _print_json(result.to_json())
     else:
-        _echo(result.to_markdown(link_base), nl=False)
+        _echo(render(result, link_base), nl=False)
 
 
 @cli.command(context_settings=CONTEXT)

@@ -190,10 +190,11 @@ class MemoryTools:
         return _dumps(answer.to_json(), indent=2)
 
     def review(self, cfg: Config, range_spec: str, *, markdown: bool = False) -> str:
-        from gitmem.reflect.review import review
+        from gitmem.review.review import review
+        from gitmem.review.review_markdown import render
 
         result = review(self.ws, cfg, range_spec)
-        return result.to_markdown(None) if markdown else _dumps(result.to_json(), indent=2)
+        return render(result) if markdown else _dumps(result.to_json(), indent=2)
 
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = ()) -> str:
         from gitmem.reflect.retain import retain_and_index

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from gitmem.parse.retain import fact_id
-from gitmem.reflect.review import review
-from gitmem.reflect.review_markdown import MARKER
+from gitmem.review.review import review
+from gitmem.review.review_markdown import MARKER, render
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem, gitmem_json
 from testing.repo import commit_all, git, make_repo, write
@@ -217,7 +217,7 @@ def test_hand_edited_confidence_has_no_evidence(tmp_path: Path) -> None:
     (op,) = result.opinions
     assert (op.opinion_id, op.status, op.delta, op.evidence_added) == \
         ("o-c0ffee00", "changed", -0.2, ())
-    assert "- no new evidence: the confidence was edited by hand" in result.to_markdown()
+    assert "- no new evidence: the confidence was edited by hand" in render(result)
 
 
 # -- range forms -------------------------------------------------------------------------------
@@ -431,7 +431,7 @@ def test_review_of_a_workspace_in_a_subfolder(tmp_path: Path) -> None:
     head = data["range"]["head"]
     assert (f"[`memory/2025-11-02.md#L4@{head[:7]}`](https://example.invalid/o/r/blob/{head}/"
             "agent/memory/2025-11-02.md#L4)") in \
-        review(ws, cfg, base).to_markdown("https://example.invalid/o/r/")
+        render(review(ws, cfg, base), "https://example.invalid/o/r/")
 
 
 def test_review_needs_no_index(tmp_path: Path) -> None:

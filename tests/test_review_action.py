@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from github_server import GitHubServer
 
-from gitmem.reflect.review_markdown import MARKER
+from gitmem.review.review_markdown import MARKER
 from testing.repo import commit_all, git, make_repo, write
 
 ROOT = Path(__file__).resolve().parent.parent

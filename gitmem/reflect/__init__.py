@@ -1,1 +1,2 @@
-"""Writing memory back: entity pages, opinions, proposals (reflect, review)."""
+"""Writing memory back, the only code that writes memory files: retain, entity pages, opinions,
+MEMORY.md proposals."""

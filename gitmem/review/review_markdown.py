@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 from gitmem.domain import Citation
 from gitmem.parse.retain import ENTITY_RE
-from gitmem.reflect.review_model import (
+from gitmem.review.review_model import (
     EvidenceChange,
-    OpinionChange,
+    OpinionDiff,
     Review,
     ReviewFact,
     plural,
@@ -92,7 +92,7 @@ def _conf(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def _move(op: OpinionChange) -> str:
+def _move(op: OpinionDiff) -> str:
     if op.status != "changed":
         return op.status
     delta = op.delta
@@ -103,7 +103,7 @@ def _move(op: OpinionChange) -> str:
     return f"{'▲ +' if delta > 0 else '▼ −'}{abs(delta):.2f}"
 
 
-def _evidence_count(op: OpinionChange) -> str:
+def _evidence_count(op: OpinionDiff) -> str:
     parts = []
     for stance in ("for", "against"):
         n = sum(e.stance == stance for e in op.evidence_added)
@@ -114,7 +114,7 @@ def _evidence_count(op: OpinionChange) -> str:
     return ", ".join(parts) or "none new"
 
 
-def chart(opinions: tuple[OpinionChange, ...]) -> list[str]:
+def chart(opinions: tuple[OpinionDiff, ...]) -> list[str]:
     """A Mermaid ``xychart-beta`` bar chart: each moved opinion's confidence before and after,
     side by side, labelled with its row number in the table (short, plain labels: Mermaid's
     quoted strings cannot hold quotes)."""
@@ -135,7 +135,7 @@ def chart(opinions: tuple[OpinionChange, ...]) -> list[str]:
             "```", ""]
 
 
-def _opinion_detail(n: int, op: OpinionChange, ref: _Refs) -> list[str]:
+def _opinion_detail(n: int, op: OpinionDiff, ref: _Refs) -> list[str]:
     out = [f"**{n}. {inline(op.statement)}** · `{op.opinion_id}` · {op.status} · {ref(op.at)}",
            ""]
     if op.statement_before:

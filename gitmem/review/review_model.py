@@ -1,7 +1,7 @@
 """The typed result of ``gitmem review``: what changed in the memory between two revisions.
 
 ``Review.to_json()`` is the stable contract (fields are added, never renamed);
-``Review.to_markdown()`` renders a pull request comment (``review_markdown``).
+``review_markdown.render(review)`` renders a pull request comment.
 """
 
 from __future__ import annotations
@@ -114,7 +114,10 @@ class EvidenceChange:
 
 
 @dataclass(frozen=True)
-class OpinionChange:
+class OpinionDiff:
+    """One opinion of bank/opinions.md as the range changed it (reflect's own record of a change
+    it makes is ``gitmem.reflect.opinion_update.OpinionChange``)."""
+
     opinion_id: str
     status: str  # added | removed | changed
     statement: str
@@ -177,7 +180,7 @@ class FileChange:
 class Review:
     range: ReviewRange
     files: tuple[FileChange, ...] = ()
-    opinions: tuple[OpinionChange, ...] = ()
+    opinions: tuple[OpinionDiff, ...] = ()
     facts_added: tuple[ReviewFact, ...] = ()
     facts_removed: tuple[ReviewFact, ...] = ()
     entities: tuple[EntityFacts, ...] = ()
@@ -193,7 +196,7 @@ class Review:
     def pages(self) -> tuple[FileChange, ...]:
         return tuple(f for f in self.files if f.file_class == "entity")
 
-    def opinions_with(self, status: str) -> list[OpinionChange]:
+    def opinions_with(self, status: str) -> list[OpinionDiff]:
         return [o for o in self.opinions if o.status == status]
 
     def counts(self) -> list[str]:
@@ -233,10 +236,3 @@ class Review:
             "warnings": [{"location": w.location, "path": w.path, "line": w.line,
                           "code": w.code, "message": w.message} for w in self.warnings],
         }
-
-    def to_markdown(self, link_base: str | None = None) -> str:
-        """A pull request comment; with ``link_base`` (``https://github.com/OWNER/REPO``) every
-        citation links to the cited lines at its commit."""
-        from gitmem.reflect.review_markdown import render  # only the Markdown output needs it
-
-        return render(self, link_base)

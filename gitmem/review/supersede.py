@@ -35,8 +35,8 @@ from gitmem.git import GrepJob
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.textfold import STOPWORDS
 from gitmem.parse.updates import UPDATABLE, Basis, plausible, replaces
-from gitmem.reflect.review_model import ReviewFact, Supersession
-from gitmem.reflect.snapshot import Snapshot
+from gitmem.review.review_model import ReviewFact, Supersession
+from gitmem.review.snapshot import Snapshot
 
 # Review reports superseded world facts and observations (the rule's kinds, parse.updates);
 # opinion entries are evidence, which review's opinion section reports.

@@ -35,17 +35,17 @@ from gitmem.git import (
 from gitmem.parse.markdown import split_lines
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
-from gitmem.reflect.review_model import (
+from gitmem.review.review_model import (
     EntityFacts,
     EvidenceChange,
     FileChange,
-    OpinionChange,
+    OpinionDiff,
     Review,
     ReviewFact,
     ReviewRange,
 )
-from gitmem.reflect.snapshot import Snapshot
-from gitmem.reflect.supersede import SupersedeSearch
+from gitmem.review.snapshot import Snapshot
+from gitmem.review.supersede import SupersedeSearch
 from gitmem.workspace import Workspace, classifier, pathspecs
 
 RANGE_FORMS = ("BASE..HEAD (the two revisions), BASE...HEAD (HEAD against its merge base "
@@ -248,7 +248,7 @@ def _new_warnings(before: Snapshot, after: Snapshot) -> list[Warn]:
 
 
 def _opinion_changes(before: Snapshot,
-                     after: Snapshot) -> tuple[tuple[OpinionChange, ...], tuple[Warn, ...]]:
+                     after: Snapshot) -> tuple[tuple[OpinionDiff, ...], tuple[Warn, ...]]:
     old_file, new_file = before.changed.get(OPINIONS_PATH), after.changed.get(OPINIONS_PATH)
     if old_file is None and new_file is None:
         return (), ()
@@ -256,19 +256,19 @@ def _opinion_changes(before: Snapshot,
     new_list = list(new_file.opinions) if new_file else []
     new = {o.opinion_id: o for o in new_list}
     lookup = _EvidenceLookup(after)
-    out: list[OpinionChange] = []
+    out: list[OpinionDiff] = []
     for oid, op in new.items():
         source = Citation(OPINIONS_PATH, op.start_line, op.start_line, after.commit)
         prev = old.get(oid)
         if prev is None:
-            out.append(OpinionChange(oid, "added", op.statement, source,
+            out.append(OpinionDiff(oid, "added", op.statement, source,
                                      confidence_after=op.confidence, updated_after=op.updated,
                                      evidence_added=lookup.resolve(op.evidence)))
         elif _differs(prev, op):
             out.append(_changed(prev, op, source, lookup))
     for oid, op in old.items():
         if oid not in new:
-            out.append(OpinionChange(
+            out.append(OpinionDiff(
                 oid, "removed", op.statement,
                 Citation(OPINIONS_PATH, op.start_line, op.start_line, before.commit),
                 confidence_before=op.confidence, updated_before=op.updated))
@@ -285,12 +285,12 @@ def _differs(old: Opinion, new: Opinion) -> bool:
 
 
 def _changed(old: Opinion, new: Opinion, source: Citation,
-             lookup: _EvidenceLookup) -> OpinionChange:
+             lookup: _EvidenceLookup) -> OpinionDiff:
     """Confidence before → after, and the evidence lines that came or went (by stance and fact
     id): the evidence that moved it."""
     had = {(e.stance, e.fact_id) for e in old.evidence}
     has = {(e.stance, e.fact_id) for e in new.evidence}
-    return OpinionChange(
+    return OpinionDiff(
         new.opinion_id, "changed", new.statement, source,
         confidence_before=old.confidence, confidence_after=new.confidence,
         updated_before=old.updated, updated_after=new.updated,

@@ -1,0 +1,1 @@
+"""Reading how the memory changed between two revisions (``gitmem review``): read-only, from git."""
