@@ -17,7 +17,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from gitmem.parse.textfold import STOPWORDS, fold
+from gitmem.parse.textfold import STOPWORDS, fold, plain_words
 
 if TYPE_CHECKING:
     import Stemmer
@@ -89,3 +89,12 @@ def word_stems(word: str) -> list[str]:
     else:
         return []
     return list(dict.fromkeys(fold(_stemmer(lang).stemWord(raw)) for lang in languages))
+
+
+def query_stems(query: str) -> dict[str, list[str]]:
+    """Each plain query word (folded) -> its stems."""
+    out: dict[str, list[str]] = {}
+    for word, token in plain_words(query):
+        if token not in out:
+            out[token] = word_stems(word)
+    return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -238,8 +238,9 @@ def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = Non
     """An FTS5 MATCH expression that ORs the terms. Every token is quoted, so operators and
     punctuation in the user's query can never be parsed as FTS syntax.
 
-    With ``stems`` (a word's folded stems, from ``query_stems``) the exact terms are matched in
-    the body and path columns and each single word also by its stems in the stems column."""
+    With ``stems`` (a word's folded stems, from ``stemming.query_stems``) the exact terms are
+    matched in the body and path columns and each single word also by its stems in the stems
+    column."""
     if stems is None:
         return " OR ".join(_quote(t) for t in terms)
     parts: list[str] = []
@@ -250,13 +251,9 @@ def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = Non
     return " OR ".join(parts)
 
 
-def query_stems(query: str) -> dict[str, list[str]]:
-    """Each plain query word (folded) -> its stems (see ``gitmem.parse.stemming``)."""
-    from gitmem.parse.stemming import word_stems
-
-    out: dict[str, list[str]] = {}
+def plain_words(query: str) -> Iterator[tuple[str, str]]:
+    """Each word outside quotes that folds to one token: (the word as written, its token)."""
     for word in _QUOTED.sub(" ", query).split():
         tokens = _WORD.findall(fold(word))
-        if len(tokens) == 1 and tokens[0] not in out:
-            out[tokens[0]] = word_stems(word)
-    return out
+        if len(tokens) == 1:
+            yield word, tokens[0]

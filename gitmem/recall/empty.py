@@ -1,16 +1,13 @@
 """Why a recall found nothing, said instead of a silent "no results" (issue 9): no memory files
-yet, a time window outside what the memory spans, uncommitted files left out, or an entity
-name that is not known (with the closest ones)."""
+yet, a time window outside what the memory spans, or uncommitted files left out. (An entity
+name that is not known is an error: ``lookup.unknown_entity``.)"""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from gitmem.config import Config
 from gitmem.domain import TimeWindow
-from gitmem.errors import GitmemError
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter
 from gitmem.index.store import Store
@@ -67,30 +64,3 @@ def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
     span = (f"oldest memory: {oldest}, newest memory: {newest}" if oldest
             else "the memory holds no dated entries")
     return f"nothing in the memory falls between {first} and {last} ({span})"
-
-
-def unknown_entity(store: Store, name: str, key: str) -> GitmemError:
-    """The error for an unknown ``--entity``: the closest entity names and aliases."""
-    names: dict[str, str] = {}
-    for k, shown, of in queries.entity_keys(store):
-        names.setdefault(k, f"{shown} (an alias of {of})" if of else shown)
-    return unknown_entity_message(name, key, names)
-
-
-def unknown_entity_message(name: str, key: str, names: Mapping[str, str]) -> GitmemError:
-    """No entity ``name`` (its key ``key``): the closest of ``names`` (key -> as shown) by
-    similarity of keys (difflib's ratio) or containing the key, else a few known ones. One
-    wording for ``recall --entity`` and ``gitmem entity``."""
-    if not names:
-        return GitmemError(f"no entity '{name}' in the memory: it names no entities yet (write "
-                           "@Name)")
-    close = difflib.get_close_matches(key, list(names), n=5, cutoff=0.6)
-    close += sorted(k for k in names if len(key) >= 3 and key in k and k not in close)
-    shown = list(dict.fromkeys(names[k] for k in close))[:5]
-    if shown:
-        return GitmemError.naming("no entity {name!r} in the memory; did you mean {shown}? "
-                                  "({command_entity} lists them)", name=name,
-                                  shown=", ".join(shown))
-    some = ", ".join(n for n in names.values() if "(an alias of" not in n)
-    listed = some if len(some) < 200 else some[:200].rsplit(", ", 1)[0] + ", ..."
-    return GitmemError(f"no entity '{name}' in the memory; known entities include {listed}")

@@ -1,9 +1,11 @@
-"""What ``entity`` and ``opinions`` share: the state of the memory a question is asked of
-(``--as-of``: a time or a commit), and an entity name resolved through slugs and aliases
-(SPEC §4)."""
+"""What ``entity``, ``opinions`` and recall's ``--entity`` share: the state of the memory a
+question is asked of (``--as-of``: a time or a commit), an entity name resolved through slugs
+and aliases (SPEC §4), and the error that names the closest entities when it is not known."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -66,8 +68,6 @@ def resolve_entity(store: Store, name: str, state: State) -> EntityRef:
 
 
 def _unknown(store: Store, name: str, key: str, state: State) -> GitmemError:
-    from gitmem.recall.empty import unknown_entity_message  # the error path only
-
     names = {row["key"]: str(row["name"]) for row in eq.entity_counts(store, state)}
     for path in eq.entity_pages(store, state):
         names.setdefault(entity_key(page_entity(path)), page_entity(path))
@@ -75,3 +75,30 @@ def _unknown(store: Store, name: str, key: str, state: State) -> GitmemError:
         if page is not None and entity_key(page) in names:
             names.setdefault(alias, f"{spelled} (an alias of {names[entity_key(page)]})")
     return unknown_entity_message(name, key, names)
+
+
+def unknown_entity(store: Store, name: str, key: str) -> GitmemError:
+    """The error for an unknown ``--entity``: the closest entity names and aliases."""
+    names: dict[str, str] = {}
+    for k, shown, of in queries.entity_keys(store):
+        names.setdefault(k, f"{shown} (an alias of {of})" if of else shown)
+    return unknown_entity_message(name, key, names)
+
+
+def unknown_entity_message(name: str, key: str, names: Mapping[str, str]) -> GitmemError:
+    """No entity ``name`` (its key ``key``): the closest of ``names`` (key -> as shown) by
+    similarity of keys (difflib's ratio) or containing the key, else a few known ones. One
+    wording for ``recall --entity`` and ``gitmem entity``."""
+    if not names:
+        return GitmemError(f"no entity '{name}' in the memory: it names no entities yet (write "
+                           "@Name)")
+    close = difflib.get_close_matches(key, list(names), n=5, cutoff=0.6)
+    close += sorted(k for k in names if len(key) >= 3 and key in k and k not in close)
+    shown = list(dict.fromkeys(names[k] for k in close))[:5]
+    if shown:
+        return GitmemError.naming("no entity {name!r} in the memory; did you mean {shown}? "
+                                  "({command_entity} lists them)", name=name,
+                                  shown=", ".join(shown))
+    some = ", ".join(n for n in names.values() if "(an alias of" not in n)
+    listed = some if len(some) < 200 else some[:200].rsplit(", ", 1)[0] + ", ..."
+    return GitmemError(f"no entity '{name}' in the memory; known entities include {listed}")

@@ -16,12 +16,12 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import entity_key
+from gitmem.parse.stemming import query_stems
 from gitmem.parse.textfold import (
     build_han_match,
     build_match,
     fold,
     query_ideographs,
-    query_stems,
     query_terms,
 )
 from gitmem.recall.ranking import (
@@ -150,7 +150,7 @@ def resolve_entities(store: Store, names: Sequence[str]) -> tuple[tuple[str, ...
         key = entity_key(name.lstrip("@"))
         keys = queries.entity_with_aliases(store, key)
         if keys is None:
-            from gitmem.recall.empty import unknown_entity
+            from gitmem.recall.lookup import unknown_entity  # the error path only
 
             raise unknown_entity(store, name, key)
         resolved.append(keys)
