@@ -120,15 +120,20 @@ def cli(ctx: click.Context, path: Path | None) -> None:
 )
 @click.pass_context
 def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) -> None:
-    """Create the memory layout in DIRECTORY (default: here), making a git repo if needed."""
+    """Create the memory layout in DIRECTORY (default: here), making a git repo if needed, and
+    register the merge driver for memory files (.gitattributes and this clone's config)."""
     from gitmem import hooks as hookmod
-    from gitmem.merge import register
+    from gitmem.mergedriver import register
     from gitmem.scaffold import init_workspace
 
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
         _echo(line)
     ws, _ = open_workspace(target)
+    # The merge driver is no hook: it changes nothing until two clones merge, so every init
+    # registers it (a clone of this repository registers it with 'gitmem hooks install').
+    for line in register(ws.repo_root, ws.prefix):
+        _echo(line)
     installed = all(h.state == "installed" for h in hookmod.status(ws.repo_root))
     if with_hooks is None and installed:
         _echo("hooks: installed (each commit re-indexes memory)")
@@ -138,7 +143,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
             "Install git hooks so each commit re-indexes memory?", default=True
         )
     if with_hooks:
-        for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
+        for line in hookmod.install(ws.repo_root):
             _echo(line)
     elif with_hooks is None:
         _echo("hooks not installed; 'gitmem hooks install' keeps the index current")
@@ -234,6 +239,7 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     if info["config_errors"]:
         _echo("  (shown here with the default; commands that read it fail until it is fixed: "
               "'gitmem config list' shows every layer, 'gitmem config set' fixes it)")
+    _echo(info["merge_driver"]["message"])
     if not info["indexed"]:
         _echo("index: none yet; run 'gitmem index'")
         return
@@ -816,7 +822,7 @@ def hooks_install(ctx: click.Context) -> None:
     kept and chained), and the merge driver for memory files (.gitattributes and this clone's
     merge.gitmem.* config)."""
     from gitmem import hooks as hookmod
-    from gitmem.merge import register
+    from gitmem.mergedriver import register
 
     ws, _ = _workspace(ctx)
     for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
@@ -838,8 +844,10 @@ def hooks_uninstall(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def hooks_status(ctx: click.Context, as_json: bool) -> None:
-    """Show which hooks are installed, chained, or belong to something else."""
+    """Show which hooks are installed, chained, or belong to something else, and whether this
+    clone registers the merge driver for memory files."""
     from gitmem import hooks as hookmod
+    from gitmem.mergedriver import driver_state
 
     ws, _ = _workspace(ctx)
     states = hookmod.status(ws.repo_root)
@@ -854,6 +862,7 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
             else " — its Python is gone; run 'gitmem hooks install' again"
         )
         _echo(f"{h.name}: {h.state}{extra}{broken}  {h.path}")
+    _echo(driver_state(ws.repo_root, ws.prefix).line)
 
 
 @hooks.command("run", context_settings=CONTEXT)
@@ -907,9 +916,8 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
     merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
     _echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
           f"{(report.head or '-')[:7]}")
-    if not report.driver:
-        _echo("note: this clone has no merge.gitmem.driver: run 'gitmem hooks install' so "
-              "memory files merge without conflicts", err=True)
+    if report.driver.state != "registered":
+        _echo(f"note: {report.driver.line}", err=True)
 
 
 @cli.group(context_settings=CONTEXT)

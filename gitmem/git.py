@@ -703,6 +703,16 @@ def config_get(repo_root: Path, key: str) -> str | None:
     return _out(proc) if proc.returncode == 0 else None
 
 
+def check_attr(repo_root: Path, attribute: str, path: str) -> str | None:
+    """The value git gives ``attribute`` for ``path`` (None: unspecified)."""
+    proc = run(repo_root, "check-attr", "-z", attribute, "--", path)
+    if proc.returncode != 0:
+        return None
+    fields = proc.stdout.decode("utf-8", "replace").split("\0")
+    value = fields[2] if len(fields) > 2 else "unspecified"
+    return None if value == "unspecified" else value
+
+
 def config_set(repo_root: Path, key: str, value: str) -> None:
     _git(repo_root, None, "config", "--local", key, value)
 

@@ -22,8 +22,6 @@ ours and theirs; the result goes to %A, exit 0 when clean, 1 with conflict marke
 from __future__ import annotations
 
 import re
-import shlex
-import sys
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -341,43 +339,3 @@ def _stale_opinion(ours: list[str], theirs: list[str]) -> list[str]:
     id_at = next((i for i, ln in enumerate(out) if _ID.search(ln)), 0)
     out.insert(id_at + 1, STALE_OPINION + "\n")
     return out
-
-
-# --- registration ----------------------------------------------------------------------------
-
-DRIVER = "gitmem"
-ATTRIBUTES_HEADER = "# gitmem: memory files merge with 'gitmem merge-file' (docs/sync.md)"
-MEMORY_PATTERNS = ("MEMORY.md", "USER.md", "DREAMS.md", "memory/**/*.md", "bank/**/*.md")
-
-
-def attribute_lines(prefix: str) -> list[str]:
-    """The .gitattributes lines for a workspace at ``prefix`` ('' or 'sub/') in the repository."""
-    return [f"{prefix}{pattern} merge={DRIVER}" for pattern in MEMORY_PATTERNS]
-
-
-def driver_command(python: str) -> str:
-    return f"{shlex.quote(python)} -m gitmem merge-file %O %A %B %P"
-
-
-def register(repo_root: Path, prefix: str, python: str | None = None) -> list[str]:
-    """Add the missing .gitattributes lines (to commit) and set this clone's merge.gitmem.*
-    config; returns what was done, one line each."""
-    from gitmem.git import config_get, config_set
-
-    done: list[str] = []
-    attributes = repo_root / ".gitattributes"
-    text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-    have = {ln.strip() for ln in text.splitlines()}
-    missing = [ln for ln in attribute_lines(prefix) if ln not in have]
-    if missing:
-        gap = "" if not text or text.endswith("\n") else "\n"
-        header = [] if ATTRIBUTES_HEADER in have else [ATTRIBUTES_HEADER]
-        attributes.write_text(text + gap + "\n".join([*header, *missing]) + "\n", encoding="utf-8")
-        done.append(f"merge: wrote {len(missing)} lines to .gitattributes (commit it: every clone "
-                    f"then merges memory files with gitmem)")
-    command = driver_command(python or sys.executable)
-    if config_get(repo_root, f"merge.{DRIVER}.driver") != command:
-        config_set(repo_root, f"merge.{DRIVER}.name", "gitmem memory files")
-        config_set(repo_root, f"merge.{DRIVER}.driver", command)
-        done.append(f"merge: set merge.{DRIVER}.driver in this clone's .git/config")
-    return done

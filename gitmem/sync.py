@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import git
 from gitmem.errors import GitmemError
-from gitmem.merge import DRIVER
+from gitmem.mergedriver import DriverState, driver_state
 
 if TYPE_CHECKING:
     from gitmem.config import Config
@@ -37,14 +37,14 @@ class SyncReport:
     branch: str
     head: str | None
     attempts: int
+    driver: DriverState  # whether memory files merge with gitmem's driver in this clone
     merged: list[str] = field(default_factory=list)  # commits of the remote merged in
     pushed: bool = False
-    driver: bool = True  # merge.gitmem.driver is configured in this clone
 
     def to_json(self) -> dict[str, Any]:
         return {"remote": self.remote, "branch": self.branch, "head": self.head,
                 "attempts": self.attempts, "merged": self.merged, "pushed": self.pushed,
-                "driver": self.driver, "conflicts": {}}
+                "driver": self.driver.state == "registered", "conflicts": {}}
 
 
 def conflict_lines(data: bytes) -> list[int]:
@@ -52,7 +52,7 @@ def conflict_lines(data: bytes) -> list[int]:
     return [data.count(b"\n", 0, m.start()) + 1 for m in _CONFLICT.finditer(data)]
 
 
-def _stop_on_conflicts(ws: Workspace) -> None:
+def _stop_on_conflicts(ws: Workspace, driver: DriverState) -> None:
     files = {p: conflict_lines((ws.repo_root / p).read_bytes())
              if (ws.repo_root / p).is_file() else [] for p in git.unmerged_paths(ws.repo_root)}
     where = "; ".join(f"{p}#L{lines[0]}" + (f" (+{len(lines) - 1} more)" if len(lines) > 1
@@ -61,7 +61,8 @@ def _stop_on_conflicts(ws: Workspace) -> None:
     raise SyncConflict(
         f"sync stopped: both machines changed the same lines: {where}. Edit the files (keep "
         f"what is right between the <<<<<<< and >>>>>>> markers), 'git add' them and 'git "
-        f"commit', then run 'gitmem sync' again; 'git merge --abort' undoes the merge", files)
+        f"commit', then run 'gitmem sync' again; 'git merge --abort' undoes the merge"
+        + ("" if driver.state == "registered" else f". Note: {driver.line}"), files)
 
 
 def _remote(ws: Workspace, branch: str, remote: str | None) -> str:
@@ -72,7 +73,7 @@ def _remote(ws: Workspace, branch: str, remote: str | None) -> str:
     return name
 
 
-def _merge_remote(ws: Workspace, remote: str, branch: str) -> list[str]:
+def _merge_remote(ws: Workspace, remote: str, branch: str, driver: DriverState) -> list[str]:
     """Fetch and merge; the remote commits that were new here."""
     theirs = git.fetch(ws.repo_root, remote, branch)
     head = git.head_id(ws.repo_root)
@@ -81,7 +82,7 @@ def _merge_remote(ws: Workspace, remote: str, branch: str) -> list[str]:
     new = [theirs]
     clean, _ = git.merge(ws.repo_root, theirs, f"gitmem sync: merge {remote}/{branch}")
     if not clean:
-        _stop_on_conflicts(ws)
+        _stop_on_conflicts(ws, driver)
     return new
 
 
@@ -92,19 +93,19 @@ def sync(ws: Workspace, cfg: Config, remote: str | None = None) -> SyncReport:
     branch = git.current_branch(ws.repo_root)
     if branch is None:
         raise GitmemError("HEAD is detached: check out the branch to sync ('git switch main')")
+    driver = driver_state(ws.repo_root, ws.prefix)
     if git.merge_in_progress(ws.repo_root):
-        _stop_on_conflicts(ws)
+        _stop_on_conflicts(ws, driver)
     name = _remote(ws, branch, remote)
     merged: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
-        merged += _merge_remote(ws, name, branch)
+        merged += _merge_remote(ws, name, branch, driver)
         index_workspace(ws, cfg)
         head = git.head_id(ws.repo_root)
         if head is None:
-            return SyncReport(name, branch, None, attempt, merged)
+            return SyncReport(name, branch, None, attempt, driver, merged)
         accepted, _ = git.push(ws.repo_root, name, branch)
         if accepted:
-            driver = git.config_get(ws.repo_root, f"merge.{DRIVER}.driver") is not None
-            return SyncReport(name, branch, head, attempt, merged, True, driver)
+            return SyncReport(name, branch, head, attempt, driver, merged, True)
     raise GitmemError(f"{name} kept moving: the push was rejected {ATTEMPTS} times after "
                       f"fetching and merging; run 'gitmem sync' again")

@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from gitmem.merge import register
+from gitmem.mergedriver import register
 from gitmem.reflect.retain import retain
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.merge import STALE_BEGIN, STALE_OPINION, merge_file, merge_text, register
+from gitmem.merge import STALE_BEGIN, STALE_OPINION, merge_file, merge_text
+from gitmem.mergedriver import register
 from gitmem.reflect.retain import retain
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
@@ -213,6 +214,7 @@ def test_a_clone_without_the_driver_config_falls_back_to_gits_merge(tmp_path: Pa
     with pytest.raises(SyncConflict) as caught:
         _sync(b)
     assert list(caught.value.files) == [DAY]
+    assert "merge driver: not registered in this clone" in str(caught.value)
 
 
 def test_the_same_line_edited_on_both_machines_stops_with_the_file_and_line(tmp_path: Path) -> None:
@@ -268,6 +270,42 @@ def test_init_with_hooks_registers_the_driver_once(tmp_path: Path) -> None:
     driver = git(repo, "config", "merge.gitmem.driver").strip()
     assert driver.endswith("-m gitmem merge-file %O %A %B %P")
     assert git(repo, "check-attr", "merge", DAY).strip() == f"{DAY}: merge: gitmem"
+
+
+def test_init_without_hooks_still_registers_the_merge_driver(tmp_path: Path) -> None:
+    for n, flags in enumerate(([], ["--no-hooks"])):
+        repo = tmp_path / f"mem{n}"
+        code, out, _ = gitmem("init", str(repo), *flags)
+        assert code == 0
+        assert "memory/**/*.md merge=gitmem" in (repo / ".gitattributes").read_text(encoding="utf-8")
+        assert git(repo, "config", "merge.gitmem.driver").strip().endswith("merge-file %O %A %B %P")
+        assert "merge: set merge.gitmem.driver" in out
+        assert ("hooks not installed" in out) == (not flags)
+        assert not any((repo / ".git" / "hooks" / h).exists() for h in ("post-commit", "post-merge"))
+
+
+def test_a_new_clone_says_the_driver_is_not_registered_until_hooks_install(tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    assert gitmem("init", str(seed))[0] == 0
+    commit_all(seed, "start")
+    git(tmp_path, "clone", "-q", str(seed), "clone")
+    clone = tmp_path / "clone"
+    code, out, _ = gitmem("-C", str(clone), "status", "--json")
+    assert code == 0
+    state = json.loads(out)["merge_driver"]
+    assert {k: v for k, v in state.items() if k != "message"} == {
+        "state": "unregistered", "attributes": True, "configured": False, "runnable": False}
+    for command in (("status",), ("hooks", "status")):
+        code, out, _ = gitmem("-C", str(clone), *command)
+        assert code == 0
+        assert "merge driver: not registered in this clone" in out
+        assert "'gitmem hooks install' registers it" in out
+    code, out, _ = gitmem("-C", str(clone), "hooks", "install")
+    assert code == 0 and "merge: set merge.gitmem.driver" in out
+    assert "merge driver: registered" in gitmem("-C", str(clone), "status")[1]
+    git(clone, "config", "merge.gitmem.driver", "/gone/python -m gitmem merge-file %O %A %B %P")
+    assert "runs a Python that is gone" in gitmem("-C", str(clone), "hooks", "status")[1]
+    assert "merge driver: not set up" in gitmem("-C", str(make_repo(tmp_path, "plain")), "status")[1]
 
 
 def test_sync_help_and_unknown_remote(tmp_path: Path) -> None:

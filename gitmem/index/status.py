@@ -14,6 +14,7 @@ from gitmem.config import Config
 from gitmem.domain import Warn
 from gitmem.git import head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
+from gitmem.mergedriver import DriverState, driver_state
 from gitmem.workspace import Workspace, WorktreeLayer, worktree_layer
 
 
@@ -25,6 +26,7 @@ class StatusReport:
     indexed: bool
     config_warnings: list[str]
     semantic: dict[str, Any]
+    merge_driver: DriverState  # whether memory files merge with gitmem's driver in this clone
     files: int = 0
     facts: int = 0
     chunks: int = 0
@@ -55,6 +57,7 @@ class StatusReport:
             "config_warnings": self.config_warnings,
             "config_errors": self.config_errors,
             "semantic": self.semantic,
+            "merge_driver": self.merge_driver.to_json(),
             "files": self.files,
             "facts": self.facts,
             "chunks": self.chunks,
@@ -95,6 +98,7 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
         config_warnings=list(cfg.warnings),
         config_errors=cfg.errors,
         semantic=_semantic_status(cfg, deep),
+        merge_driver=driver_state(ws.repo_root, ws.prefix),
     )
     if not report.indexed:
         return report
