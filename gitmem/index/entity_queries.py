@@ -100,15 +100,19 @@ def page_blob(store: Store, path: str, state: State) -> str | None:
 
 
 def entity_counts(store: Store, state: State) -> list[Row]:
-    """Every entity mentioned in a state: key, the name most often written, mentions (items),
-    facts, and the last day it was mentioned."""
+    """Every entity mentioned in a state (aliases folded into it): key, the name most often
+    written, mentions (items naming it, its own page's text aside), facts, and the last day it
+    was mentioned."""
     where, args = state.clause()
+    # Aliases folded before counting: an item naming an entity twice (by name and by an
+    # alias) is one mention, as ``entity NAME`` counts it.
     sql = (
-        "SELECT e.entity AS key, count(DISTINCT e.item_id) AS mentions, "
+        "SELECT coalesce(a.entity, e.entity) AS key, count(DISTINCT e.item_id) AS mentions, "
         "count(DISTINCT CASE WHEN i.type = 'fact' THEN e.item_id END) AS facts, "
         f"max({STATED}) AS last "
         f"FROM item_entities e JOIN items i ON i.id = e.item_id AND {where} "
-        "WHERE e.role != 'page' GROUP BY e.entity")
+        "LEFT JOIN aliases a ON a.alias = e.entity "
+        "WHERE e.role != 'page' GROUP BY 1")
     rows = _dicts(store.conn.execute(sql, args))
     names = _common_names(store, state)
     for row in rows:
@@ -136,10 +140,14 @@ def _common_names(store: Store, state: State) -> dict[str, str]:
 ITEM_FIELDS = (
     "id", "type", "kind", "content", "path", "start_line", "end_line", "commit_id", "valid_to",
     "event_start", "event_end", "day", "recorded_at", "confidence", "fact_id", "stated",
+    "mentions",
 )
 _ITEM_COLUMNS = ", ".join(
     f"{STATED} AS stated" if f == "stated"
     else "CASE WHEN i.type = 'fact' THEN i.content END" if f == "content"
+    # a mention names the entity; its own page's text is linked to it without naming it
+    else "EXISTS (SELECT 1 FROM item_entities m WHERE m.item_id = i.id AND m.role != 'page' "
+         "AND m.entity IN ({keys})) AS mentions" if f == "mentions"
     else f"i.{f}" for f in ITEM_FIELDS)
 _NEWEST_FIRST = "stated DESC, i.recorded_at DESC, i.path DESC, i.start_line DESC"
 
@@ -153,10 +161,10 @@ def entity_items(store: Store, keys: Sequence[str], state: State) -> list[tuple[
     # ('+' keeps SQLite from searching the valid_to index for every id as well).
     where = where.replace("i.valid", "+i.valid")
     sql = (
-        f"SELECT {_ITEM_COLUMNS} FROM items i WHERE {where} AND i.id IN "
+        f"SELECT {_ITEM_COLUMNS.format(keys=marks(keys))} FROM items i WHERE {where} AND i.id IN "
         f"(SELECT item_id FROM item_entities WHERE entity IN ({marks(keys)})) "
         f"ORDER BY {_NEWEST_FIRST}")
-    return store.conn.execute(sql, [*args, *keys]).fetchall()
+    return store.conn.execute(sql, [*keys, *args, *keys]).fetchall()
 
 
 def linked_entities(store: Store, ids: Sequence[int]) -> dict[str, int]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from gitmem.domain import ParsedFile
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.opinions import OPINIONS_PATH
+from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
@@ -85,10 +86,12 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     # bank/opinions.md restates what O entries said (its headings name their entities): the
     # entries are the mentions, so its text counts for no entity's mentions or last mention
     restates = mf.path == OPINIONS_PATH
+    # a page names its own entity (by its name or an alias of its own) by being its page
+    itself = {entity_key(n) for n in [page, *page_aliases(parsed.front_matter)]} if page else set()
     for c in parsed.chunks:
         links = () if restates else tuple((e, "mention") for e in find_entities(c.text))
-        if page:  # a page names its own entity by being its page, not by mentioning it
-            links = tuple(lk for lk in links if entity_key(lk[0]) != entity_key(page))
+        if page:
+            links = tuple(lk for lk in links if entity_key(lk[0]) not in itself)
             links += ((page, "page"),)
         body = c.text if not c.heading else f"{c.heading}\n{c.text}"
         out.append(

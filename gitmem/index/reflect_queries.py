@@ -11,7 +11,7 @@ from typing import Any
 from gitmem.index.store import Store, batched, marks
 
 _FACT_COLUMNS = ("i.id, i.fact_id, i.kind, i.content, i.path, i.start_line, i.end_line, "
-                 "i.confidence, i.recorded_at, i.event_start, i.event_end")
+                 "i.confidence, i.recorded_at, i.event_start, i.event_end, i.day")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,13 @@ class FactRow:
     event_start: str | None
     event_end: str | None
     entities: tuple[tuple[str, str, str], ...]
+    day: str | None = None  # the daily note's date
+
+    @property
+    def stated(self) -> str:
+        """The day the memory says this: the daily note's date, else the record day (an
+        event date may lie in the future; it is not when the fact was written)."""
+        return self.day or self.recorded_at[:10]
 
     @property
     def order(self) -> tuple[str, str, int]:
@@ -64,7 +71,7 @@ def _facts(store: Store, where: str, args: Sequence[Any]) -> list[FactRow]:
             links[int(item_id)].append((str(key), str(name), str(role)))
     return [FactRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
                     None if r[7] is None else float(r[7]), str(r[8] or ""), r[9], r[10],
-                    tuple(links[int(r[0])])) for r in rows]
+                    tuple(links[int(r[0])]), r[11]) for r in rows]
 
 
 def facts_recorded(store: Store, since: str | None, until: str | None = None) -> list[FactRow]:
@@ -79,8 +86,9 @@ def facts_recorded(store: Store, since: str | None, until: str | None = None) ->
     return _facts(store, " AND ".join(where), args)
 
 
-# When a fact happened: its event time, else the day it was recorded.
-FACT_DAY = "coalesce(i.event_start, substr(i.recorded_at, 1, 10))"
+# When the memory said a fact: the daily note's date, else the day it was recorded (not its
+# event time, which may lie in the future: "presents at the meetup on 2026-12-08").
+FACT_DAY = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ class FactLink:
     item_id: int
     entity: str  # the key as indexed (an alias is not resolved here)
     kind: str
-    day: str  # event day, else record day
+    day: str  # the daily note's date, else the record day
     path: str
     start_line: int
 

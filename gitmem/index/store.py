@@ -37,6 +37,7 @@ from gitmem.index.schema import (
     RebuildNeeded,
 )
 from gitmem.parse.opinions import OPINIONS_PATH
+from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key
 
 T = TypeVar("T")
@@ -623,15 +624,9 @@ class Store:
 def aliases(front_matter_json: str) -> list[str]:
     """The aliases an entity page's front matter (as stored, JSON) gives."""
     try:
-        data = json.loads(front_matter_json)
+        return page_aliases(json.loads(front_matter_json))
     except ValueError:
         return []
-    raw = data.get("aliases") if isinstance(data, dict) else None
-    if isinstance(raw, str):
-        return [raw]
-    if isinstance(raw, list):
-        return [str(a) for a in raw if isinstance(a, (str, int))]
-    return []
 
 
 def open_store(path: Path, *, readonly: bool = False) -> Store:

@@ -12,6 +12,17 @@ BEGIN = re.compile(r"^\s*<!--\s*gitmem:begin\b.*-->\s*$")
 END = re.compile(r"^\s*<!--\s*gitmem:end\s*-->\s*$")
 
 
+def page_aliases(front_matter: object) -> list[str]:
+    """The aliases an entity page's front matter (parsed YAML) gives: ``aliases: [Pete]`` or
+    ``aliases: Pete``."""
+    raw = front_matter.get("aliases") if isinstance(front_matter, dict) else None
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return [str(a) for a in raw if isinstance(a, (str, int))]
+    return []
+
+
 def _body_start(lines: list[str]) -> int:
     """The first line after YAML front matter (0 when there is none)."""
     if not lines or lines[0].strip() != "---":

@@ -136,7 +136,7 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
         state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
         ref = resolve_entity(store, name, state)
         items = eq.entity_items(store, ref.keys, state)
-        mentions = [r for r in items if r[_PATH] != ref.page]  # not its own page
+        mentions = [r for r in items if r[_MENTIONS]]  # as the entity list counts them
         facts, counts = _facts(store, [r for r in items if r[_TYPE] == "fact"], show)
         first, last = (mentions[-1], mentions[0]) if mentions else (None, None)
         view = EntityView(
@@ -154,8 +154,8 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
     return view
 
 
-_ID, _TYPE, _KIND, _PATH, _STATED = (eq.ITEM_FIELDS.index(f)
-                                     for f in ("id", "type", "kind", "path", "stated"))
+_ID, _TYPE, _KIND, _STATED, _MENTIONS = (eq.ITEM_FIELDS.index(f) for f in (
+    "id", "type", "kind", "stated", "mentions"))
 
 
 def _row(item: tuple[Any, ...]) -> Row:

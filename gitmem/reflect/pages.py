@@ -134,7 +134,7 @@ def render_block(digest: EntityDigest) -> list[str]:
         shown = digest.newest.get(kind, [])
         for f in shown:
             c = f" (c={f.confidence:.2f})" if f.confidence is not None else ""
-            day = f.event_start or f.recorded_at[:10]
+            day = f.stated
             cite = Citation(f.path, f.start_line, f.end_line)
             out.append(f"- {day}{c}: {_text(f.text)} ({cite})")
         if count > len(shown):

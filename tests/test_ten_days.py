@@ -1,0 +1,90 @@
+"""What a new user's ten days of notes (testing/newuser.py) look like after reflect, through the
+views a person reads: entity pages, ``gitmem entity``, ``gitmem opinions`` (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.reflect.run import ReflectReport, reflect
+from gitmem.workspace import open_workspace
+from testing import newuser
+from testing.cli import gitmem
+
+
+@pytest.fixture(scope="session")
+def ten_days_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return newuser.build(tmp_path_factory.mktemp("ten-days"))
+
+
+@pytest.fixture
+def ten_days(ten_days_built: Path, tmp_path: Path) -> Path:
+    """A private copy of the ten days, not reflected yet."""
+    dest = tmp_path / "ten-days"
+    shutil.copytree(ten_days_built, dest, symlinks=True)
+    return dest
+
+
+def run(repo: Path, since: str = "2026-11-01", **kwargs: Any) -> ReflectReport:
+    ws, cfg = open_workspace(repo)
+    return reflect(ws, cfg, since=since, **kwargs)
+
+
+def cli_json(repo: Path, *args: str) -> Any:
+    code, out, err = gitmem("-C", str(repo), *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def block(repo: Path, name: str) -> str:
+    page = (repo / f"bank/entities/{name}.md").read_text(encoding="utf-8")
+    return page[page.index("<!-- gitmem:begin"):]
+
+
+# -- item 1: dates come from when notes were written --------------------------------------------
+
+
+def test_a_digest_dates_facts_by_the_note_not_by_a_future_event(ten_days: Path) -> None:
+    run(ten_days, commit=True)
+    alice = block(ten_days, "Alice")
+    # the Berlin meetup is on 2026-12-08, written on 2026-11-09: the last note is 2026-11-30
+    assert "first mentioned 2026-11-03, last 2026-11-30." in alice, alice
+    assert "2026-12-08:" not in alice and "- 2026-12:" not in alice, alice
+    assert ("- 2026-11-09: Alice presents the ingest rewrite at the Berlin meetup on 2026-12-08. "
+            "(memory/2026-11-09.md#L6)") in alice
+    # newest first by the day each note was written (the holiday was noted on 11-17)
+    world = alice[alice.index("**World**"):alice.index("**Experience**")]
+    assert [ln[2:12] for ln in world.splitlines()[1:] if ln.startswith("- ")] == [
+        "2026-11-30", "2026-11-17", "2026-11-09", "2026-11-03"]
+    assert "**Timeline**\n- 2026-11: 6 facts (4 world, 1 experience, 1 opinion)\n" in alice
+
+
+# -- item 2: counts and dates agree -------------------------------------------------------------
+
+
+def test_the_entity_list_and_each_entity_agree_on_mentions_and_last_mention(
+        ten_days: Path) -> None:
+    run(ten_days, commit=True)
+    # a person adds to Alice's page: her alias and Bob, by name
+    page = ten_days / "bank/entities/Alice.md"
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        "over meetings.\n", "over meetings.\nBadge says @Alice-Meyer; pairs with @Bob.\n"),
+        encoding="utf-8")
+    from testing.repo import commit_all
+
+    commit_all(ten_days, "alice's page", "2026-12-02T09:00:00+00:00")
+    listed = {e["key"]: e for e in cli_json(ten_days, "entity")["entities"]}
+    assert set(listed) == {"alice", "bob", "nadia", "ingest", "rust", "田中"}
+    for key, entry in listed.items():
+        view = cli_json(ten_days, "entity", key)
+        assert view["counts"]["mentions"] == entry["mentions"], key
+        assert view["counts"]["facts"] == entry["facts"], key
+        assert view["last_mention"]["date"] == entry["last_mention"], key
+        assert view["last_mention"]["source"].startswith(
+            "bank/entities/Alice.md" if key == "bob" else "memory/"), (key, view["last_mention"])
+    assert cli_json(ten_days, "entity", "田中")["last_mention"]["source"] == \
+        "memory/2026-11-23.md#L6"
