@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gitmem.domain import RecallMode
+
 BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
@@ -230,7 +232,7 @@ def target_line(q: Question) -> int:
     return found[0]
 
 
-def evaluate(ws: Workspace, k: int, mode: str) -> dict[str, Any]:
+def evaluate(ws: Workspace, k: int, mode: RecallMode) -> dict[str, Any]:
     """hit@k per language, the not_first, empty answers, and the questions' median latency."""
     cfg = replace(open_workspace(ws.root)[1], embed_provider="none")
     per_lang: dict[str, list[int]] = {}

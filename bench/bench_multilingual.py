@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gitmem.domain import RecallMode
+
 BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
@@ -39,7 +41,7 @@ from gitmem.workspace import open_workspace  # noqa: E402
 
 NOW = datetime(2025, 12, 1, 12, 0, tzinfo=UTC)
 # name -> (mode, ranking): the shipped ranking (passages), and whole chunks (the one before)
-MODES: dict[str, tuple[str, Ranking | None]] = {
+MODES: dict[str, tuple[RecallMode, Ranking | None]] = {
     "lexical": ("lexical", None),
     "lexical, whole chunks": ("lexical", Ranking(passages=False)),
     "semantic": ("semantic", None),

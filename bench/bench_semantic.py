@@ -35,6 +35,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gitmem.domain import RecallMode
+
 BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
@@ -121,8 +123,9 @@ def latency(target: int, model: Path, scratch: Path, rounds: int,
     have, searched, dims = fill_random_vectors(wsobj, cfg, target)
     now = datetime(2026, 11, 30, tzinfo=UTC)
     # hybrid: the shipped ranking (passages); hybrid_chunks: whole chunks, the ranking before
-    variants = {"lexical": ("lexical", None), "hybrid": ("hybrid", None),
-                "hybrid_chunks": ("hybrid", Ranking(passages=False))}
+    variants: dict[str, tuple[RecallMode, Ranking | None]] = {
+        "lexical": ("lexical", None), "hybrid": ("hybrid", None),
+        "hybrid_chunks": ("hybrid", Ranking(passages=False))}
     timings: dict[str, list[float]] = {name: [] for name in variants}
     for mode, ranking in variants.values():
         answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=now, ranking=ranking)

@@ -55,6 +55,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gitmem.domain import RecallMode
+
 BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
@@ -396,7 +398,7 @@ def configure(cfg: Config, model: Path | None) -> Config:
 
 
 def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: Index,
-        mode: str) -> dict[str, dict[str, Any]]:
+        mode: RecallMode) -> dict[str, dict[str, Any]]:
     """Every record's question asked in ``mode``, its results scored; for an update, asked
     again as of the day before the newer statement; and, per record with a subject, its entity
     view scored (the same in every mode)."""
@@ -483,7 +485,7 @@ def run(records: Sequence[Mapping[str, Any]], workdir: Path, modes: Sequence[str
     every question: per run (``lexical``, ``hybrid <model>``) the metrics per language and
     overall, and every record's scores."""
     check_records(records)
-    runs: list[tuple[str, str, Path | None]] = []
+    runs: list[tuple[str, RecallMode, Path | None]] = []
     if "lexical" in modes:
         runs.append(("lexical", "lexical", None))
     if "hybrid" in modes:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from gitmem import __version__
+from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError, InternalError, SearchUnavailable
 from gitmem.parse.visible import visible, visible_json
 from gitmem.workspace import Workspace, open_workspace
@@ -382,7 +383,7 @@ def recall(
     as_of: str | None,
     entities: tuple[str, ...],
     kinds: tuple[str, ...],
-    mode: str,
+    mode: RecallMode,  # click.Choice of its names
     min_score: float | None,
     verbose: bool,
     committed: bool,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
+from gitmem.domain import ConfigSource
 from gitmem.errors import GitmemError
 
 REPO_CONFIG = ".gitmem.toml"
@@ -373,7 +374,7 @@ class LayerValue:
     """One layer's value of a setting: where it is written, the value (checked, or as written
     when invalid), and why it does not count when it does not."""
 
-    source: str  # repository | user | environment
+    source: ConfigSource
     where: str  # the file, or the environment variable
     value: Any
     error: str | None = None  # invalid: the error naming the file, the key and what is allowed
@@ -397,7 +398,8 @@ class Layers:
 def read_layers(repo_root: Path | None) -> Layers:
     """Read every layer without stopping at an invalid one: errors are kept with the values."""
     layers = Layers({}, [])
-    files = [("repository", repo_root / REPO_CONFIG)] if repo_root is not None else []
+    files: list[tuple[ConfigSource, Path]] = (
+        [("repository", repo_root / REPO_CONFIG)] if repo_root is not None else [])
     for source, path in [*files, ("user", user_config_path())]:
         try:
             settings = read_config_file(path)
@@ -415,7 +417,7 @@ def read_layers(repo_root: Path | None) -> Layers:
     return layers
 
 
-def _add_layer(layers: Layers, source: str, where: str, section: str, key: str,
+def _add_layer(layers: Layers, source: ConfigSource, where: str, section: str, key: str,
                value: Any) -> None:
     label = f"environment variable {where}" if source == "environment" else where
     if (section, key) not in _KEYS:

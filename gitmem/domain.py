@@ -4,9 +4,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Literal
 
-KIND_NAMES = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
-KIND_LETTERS = {name: letter for letter, name in KIND_NAMES.items()}
+# The closed sets of names that reach JSON output (docs/json.md): typed, so a typo is a mypy error.
+Kind = Literal["world", "experience", "opinion", "observation"]  # a Retain entry's KIND
+ResultKind = Literal["world", "experience", "opinion", "observation", "note"]  # note: a chunk
+FileClass = Literal["core", "user", "dreams", "daily", "note", "bank", "entity", "extra"]
+Stance = Literal["for", "against"]  # an evidence line of bank/opinions.md
+RecallMode = Literal["hybrid", "lexical", "semantic"]
+RangeMode = Literal["two-dot", "three-dot"]  # gitmem review BASE..HEAD | BASE...HEAD
+OpinionStatus = Literal["added", "removed", "changed"]  # an opinion, between two revisions
+FileStatus = Literal["added", "modified", "deleted"]  # a memory file, between two revisions
+PageEdit = Literal["generated", "human", "both"]  # which part of an entity page changed
+HookFileState = Literal["installed", "foreign", "missing"]
+Basis = Literal["declared", "rule"]  # a replacement: declared by the newer fact's writer, or found
+ConfigSource = Literal["repository", "user", "environment", "default"]  # a setting's layer
+WrittenKind = Literal["opinions", "entity-page", "proposal"]  # a file reflect writes
+# What classifying a path finds: (class, daily date, problem); None when it is not memory.
+Classified = tuple[FileClass, date | None, str | None]
+
+KIND_NAMES: dict[str, Kind] = {"W": "world", "B": "experience", "O": "opinion",
+                               "S": "observation"}
+KIND_LETTERS: dict[Kind, str] = {name: letter for letter, name in KIND_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -52,7 +71,7 @@ class MemoryFile:
 
     path: str
     blob: str
-    file_class: str  # core | user | dreams | daily | note | bank | entity | extra
+    file_class: FileClass
     day: date | None  # daily notes: the date from the file name
 
 
@@ -71,7 +90,7 @@ class Fact:
     """One Retain entry (SPEC §3)."""
 
     fact_id: str
-    kind: str  # world | experience | opinion | observation
+    kind: Kind
     text: str
     subjects: tuple[str, ...]  # entity slugs as written, before the colon
     mentions: tuple[str, ...]  # @mentions inside the text
@@ -103,7 +122,7 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Evidence:
-    stance: str  # for | against
+    stance: Stance
     fact_id: str
     source: str
     confidence: float | None

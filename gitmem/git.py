@@ -22,12 +22,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.domain import MemoryFile
+from gitmem.domain import Classified, MemoryFile
 from gitmem.errors import GitmemError, UsageError
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 GIT_LINK = 0o120000
 GIT_SUBMODULE = 0o160000
 
-# (class, daily date, problem) for a workspace-relative path, or None when it is not memory.
-Classify = Callable[[str], "tuple[str, date | None, str | None] | None"]
+# What a workspace-relative path is (class, daily date, problem), or None when it is not memory.
+Classify = Callable[[str], Classified | None]
 
 
 def run(cwd: Path, *args: str, env: Mapping[str, str] | None = None,
@@ -386,7 +386,7 @@ def _parse_commit(record: bytes, prefix: str, classify: Classify) -> CommitChang
 
 
 def _raw_entries(data: bytes, prefix: str, classify: Classify) -> Iterator[
-        tuple[list[str], str, tuple[str, date | None, str | None]]]:
+        tuple[list[str], str, Classified]]:
     """The memory files of ``--raw -z`` output: ([old mode, new mode, old blob, new blob,
     status], workspace-relative path, its classification)."""
     fields = data.split(b"\x00")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import private_dir, private_file
+from gitmem.domain import HookFileState
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.git import find_repo_root, hooks_dir
 from gitmem.locks import QUEUE_LOCK, file_lock, writer_lock
@@ -52,7 +53,7 @@ exit $status
 class HookState:
     name: str
     path: Path
-    state: str  # installed | foreign | missing
+    state: HookFileState
     chained: bool
     python_ok: bool
 

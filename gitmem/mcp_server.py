@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from gitmem import __version__
 from gitmem.config import Config, load_config
+from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError, option_name
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
@@ -149,7 +150,7 @@ class MemoryTools:
                min_score: float | None = None, since: str | None = None,
                until: str | None = None, as_of: str | None = None, around: str | None = None,
                entity: str | list[str] | None = None, kind: str | list[str] | None = None,
-               mode: str = "hybrid") -> str:
+               mode: RecallMode = "hybrid") -> str:
         from gitmem.recall.answer import RecallRequest
         from gitmem.recall.present import recall
 
@@ -287,7 +288,7 @@ def build_server(ws: Workspace) -> "MCPServer":
                                                         "this entity (or these)")] = None,
         kind: Annotated[str | list[str] | None, Field(description="W, B, O, S, or note "
                                                       "(plain text)")] = None,
-        mode: Annotated[Literal["hybrid", "lexical", "semantic"],
+        mode: Annotated[RecallMode,
                         Field(description="Search mode")] = "hybrid",
     ) -> CallToolResult:
         """Search long-term memory (MEMORY.md, daily notes, bank pages). Returns the JSON of

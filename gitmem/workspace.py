@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 
 from gitmem.config import REPO_CONFIG, Config, load_config, private_dir
-from gitmem.domain import MemoryFile, Warn
+from gitmem.domain import Classified, FileClass, MemoryFile, Warn
 from gitmem.errors import GitmemError
 from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root, tree_status
 
@@ -21,8 +21,9 @@ _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 # OpenClaw's workspace bootstrap files: SOUL.md (who the agent is, its values) and IDENTITY.md
 # (its name and manner) are durable, curated memory like MEMORY.md; AGENTS.md, TOOLS.md,
 # HEARTBEAT.md and BOOTSTRAP.md are instructions to the agent, not memory, and stay out.
-ROOT_FILES = {"MEMORY.md": "core", "memory.md": "core", "SOUL.md": "core", "IDENTITY.md": "core",
-              "USER.md": "user", "DREAMS.md": "dreams"}
+ROOT_FILES: dict[str, FileClass] = {
+    "MEMORY.md": "core", "memory.md": "core", "SOUL.md": "core", "IDENTITY.md": "core",
+    "USER.md": "user", "DREAMS.md": "dreams"}
 MEMORY_FOLDERS = ("memory", "bank")
 _BANK_FILES = {"world.md", "experience.md", "opinions.md"}
 
@@ -48,7 +49,7 @@ class Workspace:
         return self.memory_dir / "index.sqlite"
 
 
-def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, str | None] | None:
+def classify(path: str, extra: Sequence[str] = ()) -> Classified | None:
     """(class, daily date, problem) for a workspace-relative path, or None if not memory.
 
     A ``README.md`` inside ``memory/`` or ``bank/`` describes the folder (older versions of
@@ -84,7 +85,7 @@ def classify(path: str, extra: Sequence[str] = ()) -> tuple[str, date | None, st
     return _extra(path, extra)
 
 
-def _extra(path: str, extra: Sequence[str]) -> tuple[str, None, None] | None:
+def _extra(path: str, extra: Sequence[str]) -> Classified | None:
     for root in extra:
         root = root.strip("/")
         if path == root or path.startswith(root + "/"):
@@ -135,7 +136,7 @@ def open_workspace(start: Path, *, lenient: bool = False) -> tuple[Workspace, Co
     return Workspace(repo_root=repo_root, prefix=prefix, git_dir=git_dir), cfg
 
 
-def classifier(cfg: Config) -> partial[tuple[str, date | None, str | None] | None]:
+def classifier(cfg: Config) -> partial[Classified | None]:
     """``classify`` with the configured extra paths bound (what the git layer is given)."""
     return partial(classify, extra=cfg.extra_paths)
 

@@ -23,6 +23,7 @@ import apsw
 
 from bench.locomo.build import SIDECAR_FORMAT
 from bench.locomo.dataset import BenchError
+from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError
 from gitmem.index.run import index_and_embed
 from gitmem.recall.answer import RecallRequest, answer
@@ -127,7 +128,7 @@ class MethodUnavailable(BenchError):
     """The installed gitmem cannot run this method (e.g. no embedding provider)."""
 
 
-def gitmem_recall(mode: str, ranking: Any = None, name: str | None = None) -> Method:
+def gitmem_recall(mode: RecallMode, ranking: Any = None, name: str | None = None) -> Method:
     """gitmem's recall in-process in ``mode``; refuses to stand in lexical results for another.
 
     ``ranking`` overrides gitmem's shipped ranking (``gitmem.recall.ranking.Ranking``)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from gitmem.domain import ParsedFile
+from gitmem.domain import ParsedFile, ResultKind
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.pages import page_aliases
@@ -24,7 +24,7 @@ from gitmem.parse.textfold import fold, han_text
 class ItemVersion:
     vkey: str
     type: str  # fact | chunk
-    kind: str
+    kind: ResultKind
     fact_id: str | None
     confidence: float | None
     start_line: int

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gitmem.domain import Kind
 from gitmem.index.store import Store, batched, marks
 
 _FACT_COLUMNS = ("i.id, i.fact_id, i.kind, i.content, i.path, i.start_line, i.end_line, "
@@ -20,7 +21,7 @@ class FactRow:
 
     item_id: int
     fact_id: str
-    kind: str
+    kind: Kind
     text: str
     path: str
     start_line: int
@@ -69,7 +70,7 @@ def _facts(store: Store, where: str, args: Sequence[Any]) -> list[FactRow]:
                 part).fetchall()
         for item_id, key, name, role in found:
             links[int(item_id)].append((str(key), str(name), str(role)))
-    return [FactRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]),
+    return [FactRow(int(r[0]), str(r[1]), r[2], str(r[3]), str(r[4]), int(r[5]), int(r[6]),
                     None if r[7] is None else float(r[7]), str(r[8] or ""), r[9], r[10],
                     tuple(links[int(r[0])]), r[11]) for r in rows]
 
@@ -97,7 +98,7 @@ class FactLink:
 
     item_id: int
     entity: str  # the key as indexed (an alias is not resolved here)
-    kind: str
+    kind: Kind
     day: str  # the daily note's date, else the record day
     path: str
     start_line: int
@@ -111,7 +112,7 @@ def fact_links(store: Store) -> list[FactLink]:
         f"SELECT i.id, e.entity, i.kind, {FACT_DAY}, i.path, i.start_line FROM items i "
         "JOIN item_entities e ON e.item_id = i.id AND e.role != 'page' "
         "WHERE i.valid_to IS NULL AND i.type = 'fact'").fetchall()
-    return [FactLink(int(r[0]), str(r[1]), str(r[2]), str(r[3] or ""), str(r[4]), int(r[5]))
+    return [FactLink(int(r[0]), str(r[1]), r[2], str(r[3] or ""), str(r[4]), int(r[5]))
             for r in rows]
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
-from gitmem.domain import Evidence, Opinion, Warn
+from gitmem.domain import Evidence, Opinion, Stance, Warn
 from gitmem.parse.retain import find_entities
 
 OPINIONS_PATH = "bank/opinions.md"
@@ -165,7 +165,8 @@ class _Fields:
 
     def _evidence(self, me: re.Match[str], i: int) -> None:
         c = me.group("c")
-        self.evidence.append(Evidence(me.group("stance").lower(), me.group("fact"),
+        stance: Stance = "for" if me.group("stance").lower() == "for" else "against"
+        self.evidence.append(Evidence(stance, me.group("fact"),
                                       me.group("source"), self._number(c, i) if c else None))
         self.evidence_at.append(i)
 

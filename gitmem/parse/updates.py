@@ -36,12 +36,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
+from gitmem.domain import Basis, ResultKind
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, texts_match
-
-Basis = Literal["declared", "rule"]
 
 # Kinds whose statements a later one can replace ("note": a plain line outside Retain
 # sections). Experience entries (B) are events: "fixed the crash" stays true after "fixed the
@@ -55,7 +53,7 @@ _WS = re.compile(r"\s+")
 class Statement:
     """A fact or a plain note line, as the knowledge-update rule sees it."""
 
-    kind: str  # world | experience | opinion | observation | note
+    kind: ResultKind
     text: str
     entities: tuple[str, ...]  # subjects first, then mentions (a note line: names it mentions)
     stated: str  # the day it was stated: its daily note's day, else its record day; '' unknown

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import TimeWindow
+from gitmem.domain import RecallMode, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.batch import embed_texts
 from gitmem.embed.registry import TURN_ON_HINT, fallback, select
@@ -38,7 +38,7 @@ class RecallRequest:
     as_of: str | None = None
     entities: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
-    mode: str = "hybrid"
+    mode: RecallMode = "hybrid"
     committed: bool = False  # answer from HEAD alone, without the uncommitted layer
     verbose: bool = False  # repeat the hints that are otherwise given once per workspace
 
@@ -46,7 +46,7 @@ class RecallRequest:
 @dataclass
 class RecallResponse:
     query: str
-    mode: str
+    mode: RecallMode
     filters: dict[str, Any]
     results: list[Result]
     warnings: list[str] = field(default_factory=list)
@@ -137,11 +137,11 @@ def answer(
 
 def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
             semantic: _QueryVector | None, ranking: Ranking | None,
-            warnings: list[str], now: datetime) -> tuple[list[Result], str]:
+            warnings: list[str], now: datetime) -> tuple[list[Result], RecallMode]:
     store = open_store(ws.index_path, readonly=True)
     try:
         qvec = semantic.usable_vector(store) if semantic else None
-        mode = req.mode if qvec is not None else "lexical"
+        mode: RecallMode = req.mode if qvec is not None else "lexical"
         found, seq = _state(store, req, as_of, warnings)
         if not found:
             return [], mode
@@ -302,7 +302,7 @@ def _ranked(
     now: datetime,
     names: Sequence[str],
     qvec: bytes | None,
-    mode: str,
+    mode: RecallMode,
     ranking: Ranking | None,
 ) -> list[Result]:
     keys = resolve_entities(store, names)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import KIND_NAMES
+from gitmem.domain import KIND_NAMES, Basis, Kind
 from gitmem.git import GitRepo, blob_id
 from gitmem.index import entity_queries as eq
 from gitmem.index import queries
@@ -43,7 +43,7 @@ class PastFact:
     until: str
     fact_id: str | None
     confidence: float | None
-    basis: str = "rule"  # declared (by the newer fact's writer) | rule
+    basis: Basis = "rule"
 
     def to_json(self) -> dict[str, Any]:
         return {"content": self.content, "source": self.source, "date": self.stated,
@@ -53,7 +53,7 @@ class PastFact:
 
 @dataclass(frozen=True)
 class FactView:
-    kind: str
+    kind: Kind
     content: str
     source: str
     stated: str  # the note's day, else the record date

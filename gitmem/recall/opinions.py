@@ -104,7 +104,7 @@ def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None) -
         confidence=row["confidence"],
         updated=row["updated"],
         source=citation(row),
-        evidence=tuple(Evidence(str(e["stance"]), str(e["fact_id"]), str(e["source"]),
+        evidence=tuple(Evidence(e["stance"], str(e["fact_id"]), str(e["source"]),
                                 e.get("confidence")) for e in row["evidence"]),
         recorded_at=row["recorded_at"],
         history=history,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
-from gitmem.domain import KIND_LETTERS, KIND_NAMES, TimeWindow
+from gitmem.domain import KIND_NAMES, RecallMode, ResultKind, TimeWindow
 from gitmem.errors import UsageError
 from gitmem.index import queries
 from gitmem.index.items import MAX_PASSAGES, PASSAGE_TOKENS
@@ -67,7 +67,7 @@ class RecallQuery:
     k: int = 8
     window: TimeWindow | None = None
     entities: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()  # world | experience | opinion | observation | note
+    kinds: tuple[ResultKind, ...] = ()
     half_life_days: float = 30.0
     decay_floor: float = DECAY_FLOOR
     as_of_seq: int | None = None  # answer from the indexed commit with this seq
@@ -76,7 +76,7 @@ class RecallQuery:
 
 @dataclass(frozen=True)
 class Result:
-    kind: str
+    kind: ResultKind
     content: str
     snippet: str
     path: str
@@ -126,17 +126,21 @@ class Result:
         }
 
 
-def parse_kinds(values: Sequence[str]) -> tuple[str, ...]:
+_RESULT_KINDS: dict[str, ResultKind] = dict(zip(get_args(ResultKind), get_args(ResultKind),
+                                                strict=True))
+
+
+def parse_kinds(values: Sequence[str]) -> tuple[ResultKind, ...]:
     """``W``/``world`` etc. (repeated, or listed as ``W,O``) to JSON kind names; ``note``
     selects chunks."""
-    out: list[str] = []
+    out: list[ResultKind] = []
     for value in (part for given in values for part in given.split(",") if part.strip()):
         v = value.strip()
-        name = KIND_NAMES.get(v.upper()) if len(v) == 1 else v.lower()
-        if name not in KIND_LETTERS and name != "note":
+        kind = _RESULT_KINDS.get(KIND_NAMES.get(v.upper(), "") if len(v) == 1 else v.lower())
+        if kind is None:
             raise UsageError.naming("invalid {kind} {value!r}: use W, B, O, S (or world, "
                                     "experience, opinion, observation, note)", value=value)
-        out.append(name)
+        out.append(kind)
     return tuple(dict.fromkeys(out))
 
 
@@ -196,7 +200,7 @@ def rank(
     entity_keys: Sequence[Sequence[str]] = (),
     *,
     qvec: bytes | None = None,
-    mode: str = "lexical",
+    mode: RecallMode = "lexical",
     ranking: Ranking | None = None,
 ) -> list[Result]:
     """Candidates scored by relevance × recency decay × importance, then diversified.
@@ -273,7 +277,7 @@ def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) 
 
 
 def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float | None,
-           qvec: bytes | None, mode: str, ranking: Ranking) -> float:
+           qvec: bytes | None, mode: RecallMode, ranking: Ranking) -> float:
     """A unit's score: relevance by mode, × recency decay × importance, + the preferred
     window's boost, + an exact file-name match. A unit without a vector (``cosine`` None: not
     embedded yet, or uncommitted) is scored by its words, as lexical recall scores it: were its
@@ -311,7 +315,7 @@ def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[t
 
 
 def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, Row],
-                  text: dict[int, float], qvec: bytes | None, mode: str, ranking: Ranking,
+                  text: dict[int, float], qvec: bytes | None, mode: RecallMode, ranking: Ranking,
                   psim: dict[tuple[int, int], float] | None = None,
                   cosines: dict[tuple[int, int, int], float] | None = None,
                   ) -> list[tuple[float, Row, int, int]]:

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from gitmem.domain import Citation
+from gitmem.domain import Basis, Citation, ResultKind
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
-from gitmem.parse.updates import UPDATABLE, Basis, Statement, topic_phrases
+from gitmem.parse.updates import UPDATABLE, Statement, topic_phrases
 from gitmem.parse.updates import replaces as statement_replaces
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
@@ -51,7 +51,7 @@ def _explicit_period(row: Row) -> tuple[str, str] | None:
 def statement(row: Row, entities: Sequence[str]) -> Statement:
     """A fact or chunk row as the knowledge-update rule sees it."""
     return Statement(
-        kind=str(row["kind"]), text=str(row["content"]), entities=tuple(entities),
+        kind=row["kind"], text=str(row["content"]), entities=tuple(entities),
         stated=stated(row), recorded_at=str(row.get("recorded_at") or ""),
         path=str(row["path"]), line=int(row["start_line"]), period=_explicit_period(row),
         fact_id=str(row.get("fact_id") or ""), declared=frozenset(row.get("declared") or ()))
@@ -341,7 +341,7 @@ def _answering_line(row: Row, asked: frozenset[str],
 
 
 def _line_statement(row: Row, text: str, line: int, subject: tuple[str, ...]) -> Statement:
-    kind = "note" if row["type"] == "chunk" else str(row["kind"])
+    kind: ResultKind = "note" if row["type"] == "chunk" else row["kind"]
     body = text.strip().lstrip("-*+ ").strip()
     return Statement(kind=kind, text=body, entities=subject, stated=stated(row),
                      recorded_at=str(row.get("recorded_at") or ""), path=str(row["path"]),

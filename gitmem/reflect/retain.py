@@ -18,7 +18,7 @@ from datetime import date, datetime
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import Citation, Fact, MemoryFile
+from gitmem.domain import Citation, Fact, Kind, MemoryFile
 from gitmem.errors import GitmemError, UsageError
 from gitmem.git import blob_id, commit_files, files_at, head_id
 from gitmem.locks import file_lock
@@ -46,7 +46,7 @@ class RetainResult:
     end_line: int
     commit: str
     fact_id: str
-    kind: str
+    kind: Kind
     text: str
     entities: tuple[str, ...]
     confidence: float | None

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import Citation, Warn
+from gitmem.domain import Citation, Warn, WrittenKind
 from gitmem.errors import GitmemError
 from gitmem.git import commit_files, files_at, head_id
 from gitmem.index.reflect_queries import (
@@ -75,7 +75,7 @@ SUBJECT = "gitmem reflect"
 class FileChange:
     path: str  # workspace-relative
     action: str  # create | update | delete
-    kind: str  # opinions | entity-page | proposal
+    kind: WrittenKind
     reason: str
 
     def to_json(self) -> dict[str, Any]:

@@ -22,7 +22,16 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gitmem.config import Config
-from gitmem.domain import Citation, Evidence, Opinion, ParsedFile, Warn
+from gitmem.domain import (
+    Citation,
+    Evidence,
+    FileStatus,
+    Opinion,
+    PageEdit,
+    ParsedFile,
+    RangeMode,
+    Warn,
+)
 from gitmem.errors import GitmemError, UsageError
 from gitmem.git import (
     TreeChange,
@@ -57,11 +66,12 @@ _SOURCE_PATH = re.compile(r"^(?P<path>[^#@\s]+)#L\d+")
 # -- the range ---------------------------------------------------------------------------------
 
 
-def split_range(spec: str) -> tuple[str, str, str]:
+def split_range(spec: str) -> tuple[str, str, RangeMode]:
     """(base rev, head rev, mode) of a range; a usage error names the accepted forms."""
     text = spec.strip()
     if not text or any(c.isspace() for c in text):
         raise UsageError(f"invalid range '{spec}': use {RANGE_FORMS}")
+    mode: RangeMode
     if "..." in text:
         base, _, head = text.partition("...")
         mode = "three-dot"
@@ -181,11 +191,12 @@ def _by_entity(added: list[ReviewFact], removed: list[ReviewFact]) -> tuple[Enti
 def _file_change(change: TreeChange, before: Snapshot, after: Snapshot) -> FileChange:
     old_lines = _lines(before.changed.get(change.path))
     new_lines = _lines(after.changed.get(change.path))
-    status = "added" if change.old is None else "deleted" if change.new is None else "modified"
+    status: FileStatus = ("added" if change.old is None else "deleted" if change.new is None
+                          else "modified")
     mf = change.new or change.old
     assert mf is not None
     plus, minus, touched_old, touched_new = _line_delta(old_lines, new_lines)
-    where = None
+    where: PageEdit | None = None
     if mf.file_class == "entity" and status == "modified":
         inside = ([_in_generated(old_lines, n) for n in touched_old]
                   + [_in_generated(new_lines, n) for n in touched_new])

@@ -9,10 +9,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem.domain import Citation, Fact, MemoryFile, Warn
-from gitmem.parse.updates import Basis, Statement
+from gitmem.domain import (
+    Basis,
+    Citation,
+    Fact,
+    FileClass,
+    FileStatus,
+    Kind,
+    MemoryFile,
+    OpinionStatus,
+    PageEdit,
+    RangeMode,
+    Stance,
+    Warn,
+)
+from gitmem.parse.updates import Statement
 
-OPINION_STATUSES = ("changed", "added", "removed")
+OPINION_STATUSES: tuple[OpinionStatus, ...] = ("changed", "added", "removed")
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
@@ -22,7 +35,7 @@ def plural(n: int, one: str, many: str | None = None) -> str:
 @dataclass(frozen=True)
 class ReviewRange:
     spec: str  # as given
-    mode: str  # two-dot | three-dot
+    mode: RangeMode
     base_rev: str
     head_rev: str
     base: str  # the commit whose memory is "before" (the merge base for three dots)
@@ -40,7 +53,7 @@ class ReviewFact:
     """A Retain entry on one side of the range, cited at that side's commit."""
 
     fact_id: str
-    kind: str
+    kind: Kind
     text: str
     entities: tuple[str, ...]
     at: Citation  # path#Lline@commit of that side
@@ -100,7 +113,7 @@ class Supersession:
 class EvidenceChange:
     """An evidence line of an opinion, with the fact it cites looked up at the head."""
 
-    stance: str  # for | against
+    stance: Stance
     fact_id: str
     cited_as: str  # the source as written in bank/opinions.md
     confidence: float | None
@@ -119,7 +132,7 @@ class OpinionDiff:
     it makes is ``gitmem.reflect.opinion_update.OpinionChange``)."""
 
     opinion_id: str
-    status: str  # added | removed | changed
+    status: OpinionStatus
     statement: str
     at: Citation  # the section's heading, at the head (at the base when removed)
     confidence_before: float | None = None
@@ -164,11 +177,11 @@ class EntityFacts:
 @dataclass(frozen=True)
 class FileChange:
     path: str
-    file_class: str  # core | user | dreams | daily | note | bank | entity | extra
-    status: str  # added | modified | deleted
+    file_class: FileClass
+    status: FileStatus
     lines_added: int
     lines_removed: int
-    where: str | None = None  # modified entity pages: generated | human | both
+    where: PageEdit | None = None  # modified entity pages
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "class": self.file_class, "status": self.status,
@@ -196,7 +209,7 @@ class Review:
     def pages(self) -> tuple[FileChange, ...]:
         return tuple(f for f in self.files if f.file_class == "entity")
 
-    def opinions_with(self, status: str) -> list[OpinionDiff]:
+    def opinions_with(self, status: OpinionStatus) -> list[OpinionDiff]:
         return [o for o in self.opinions if o.status == status]
 
     def counts(self) -> list[str]:

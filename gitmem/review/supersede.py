@@ -30,11 +30,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from gitmem.domain import Citation, Fact
+from gitmem.domain import Basis, Citation, Fact
 from gitmem.git import GrepJob
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.textfold import STOPWORDS
-from gitmem.parse.updates import UPDATABLE, Basis, plausible, replaces
+from gitmem.parse.updates import UPDATABLE, plausible, replaces
 from gitmem.review.review_model import ReviewFact, Supersession
 from gitmem.review.snapshot import Snapshot
 
