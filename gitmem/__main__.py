@@ -14,7 +14,7 @@ def main() -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = sys.argv[1:]
     if args[:1] == ["merge-file"] and len(args) in (4, 5) and all(map(_is_file, args[1:4])):
-        from gitmem.merge import run_driver
+        from gitmem.merge.driver import run_driver
 
         sys.exit(run_driver(*args[1:]))
     from gitmem.warm.client import try_warm

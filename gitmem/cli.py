@@ -886,7 +886,7 @@ def merge_file(base: Path, ours: Path, theirs: Path, path: str) -> None:
     """git's merge driver for memory files (merge.gitmem.driver = gitmem merge-file %O %A %B
     %P): merges THEIRS into OURS from BASE, writes OURS; exit 0 when clean, 1 when conflict
     markers were left."""
-    from gitmem.merge import run_driver
+    from gitmem.merge.driver import run_driver
 
     code = run_driver(str(base), str(ours), str(theirs), path)
     if code:

@@ -32,8 +32,13 @@ def attribute_lines(prefix: str) -> list[str]:
     return [f"{prefix}{pattern} merge={DRIVER}" for pattern in MEMORY_PATTERNS]
 
 
-def driver_command(python: str) -> str:
-    return f"{shlex.quote(python)} -m gitmem merge-file %O %A %B %P"
+def driver_command(python: str, package_parent: str | None = None) -> str:
+    """git runs one driver per file both sides changed, so it starts Python without ``site``
+    (``-S``: no .pth files, no site-packages scan; two thirds of a bare start-up in a virtual
+    environment) and finds gitmem through ``PYTHONPATH``: the driver needs nothing else."""
+    parent = package_parent or str(Path(__file__).resolve().parent.parent)
+    return (f"PYTHONPATH={shlex.quote(parent)} {shlex.quote(python)} -S -m gitmem merge-file "
+            f"%O %A %B %P")
 
 
 def register(repo_root: Path, prefix: str, python: str | None = None) -> list[str]:
@@ -103,12 +108,18 @@ def driver_state(repo_root: Path, prefix: str) -> DriverState:
 
 
 def _runnable(command: str) -> bool:
+    """Whether the command's program exists and, when it names gitmem's folder
+    (``PYTHONPATH=``), gitmem is still there."""
     try:
-        program = shlex.split(command)[0]
-    except (ValueError, IndexError):
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    paths = [w.removeprefix("PYTHONPATH=") for w in words if w.startswith("PYTHONPATH=")]
+    program = next((w for w in words if "=" not in w), "")
+    if any(not (Path(p) / "gitmem" / "merge" / "driver.py").is_file() for p in paths):
         return False
     if "/" not in program:
         import shutil
 
-        return shutil.which(program) is not None
+        return bool(program) and shutil.which(program) is not None
     return Path(program).exists()

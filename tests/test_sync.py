@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.merge import STALE_BEGIN, STALE_OPINION, merge_file, merge_text
-from gitmem.mergedriver import register
+from gitmem.merge.driver import merge_file, merge_text
+from gitmem.mergedriver import driver_command, register
+from gitmem.parse.stale import OPINION_NOTE, STALE_BEGIN, StaleMark, read_stale
 from gitmem.reflect.retain import retain
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
@@ -115,9 +116,37 @@ def test_opinions_merge_per_section_and_mark_a_section_both_sides_changed() -> N
     assert (conflicts, stale) == (0, 1)
     assert merged == merge_text(base, b, a, "bank/opinions.md")[0]
     section = merged.split("## @Peter likes")[0]
-    assert STALE_OPINION in section
+    assert OPINION_NOTE in section
     assert "f-cccccccccccc" in section and "f-dddddddddddd" in section  # no evidence lost
     assert b_two in merged and three in merged
+
+
+def _stale_of(text: str) -> StaleMark:
+    found = [m for n, ln in enumerate(text.splitlines()) if (m := read_stale(ln, n))]
+    assert len(found) == 1, text
+    return found[0]
+
+
+def test_the_stale_line_names_the_ancestors_confidence_and_the_evidence_added_since() -> None:
+    cite = {x: f"f-{x * 12} memory/2025-11-2{n}.md#L5" for n, x in enumerate("acde")}
+    base = "# Opinions\n\n" + _opinion("o-11111111", "@Peter prefers short replies", "0.70", cite["a"])
+    a = base.replace("0.70", "0.80") + f"  - for {cite['c']}\n"
+    b = base.replace("0.70", "0.75") + f"  - for {cite['d']}\n"
+    merged, _, stale = merge_text(base, a, b, "bank/opinions.md")
+    mark = _stale_of(merged)
+    assert (stale, mark.base, mark.new) == (1, 0.70, ("f-cccccccccccc", "f-dddddddddddd"))
+    # The next merge starts from that ancestor: one side recomputed it (no marker), the other
+    # reflected new evidence on top of the merge; the ancestor's starting point carries over.
+    settled = [ln for ln in merged.splitlines(keepends=True) if not read_stale(ln, 0)]
+    x = "".join(settled).replace("0.80", "0.82")
+    y = x.replace("0.82", "0.79").rstrip("\n") + f"\n  - for {cite['e']}\n"
+    mark = _stale_of(merge_text(merged, x, y, "bank/opinions.md")[0])
+    assert (mark.base, mark.new) == (0.70, ("f-cccccccccccc", "f-dddddddddddd", "f-eeeeeeeeeeee"))
+    # Both machines started the same opinion: recomputed from its first evidence on.
+    a_new, b_new = (_opinion("o-22222222", "@Peter likes the NAS", c, cite[x]) for c, x in
+                    (("0.60", "c"), ("0.55", "d")))
+    mark = _stale_of(merge_text(base, base + a_new, base + b_new, "bank/opinions.md")[0])
+    assert (mark.base, mark.new) == (None, ("f-cccccccccccc", "f-dddddddddddd"))
 
 
 def test_files_the_driver_does_not_read_go_to_gits_merge_and_lose_no_bytes(tmp_path: Path) -> None:
@@ -397,23 +426,40 @@ def test_entity_pages_and_opinions_merge_through_git_with_their_stale_markers(tm
     merged_page = (a / page).read_text(encoding="utf-8")
     assert STALE_BEGIN in merged_page and "- 5 facts" in merged_page
     assert merged_page.count("\nNote from") == 2
-    assert STALE_OPINION in (a / "bank/opinions.md").read_text(encoding="utf-8")
+    assert OPINION_NOTE in (a / "bank/opinions.md").read_text(encoding="utf-8")
     assert dump(a) == rebuilt_dump(a, tmp_path / "rebuilt")
 
 
-def test_the_driver_process_merges_without_the_command_lines_imports(tmp_path: Path) -> None:
+def _driver(files: dict[str, Path], *, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """The registered driver command, run as git runs it (sh -c, the %-placeholders filled)."""
+    command = driver_command(sys.executable)
+    for mark, name in (("%O", "o"), ("%A", "a"), ("%B", "b"), ("%P", DAY)):
+        command = command.replace(mark, str(files[name]) if name in files else name)
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120,
+                          env={**clean, **(env or {})})
+
+
+# Python's own start-up with -S and -m imports these; anything more is the driver's doing.
+STARTUP = {"runpy", "importlib.util", "contextlib", "collections", "enum", "signal", "types"}
+
+
+def test_the_driver_process_imports_only_what_a_daily_notes_merge_needs(tmp_path: Path) -> None:
     files = {n: tmp_path / n for n in ("o", "a", "b")}
     for name, text in (("o", NOTE), ("a", NOTE + "- W @Peter: a.\n"), ("b", NOTE + "- W @Peter: b.\n")):
         files[name].write_text(text, encoding="utf-8")
-    args = [str(files[n]) for n in ("o", "a", "b")]
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "merge-file", *args,
-                           DAY], capture_output=True, text=True, timeout=120)
+    proc = _driver(files, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert proc.returncode == 0, proc.stderr[-500:]
     imported = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
-    assert "gitmem.merge" in imported and not {"click", "gitmem.cli", "gitmem.git"} & imported
+    assert {"gitmem.merge.driver", "gitmem.merge.lines"} <= imported
+    assert not {"site", "re", "difflib", "dataclasses", "pathlib", "typing", "click", "gitmem.cli",
+                "gitmem.git", "gitmem.domain", "gitmem.parse.opinions"} & imported
     assert files["a"].read_text(encoding="utf-8") == NOTE + "- W @Peter: a.\n- W @Peter: b.\n"
     files["b"].write_text(NOTE.replace("The NUC", "The Castle"), encoding="utf-8")
     files["a"].write_text(NOTE.replace("The NUC", "The Pi"), encoding="utf-8")
-    conflict = subprocess.run([sys.executable, "-m", "gitmem", "merge-file", *args, DAY],
-                              capture_output=True, timeout=120)
+    conflict = _driver(files)
     assert conflict.returncode == 1 and "<<<<<<< ours" in files["a"].read_text(encoding="utf-8")
+    files["a"].write_bytes(b"\xff" + NOTE.encode())  # not UTF-8: git's merge, through gitmem.git
+    assert _driver(files).returncode == 0
+    assert files["a"].read_bytes() == b"\xff" + NOTE.replace("The NUC", "The Castle").encode()
