@@ -219,3 +219,23 @@ def test_the_readme_example_works_on_the_sample_workspace(fixture_repo: Path) ->
     assert nuc["superseded_basis"] == "rule"
     order = list(shown)
     assert order.index("memory/2025-11-27.md#L14") < order.index("memory/2025-11-10.md#L14")
+
+
+def test_a_later_fact_that_names_the_subject_in_its_text_replaces(tmp_path: Path) -> None:
+    """The newer fact is about other subjects and names the older one's subject inline
+    (@homelab): it is still found as a candidate, ranked first and marks the older replaced."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2026-10-20.md", _daily(
+        "2026-10-20", "W @homelab: Home Assistant runs on the Raspberry Pi in the cupboard."))
+    commit_all(repo, "pi", "2026-10-20T20:00:00+00:00")
+    write(repo, "memory/2026-11-02.md", _daily(
+        "2026-11-02", "W @homelab: The homelab UPS gives about 20 minutes on battery."))
+    commit_all(repo, "ups", "2026-11-02T20:00:00+00:00")
+    write(repo, "memory/2026-11-18.md", _daily(
+        "2026-11-18", "W @Peter @NUC: Moved Home Assistant off the @homelab Pi onto the NUC."))
+    commit_all(repo, "nuc", "2026-11-18T20:00:00+00:00")
+    shown = {r["source"]: r for r in
+             recall_json(repo, "what machine does Home Assistant run on")["results"]}
+    assert shown["memory/2026-10-20.md#L4"]["superseded_by"] == "memory/2026-11-18.md#L4"
+    assert next(iter(shown)) == "memory/2026-11-18.md#L4"
+    assert shown.get("memory/2026-11-02.md#L4", {}).get("superseded_by") is None

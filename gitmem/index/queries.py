@@ -282,33 +282,45 @@ def entity_names_like(store: Store, fragment: str, limit: int = 5) -> list[str]:
         (f"%{fragment}%", limit))]
 
 
-def subject_facts_after(store: Store, keys: Sequence[str], after: int, limit: int) -> list[int]:
-    """Ids of the newest ``limit`` fact versions recorded after item ``after`` whose subjects
-    include one of these entity keys, newest first (index only: only facts have subjects)."""
-    return [int(r) for (r,) in store.conn.execute(
-        f"SELECT DISTINCT item_id FROM item_entities WHERE entity IN ({marks(keys)}) "
-        "AND role = 'subject' AND item_id > ? ORDER BY item_id DESC LIMIT ?",
-        [*keys, after, limit])]
+def subject_facts_newest(store: Store, keys: Sequence[str], after: int,
+                         limit: int) -> dict[str, list[int]]:
+    """Entity key -> ids of the newest ``limit`` fact versions recorded after item ``after``
+    with that key as a subject or naming it in their text, newest first. The newest ``limit``
+    of any union of these lists, with ids above a higher bound, are the newest of that union's
+    keys above that bound: one call serves every shown fact."""
+    out: dict[str, list[int]] = {}
+    for key in dict.fromkeys(keys):
+        subject = [int(r) for (r,) in store.conn.execute(
+            "SELECT DISTINCT item_id FROM item_entities WHERE entity = ? AND role = 'subject' "
+            "AND item_id > ? ORDER BY item_id DESC LIMIT ?", (key, after, limit))]
+        # a fact that names it inside its text ("Moved Home Assistant off the @homelab Pi")
+        mention = [int(r) for (r,) in store.conn.execute(
+            "SELECT DISTINCT e.item_id FROM item_entities e JOIN items i ON i.id = e.item_id "
+            "WHERE e.entity = ? AND e.role = 'mention' AND e.item_id > ? AND i.type = 'fact' "
+            "ORDER BY e.item_id DESC LIMIT ?", (key, after, limit))]
+        out[key] = sorted({*subject, *mention}, reverse=True)[:limit]
+    return out
 
 
-def later_facts(store: Store, row: Row, ids: Sequence[int], flt: ItemFilter,
-                limit: int) -> list[Row]:
-    """Of these item ids, the facts stated after ``row`` that pass the filter (its kinds: those
-    that may replace ``row``), newest first: the candidates that may replace it."""
+def facts_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> dict[int, Row]:
+    """Of these item ids, the facts that pass the filter, by id."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
-    stated = "coalesce(i.day, substr(i.recorded_at, 1, 10))"
-    day = row["day"] or (row["recorded_at"] or "")[:10]
-    out: list[Row] = []
+    out: dict[int, Row] = {}
     for part in batched(ids):
-        out.extend(_rows(store.conn.execute(
-            f"SELECT {columns} FROM items i WHERE i.id IN ({marks(part)}) AND i.type = 'fact' "
-            f"AND {where} AND ({stated} > ? OR ({stated} = ? AND i.recorded_at >= ?))",
-            [*col_args, *part, *args, day, day, row["recorded_at"] or ""])
-            .fetchall()))
-    out.sort(key=lambda r: (r["day"] or (r["recorded_at"] or "")[:10], r["recorded_at"] or "",
-                            r["path"], r["start_line"]), reverse=True)
-    return out[:limit]
+        for row in _rows(store.conn.execute(
+                f"SELECT {columns} FROM items i WHERE i.id IN ({marks(part)}) "
+                f"AND i.type = 'fact' AND {where}", [*col_args, *part, *args]).fetchall()):
+            out[int(row["id"])] = row
+    return out
+
+
+def stated_after(row: Row, than: Row) -> bool:
+    """Was ``row`` stated after ``than`` (a later day, or the same day recorded no earlier)?"""
+    day = row["day"] or (row["recorded_at"] or "")[:10]
+    than_day = than["day"] or (than["recorded_at"] or "")[:10]
+    return bool(day > than_day or (day == than_day
+                                   and (row["recorded_at"] or "") >= (than["recorded_at"] or "")))
 
 
 def current_facts_about(store: Store, keys: Sequence[str], limit: int) -> list[Row]:
@@ -349,19 +361,24 @@ def declared_of(store: Store, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def declaring_facts(store: Store, fact_id: str, flt: ItemFilter) -> list[Row]:
-    """The facts that pass the filter and declare (a '- replaces:' item) that they replace
-    ``fact_id``, newest first; each row's 'declared' holds that fact id."""
-    if not fact_id:
-        return []
+def declaring_facts(store: Store, fact_ids: Sequence[str], flt: ItemFilter,
+                    ) -> dict[str, list[Row]]:
+    """Fact id -> the facts that pass the filter and declare (a '- replaces:' item) that they
+    replace it, newest first; each row's 'declared' holds that fact id."""
+    wanted = [f for f in dict.fromkeys(fact_ids) if f]
+    out: dict[str, list[Row]] = {}
+    if not wanted or store.conn.execute("SELECT 1 FROM item_replaces LIMIT 1").fetchone() is None:
+        return out
     columns, col_args = _select(flt)
     where, args = _where(flt)
-    out = _rows(store.conn.execute(
-        f"SELECT {columns} FROM items i JOIN item_replaces r ON r.item_id = i.id "
-        f"WHERE r.fact_id = ? AND i.type = 'fact' AND {where} ORDER BY i.id DESC",
-        [*col_args, fact_id, *args]).fetchall())
-    for row in out:
-        row["declared"] = (fact_id,)
+    for part in batched(wanted):
+        records = store.conn.execute(
+            f"SELECT {columns}, r.fact_id FROM items i JOIN item_replaces r ON r.item_id = i.id "
+            f"WHERE r.fact_id IN ({marks(part)}) AND i.type = 'fact' AND {where} "
+            "ORDER BY i.id DESC", [*col_args, *part, *args]).fetchall()
+        for record, row in zip(records, _rows(records), strict=True):
+            row["declared"] = (str(record[-1]),)
+            out.setdefault(str(record[-1]), []).append(row)
     return out
 
 

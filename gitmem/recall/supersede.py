@@ -127,20 +127,16 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
     if not facts:
         return {}
     names = queries.entity_names_of(store, [int(r["id"]) for r in facts])
-    out: dict[int, Replacement] = {}
+    scope = replace(flt, entity_keys=(), prefer=None)  # the answer's kinds, if it has any
+    # a declared replacement holds whatever the rule says, for any kind
+    declaring = queries.declaring_facts(store, [str(r.get("fact_id") or "") for r in facts],
+                                        scope)
+    later_of = _later_by_subject(store, facts, names, scope)
+    pending: list[tuple[Row, list[Row], list[Row]]] = []
     for row in facts:
-        ents = names.get(int(row["id"]), [])
         item_id = int(row["id"])
-        scope = replace(flt, entity_keys=(), prefer=None)  # the answer's kinds, if it has any
-        # a declared replacement holds whatever the rule says, for any kind
-        declared = queries.declaring_facts(store, str(row.get("fact_id") or ""), scope)
-        keys = tuple(sorted({entity_key(e) for e in ents}))
-        later: list[Row] = []
-        if keys and row["kind"] in UPDATABLE:
-            ids = queries.subject_facts_after(store, keys, item_id, SCANNED)  # recorded later
-            kinds = _replacing_kinds(str(row["kind"]), flt.kinds)
-            later = queries.later_facts(store, row, ids, replace(scope, kinds=kinds),
-                                        CANDIDATES) if kinds else []
+        declared = declaring.get(str(row.get("fact_id") or ""), [])
+        later = later_of.get(item_id, [])
         if row["kind"] in ("world", "observation"):  # same topic, other subjects: among
             seen = {int(r["id"]) for r in later}  # the shown facts (no query: recall's path)
             kinds = _replacing_kinds(str(row["kind"]), flt.kinds)
@@ -148,18 +144,58 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
                       and r["kind"] in kinds and topic_phrases(str(r["content"]))
                       & topic_phrases(str(row["content"]))]
             later.sort(key=_newest, reverse=True)
-        if not later and not declared:
-            continue
-        later_names = queries.entity_names_of(store, [int(r["id"]) for r in (*declared, *later)])
+        if later or declared:
+            pending.append((row, declared, later))
+    later_names = queries.entity_names_of(
+        store, list({int(r["id"]) for _, declared, later in pending for r in (*declared, *later)}))
+    out: dict[int, Replacement] = {}
+    for row, declared, later in pending:
+        ents = names.get(int(row["id"]), [])
         pool = [row, *later]
         common = _frame(pool, [claim(r["content"], tuple(later_names.get(int(r["id"]), ents)))
                                for r in pool])
         for cand in (*declared, *later):  # newest first: the first that replaces it is current
             basis = replaces(cand, later_names.get(int(cand["id"]), []), row, ents, common)
             if basis is not None:
-                out[item_id] = Replacement(cand, basis)
+                out[int(row["id"])] = Replacement(cand, basis)
                 break
     _by_topic(store, facts, names, out)
+    return out
+
+
+def _later_by_subject(store: Store, facts: Sequence[Row], names: dict[int, list[str]],
+                      scope: ItemFilter) -> dict[int, list[Row]]:
+    """Shown fact id -> its candidates: of the newest SCANNED fact versions recorded after it
+    with one of its subjects, the CANDIDATES newest stated after it, of a kind that may replace
+    it, that pass ``scope``; newest first. Three queries for all the shown facts together."""
+    wanted: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for row in facts:
+        keys = tuple(sorted({entity_key(e) for e in names.get(int(row["id"]), [])}))
+        kinds = _replacing_kinds(str(row["kind"]), scope.kinds)
+        if keys and kinds and row["kind"] in UPDATABLE:
+            wanted[int(row["id"])] = keys, kinds
+    if not wanted:
+        return {}
+    newest = queries.subject_facts_newest(
+        store, [k for keys, _ in wanted.values() for k in keys], min(wanted), SCANNED)
+    ids: dict[int, list[int]] = {
+        item_id: sorted({i for k in keys for i in newest[k] if i > item_id},
+                        reverse=True)[:SCANNED]
+        for item_id, (keys, _) in wanted.items()}
+    kinds_wanted = tuple(sorted({k for _, kinds in wanted.values() for k in kinds}))
+    found = queries.facts_by_id(store, sorted({i for part in ids.values() for i in part}),
+                                replace(scope, kinds=kinds_wanted))
+    out: dict[int, list[Row]] = {}
+    for row in facts:
+        if int(row["id"]) not in wanted:
+            continue
+        kinds = wanted[int(row["id"])][1]
+        later = [found[i] for i in ids[int(row["id"])] if i in found
+                 and found[i]["kind"] in kinds and queries.stated_after(found[i], row)]
+        later.sort(key=lambda r: (r["day"] or (r["recorded_at"] or "")[:10],
+                                  r["recorded_at"] or "", r["path"], r["start_line"]),
+                   reverse=True)
+        out[int(row["id"])] = later[:CANDIDATES]
     return out
 
 
