@@ -88,3 +88,43 @@ def test_the_entity_list_and_each_entity_agree_on_mentions_and_last_mention(
             "bank/entities/Alice.md" if key == "bob" else "memory/"), (key, view["last_mention"])
     assert cli_json(ten_days, "entity", "田中")["last_mention"]["source"] == \
         "memory/2026-11-23.md#L6"
+
+
+# -- item 3: related entities are the ones a fact or a line names together ----------------------
+
+
+def test_related_entities_are_named_together_in_a_fact_or_a_line(ten_days: Path) -> None:
+    related = cli_json(ten_days, "entity", "Alice")["related"]
+    # the notes of her days name Bob, Nadia, Rust and 田中, but no fact or line links them
+    assert [(r["entity"], r["mentions"]) for r in related] == [("ingest", 1)]
+    assert cli_json(ten_days, "entity", "田中")["related"] == []
+    from testing.repo import commit_all, write
+
+    write(ten_days, "memory/2026-12-01.md", "# 2026-12-01\n\nLunch with @Alice and @Nadia.\n"
+          "@Bob joined later.\n\n## Retain\n- W @Alice @Bob: Planned the December release.\n")
+    commit_all(ten_days, "memory: 2026-12-01", "2026-12-01T21:00:00+00:00")
+    related = cli_json(ten_days, "entity", "Alice")["related"]
+    assert [(r["entity"], r["mentions"]) for r in related] == [
+        ("Bob", 1), ("ingest", 1), ("Nadia", 1)]
+    text = gitmem("-C", str(ten_days), "entity", "Alice")[1]
+    assert "related: Bob (1), ingest (1), Nadia (1)" in text
+
+
+# -- item 4: aliases as written, a page's text without reflect's own comments -------------------
+
+
+def test_aliases_as_written_and_page_text_without_reflects_comments(ten_days: Path) -> None:
+    run(ten_days, commit=True)
+    alice = cli_json(ten_days, "entity", "Alice Meyer")
+    assert alice["aliases"] == ["Alice Meyer"]
+    assert "(aliases: Alice Meyer)" in gitmem("-C", str(ten_days), "entity", "Alice")[1]
+    listed = {e["key"]: e for e in cli_json(ten_days, "entity")["entities"]}
+    assert listed["alice"]["aliases"] == ["Alice Meyer"]
+    for key in listed:
+        page = cli_json(ten_days, "entity", key)["page"]
+        assert "<!--" not in page["text"] and "gitmem" not in page["text"], (key, page)
+    nadia = cli_json(ten_days, "entity", "Nadia")["page"]
+    assert (nadia["text"], nadia["source"]) == ("# Nadia", "bank/entities/Nadia.md#L4")
+    code, out, err = gitmem("-C", str(ten_days), "recall", "Nadia notes", "--json")
+    assert code == 0, err
+    assert not any("<!--" in r["snippet"] for r in json.loads(out)["results"])

@@ -14,7 +14,8 @@ from typing import Any
 
 import apsw
 
-from gitmem.index.store import Store, batched, marks
+from gitmem.index.store import Store, aliases, batched, marks
+from gitmem.parse.retain import entity_key
 
 Row = dict[str, Any]
 
@@ -60,6 +61,16 @@ def aliases_of(store: Store, key: str) -> list[str]:
 def alias_map(store: Store) -> dict[str, str]:
     """alias key -> entity key."""
     return {str(a): str(e) for a, e in store.conn.execute("SELECT alias, entity FROM aliases")}
+
+
+def alias_spellings(store: Store) -> dict[str, str]:
+    """alias key -> the alias as its page's front matter writes it (``Alice Meyer``)."""
+    out: dict[str, str] = {}
+    for (front_matter,) in store.conn.execute(
+            "SELECT front_matter FROM files WHERE class = 'entity' ORDER BY path"):
+        for alias in aliases(str(front_matter)):
+            out.setdefault(entity_key(alias), alias)
+    return out
 
 
 def entity_pages(store: Store, state: State) -> list[str]:
@@ -167,15 +178,29 @@ def entity_items(store: Store, keys: Sequence[str], state: State) -> list[tuple[
     return store.conn.execute(sql, [*keys, *args, *keys]).fetchall()
 
 
-def linked_entities(store: Store, ids: Sequence[int]) -> dict[str, int]:
-    """Entity key -> how many of these items link to it."""
-    counts: dict[str, int] = {}
+def fact_entities(store: Store, ids: Sequence[int]) -> dict[int, set[str]]:
+    """Fact item id -> the entity keys it names (subjects and mentions), for these facts."""
+    out: dict[int, set[str]] = {}
     for part in batched(ids):
-        for key, n in store.conn.execute(
-                f"SELECT entity, count(DISTINCT item_id) FROM item_entities "
-                f"WHERE item_id IN ({marks(part)}) GROUP BY entity", part):
-            counts[str(key)] = counts.get(str(key), 0) + int(n)
-    return counts
+        for item_id, key in store.conn.execute(
+                f"SELECT item_id, entity FROM item_entities WHERE item_id IN ({marks(part)}) "
+                "AND role != 'page'", part):
+            out.setdefault(int(item_id), set()).add(str(key))
+    return out
+
+
+def chunks_naming_others(store: Store, ids: Sequence[int],
+                         keys: Sequence[str]) -> list[tuple[str, int, str]]:
+    """(path, first line, text) of the chunks among ``ids`` that name an entity besides
+    ``keys``: the only ones whose lines can name two entities together."""
+    out: list[tuple[str, int, str]] = []
+    for part in batched(ids):
+        out.extend((str(p), int(n), str(t)) for p, n, t in store.conn.execute(
+            f"SELECT i.path, i.start_line, i.content FROM items i WHERE i.id IN ({marks(part)}) "
+            "AND i.type = 'chunk' AND EXISTS (SELECT 1 FROM item_entities e WHERE "
+            f"e.item_id = i.id AND e.role != 'page' AND e.entity NOT IN ({marks(keys)}))",
+            [*part, *keys]))
+    return out
 
 
 # -- opinions ---------------------------------------------------------------------------------

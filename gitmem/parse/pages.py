@@ -10,6 +10,10 @@ import re
 
 BEGIN = re.compile(r"^\s*<!--\s*gitmem:begin\b.*-->\s*$")
 END = re.compile(r"^\s*<!--\s*gitmem:end\s*-->\s*$")
+# reflect's own one-line comments outside the blocks (a new page's hint to its reader); the
+# second form is the hint pages written before it said "gitmem:"
+OWN_COMMENT = re.compile(r"^\s*<!--\s*(?:gitmem:(?!begin\b|end\b)|Notes about .*: write "
+                         r"anything outside the gitmem markers; reflect keeps it\.).*-->\s*$")
 
 
 def page_aliases(front_matter: object) -> list[str]:
@@ -35,8 +39,9 @@ def _body_start(lines: list[str]) -> int:
 
 def generated_rows(lines: list[str]) -> set[int]:
     """The 0-based indexes of the lines of generated blocks, markers included (an unterminated
-    block runs to the end). Generated text is not a source (SPEC §8): it summarises facts that
-    are indexed where they were written, so it is not indexed as text of its own."""
+    block runs to the end), and of reflect's own one-line comments. Generated text is not a
+    source (SPEC §8): it summarises facts that are indexed where they were written, so it is
+    not indexed as text of its own."""
     rows: set[int] = set()
     generated = False
     for n, line in enumerate(lines):
@@ -46,22 +51,20 @@ def generated_rows(lines: list[str]) -> set[int]:
         elif BEGIN.match(line):
             rows.add(n)
             generated = True
+        elif OWN_COMMENT.match(line):
+            rows.add(n)
     return rows
 
 
 def human_lines(text: str) -> list[tuple[int, str]]:
-    """(1-based line number, line) of the human part of a page: front matter and generated
-    blocks left out. An unterminated generated block runs to the end of the page."""
+    """(1-based line number, line) of the human part of a page: front matter, generated
+    blocks and reflect's own comments left out. An unterminated generated block runs to the
+    end of the page."""
     lines = text.splitlines()
-    out: list[tuple[int, str]] = []
-    generated = False
-    for n, line in enumerate(lines[_body_start(lines):], start=_body_start(lines) + 1):
-        if generated:
-            generated = not END.match(line)
-        elif BEGIN.match(line):
-            generated = True
-        else:
-            out.append((n, line))
+    start = _body_start(lines)
+    hidden = generated_rows(lines[start:])
+    out = [(n, line) for n, line in enumerate(lines[start:], start=start + 1)
+           if n - start - 1 not in hidden]
     while out and not out[0][1].strip():
         out.pop(0)
     while out and not out[-1][1].strip():

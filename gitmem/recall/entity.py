@@ -5,7 +5,8 @@ entities. Read-only; answers from the memory now or as it stood at a time (recor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +22,7 @@ from gitmem.index.queries import Row
 from gitmem.index.run import ensure_index
 from gitmem.index.store import Store, open_store
 from gitmem.parse.pages import human_text
-from gitmem.parse.retain import entity_key
+from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.updates import UPDATABLE
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.opinions import OpinionView, about, opinion_view
@@ -140,13 +141,13 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
         facts, counts = _facts(store, [r for r in items if r[_TYPE] == "fact"], show)
         first, last = (mentions[-1], mentions[0]) if mentions else (None, None)
         view = EntityView(
-            name=ref.name, key=ref.key, aliases=list(ref.keys[1:]), as_of=shown,
+            name=ref.name, key=ref.key, aliases=_spelled(store, ref.keys[1:]), as_of=shown,
             page=_page(ws, store, ref, state), counts={"mentions": len(mentions), **counts},
             facts=facts,
             opinions=[opinion_view(r) for r in eq.opinions_at(store, state) if about(r, ref)],
             first_mention=_mention(first), last_mention=_mention(last),
             timeline=_timeline(mentions),
-            related=_related(store, ref, [int(r[_ID]) for r in items], state, related),
+            related=_related(store, ref, items, state, related),
             warnings=warnings)
     finally:
         store.close()
@@ -154,8 +155,14 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
     return view
 
 
-_ID, _TYPE, _KIND, _STATED, _MENTIONS = (eq.ITEM_FIELDS.index(f) for f in (
-    "id", "type", "kind", "stated", "mentions"))
+_ID, _TYPE, _KIND, _PATH, _START, _END, _STATED, _MENTIONS = (eq.ITEM_FIELDS.index(f) for f in (
+    "id", "type", "kind", "path", "start_line", "end_line", "stated", "mentions"))
+
+
+def _spelled(store: Store, keys: Sequence[str]) -> list[str]:
+    """Aliases as their page writes them (``Alice Meyer``, not the key ``alice-meyer``)."""
+    spelled = eq.alias_spellings(store)
+    return [spelled.get(k, k) for k in keys]
 
 
 def _row(item: tuple[Any, ...]) -> Row:
@@ -239,16 +246,13 @@ def _blob_bytes(ws: Workspace, path: str, blob: str) -> bytes:
     return GitRepo(ws.repo_root, ws.git_dir).blob(blob)
 
 
-def _related(store: Store, ref: EntityRef, ids: Sequence[int], state: State,
+def _related(store: Store, ref: EntityRef, items: Sequence[tuple[Any, ...]], state: State,
              limit: int) -> list[dict[str, Any]]:
-    """Entities linked to the same items (its page's included), aliases folded into their
-    entity, the most frequent first."""
+    """The entities named together with this one — in one fact, or on one line of a note (or
+    of its page) — each counted once per fact or line, aliases folded into their entity, the
+    most frequent first. Entities that only share a note with it are not related."""
     aliases = eq.alias_map(store)
-    totals: dict[str, int] = {}
-    for key, n in eq.linked_entities(store, ids).items():
-        key = aliases.get(key, key)
-        if key not in ref.keys:
-            totals[key] = totals.get(key, 0) + n
+    totals = Counter(_co_named(store, ref, items, lambda k: aliases.get(k, k)))
     top = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     names = eq.spellings(store, [k for k, _ in top], State())  # current spellings: display
     by_key = {entity_key(n): n for n in names}
@@ -259,6 +263,27 @@ def _related(store: Store, ref: EntityRef, ids: Sequence[int], state: State,
             by_key[key] = max(spelled, key=lambda s: (spelled[s], s)) if spelled else key
         out.append({"entity": by_key[key], "key": key, "mentions": n})
     return out
+
+
+def _co_named(store: Store, ref: EntityRef, items: Sequence[tuple[Any, ...]],
+              canonical: Callable[[str], str]) -> Iterator[str]:
+    """Each other entity once for every fact, then every note line, that names it with this
+    one (a fact's own lines are its fact; a line two chunks overlap on counts once)."""
+    facts = [i for i in items if i[_TYPE] == "fact"]
+    covered = {(str(f[_PATH]), n) for f in facts
+               for n in range(int(f[_START]), int(f[_END]) + 1)}
+    for keys in eq.fact_entities(store, [int(f[_ID]) for f in facts]).values():
+        yield from {canonical(k) for k in keys} - set(ref.keys)
+    chunks = [int(i[_ID]) for i in items if i[_TYPE] == "chunk"]
+    for path, first, text in eq.chunks_naming_others(store, chunks, ref.keys):
+        least = 1 if path == ref.page else 2  # '@'s a line needs to name two entities
+        for n, line in enumerate(text.split("\n"), start=first):
+            if line.count("@") < least or (path, n) in covered:
+                continue
+            covered.add((path, n))
+            named = {canonical(entity_key(e)) for e in find_entities(line)}
+            if least == 1 or named & set(ref.keys):
+                yield from named - set(ref.keys)
 
 
 @dataclass(frozen=True)
@@ -313,6 +338,7 @@ def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
         by_target: dict[str, list[str]] = {}
         for alias, target in sorted(aliases.items()):
             by_target.setdefault(target, []).append(alias)
+        by_target = {k: _spelled(store, v) for k, v in by_target.items()}
     finally:
         store.close()
     found = [EntitySummary(str(r["name"]), key, r["mentions"], r["facts"], r["last"],

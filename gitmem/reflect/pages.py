@@ -164,8 +164,8 @@ def render_block(digest: EntityDigest) -> list[str]:
 def new_page(name: str) -> list[str]:
     """The human-editable start of a page reflect creates."""
     return ["---", "aliases: []", "---", f"# {name}", "",
-            f"<!-- Notes about {name}: write anything outside the gitmem markers; "
-            "reflect keeps it. -->", ""]
+            f"<!-- gitmem: notes about {name} go anywhere outside the begin/end markers; "
+            "reflect keeps them. -->", ""]
 
 
 def splice(path: str, data: bytes | None, block: list[str], name: str
