@@ -188,17 +188,18 @@ def index(
                                   progress=progress, embed_progress=embed_progress,
                                   verbose=verbose)
     report, emb = outcome.report, outcome.embed
-    data = outcome.to_json()
     if as_json:
-        _print_json(data, indent=None)
+        _print_json(outcome.to_json(), indent=None)
     else:
         for note in report.notes:
             _echo(f"note: {note}", err=True)
         what = "rebuilt" if report.full else "updated"
+        plan = report.plan
         _echo(
             f"{what} index at {report.commit[:7] if report.commit else '(no commits)'}: "
-            f"{report.files} memory files; {data['added']} added, {data['modified']} modified, "
-            f"{data['deleted']} deleted, {data['renamed']} renamed in {data['seconds']}s"
+            f"{report.files} memory files; {len(plan.added)} added, {len(plan.modified)} "
+            f"modified, {len(plan.deleted)} deleted, {len(plan.renamed)} renamed in "
+            f"{round(report.seconds, 3)}s"
         )
         if emb is not None:
             _echo(
@@ -228,71 +229,70 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     from gitmem.index.status import status as read_status
 
     ws, cfg = _workspace(ctx, lenient=True)  # a bad setting is reported, not a reason to stop
-    info = read_status(ws, cfg, deep=deep).to_json()
+    info = read_status(ws, cfg, deep=deep)
     if as_json:
-        _print_json(info)
+        _print_json(info.to_json())
         return
-    _echo(f"workspace: {info['workspace']}")
-    for warning in info["config_warnings"]:
+    _echo(f"workspace: {info.workspace}")
+    for warning in info.config_warnings:
         _echo(f"warning: {warning}")
-    for error in info["config_errors"]:
+    for error in info.config_errors:
         _echo(f"config error: {error}")
-    if info["config_errors"]:
+    if info.config_errors:
         _echo("  (shown here with the default; commands that read it fail until it is fixed: "
               "'gitmem config list' shows every layer, 'gitmem config set' fixes it)")
-    _echo(info["merge_driver"]["message"])
-    if not info["indexed"]:
+    _echo(info.merge_driver.line)
+    if not info.indexed:
         _echo("index: none yet; run 'gitmem index'")
         return
-    if info.get("index_error"):
-        _echo(f"index: {info['index']}: {info['index_error']}")
+    if info.index_error:
+        _echo(f"index: {info.index}: {info.index_error}")
         return
-    state = "up to date" if info["up_to_date"] else "behind HEAD; run 'gitmem index'"
-    last = info["last_indexed_commit"]
+    state = "up to date" if info.up_to_date else "behind HEAD; run 'gitmem index'"
+    last = info.last_indexed_commit
     _echo(
-        f"index: {info['index']} ({state}; last indexed commit {last[:7] if last else 'none'})"
+        f"index: {info.index} ({state}; last indexed commit {last[:7] if last else 'none'})"
     )
     _echo(
-        f"files: {info['files']}  facts: {info['facts']}  entities: {info['entities']}  "
-        f"chunks: {info['chunks']}"
+        f"files: {info.files}  facts: {info.facts}  entities: {info.entities}  "
+        f"chunks: {info.chunks}"
     )
-    for key, what in (("uncommitted", "searched as on disk"),
-                      ("uncommitted_unindexed", "not indexed yet, read by the next recall or "
-                                                "'gitmem index'")):
-        if info.get(key):
-            paths = info[key]
+    for paths, what in ((info.uncommitted, "searched as on disk"),
+                        (info.uncommitted_unindexed, "not indexed yet, read by the next recall "
+                                                     "or 'gitmem index'")):
+        if paths:
             files = "1 memory file" if len(paths) == 1 else f"{len(paths)} memory files"
             names = ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else "")
             _echo(f"uncommitted: {files} {what} ({names})")
-    sem = info["semantic"]
-    if sem["active"]:
+    sem, vec = info.semantic, info.semantic.vectors
+    if sem.active:
         _echo(
-            f"semantic search: {sem['provider']} ({sem['model']}); embedded "
-            f"{sem.get('embedded', 0)} of {sem.get('total_items', 0)} items"
-            + (f", {sem['pending']} pending ({FILL_SAID[sem['fill']]})" if sem.get("pending")
-               else "")
-            + (f"; the index holds {sem['stale_vectors']} vectors of another model, which "
-               "recall does not use" if sem.get("stale_vectors") else "")
-            + (f"; vectors: {sem['vector_search']}" if sem.get("vector_search") else "")
+            f"semantic search: {sem.provider} ({sem.model}); embedded "
+            f"{vec.embedded if vec else 0} of {vec.total_items if vec else 0} items"
+            + (f", {vec.pending} pending ({FILL_SAID[sem.fill]})"
+               if vec and vec.pending and sem.fill else "")
+            + (f"; the index holds {vec.stale_vectors} vectors of another model, which "
+               "recall does not use" if vec and vec.stale_vectors else "")
+            + (f"; vectors: {vec.vector_search}" if vec and vec.vector_search else "")
         )
     else:
-        _echo(f"semantic search: off ({sem['hint']})")
-    if info.get("integrity") not in (None, "ok"):
-        _echo(f"integrity check: {info['integrity']} ('gitmem index --force' rebuilds it)")
-    if "dimensions" in sem:
-        done = "loaded" if sem["model_kind"] == "local" else "answered"
-        _echo(f"model: {sem['model_name']} {done}: {sem['dimensions']} dimensions, "
-                   f"in {sem['load_seconds']:.2f} s")
-    if "sqlite_vec_check" in info:
-        _echo(f"sqlite-vec: {info['sqlite_vec_check']}")
-    elif not info.get("sqlite_vec", True):
+        _echo(f"semantic search: off ({sem.hint})")
+    if info.integrity not in (None, "ok"):
+        _echo(f"integrity check: {info.integrity} ('gitmem index --force' rebuilds it)")
+    if sem.check is not None:
+        done = "loaded" if sem.check.model_kind == "local" else "answered"
+        _echo(f"model: {sem.check.model_name} {done}: {sem.check.dimensions} dimensions, "
+              f"in {sem.check.load_seconds:.2f} s")
+    if info.sqlite_vec_check is not None:
+        _echo(f"sqlite-vec: {info.sqlite_vec_check}")
+    elif info.sqlite_vec is False:
         _echo(
-            f"sqlite-vec: not loaded ({info.get('sqlite_vec_error')}); vector search "
+            f"sqlite-vec: not loaded ({info.sqlite_vec_error}); vector search "
             "uses an exact scan"
         )
-    _echo(f"warnings: {len(info['warnings'])}")
-    for w in info["warnings"]:
-        _echo(f"  {w['location']}: {w['message']}")
+    _echo(f"warnings: {len(info.warnings)}")
+    for w in info.warnings:
+        _echo(f"  {w.location}: {w.message}")
 
 
 def _print_results(results: list[Result], warnings: list[str]) -> None:
@@ -312,9 +312,9 @@ def _print_results(results: list[Result], warnings: list[str]) -> None:
             basis = ", declared" if r.superseded_basis == "declared" else ""
             _echo(_style(f"{held}replaced by {r.superseded_by} ({r.superseded_on}{basis})",
                          fg="yellow"))
-        for e in (r.opinion or {}).get("evidence", []):
-            c = "" if e["confidence"] is None else f" (c={e['confidence']:.2f})"
-            _echo(f"  {e['stance']:<7} {e['source']}{c}  {e['fact_id']}")
+        for e in r.opinion.evidence if r.opinion else ():
+            c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
+            _echo(f"  {e.stance:<7} {e.source}{c}  {e.fact_id}")
         for line in r.snippet.split("\n"):  # splitlines() would turn \x0c or \x85 into breaks
             _echo(f"  {line}")
         _echo("")
@@ -415,11 +415,11 @@ def recall(
     if as_json:
         _print_json(response.to_json())
         return
-    if response.time_window and response.time_window["source"] == "query":
-        tw = response.time_window
-        span = f"{tw['since'] or '...'} .. {tw['until'] or '...'}"
-        how = "preferring results near" if tw["applied_as"] == "boost" else "only"
-        _echo(f"{how} {span} ('{tw['phrase']}')", err=True)
+    tw = response.time_window
+    if tw and tw.source == "query":
+        span = f"{tw.since or '...'} .. {tw.until or '...'}"
+        how = "preferring results near" if tw.applied_as == "boost" else "only"
+        _echo(f"{how} {span} ('{tw.phrase}')", err=True)
     _print_results(response.results, response.warnings)
 
 

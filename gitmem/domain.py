@@ -17,6 +17,8 @@ OpinionStatus = Literal["added", "removed", "changed"]  # an opinion, between tw
 FileStatus = Literal["added", "modified", "deleted"]  # a memory file, between two revisions
 PageEdit = Literal["generated", "human", "both"]  # which part of an entity page changed
 HookFileState = Literal["installed", "foreign", "missing"]
+WindowSource = Literal["flags", "query"]  # a recall's time window: from --since/... or the query
+WindowUse = Literal["filter", "boost"]  # the window selects results, or ranks them first
 Basis = Literal["declared", "rule"]  # a replacement: declared by the newer fact's writer, or found
 ConfigSource = Literal["repository", "user", "environment", "default"]  # a setting's layer
 WrittenKind = Literal["opinions", "entity-page", "proposal"]  # a file reflect writes
@@ -126,6 +128,10 @@ class Evidence:
     fact_id: str
     source: str
     confidence: float | None
+
+    def to_json(self) -> dict[str, str | float | None]:
+        return {"stance": self.stance, "fact_id": self.fact_id, "source": self.source,
+                "confidence": self.confidence}
 
 
 @dataclass(frozen=True)

@@ -522,16 +522,16 @@ def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, p
     ws, cfg = open_workspace(fixture_repo)
     response = answer(ws, cfg, RecallRequest(query=query, k=50), now=NOW)
     assert response.time_window is not None
-    assert response.time_window["phrase"] == phrase
-    assert response.time_window["source"] == "query"
-    assert response.time_window["since"] == "2025-11-24"
+    assert response.time_window.phrase == phrase
+    assert response.time_window.source == "query"
+    assert response.time_window.since == "2025-11-24"
     assert response.results
     outside = [
         r.source for r in response.results if not _overlaps(r.to_json(), "2025-11-24", "2025-11-30")
     ]
     assert outside == []
-    assert response.time_window["applied_as"] == "filter"
-    assert response.to_json()["time_window"] == response.time_window
+    assert response.time_window.applied_as == "filter"
+    assert response.to_json()["time_window"] == response.time_window.to_json()
 
 
 def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> None:
@@ -539,8 +539,8 @@ def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> 
     ws, cfg = open_workspace(fixture_repo)
     response = answer(ws, cfg, RecallRequest(query="gateway 先週", k=50), now=NOW)
     assert response.time_window is not None
-    assert response.time_window["phrase"] == "先週"
-    assert response.time_window["applied_as"] == "boost"
+    assert response.time_window.phrase == "先週"
+    assert response.time_window.applied_as == "boost"
     inside = [_overlaps(r.to_json(), "2025-11-24", "2025-11-30") for r in response.results]
     assert inside[0] and False in inside  # an in-window result first, the rest kept
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gitmem.config import Config
-from gitmem.recall.answer import RecallResponse
+from gitmem.recall.answer import RecallFilters, RecallResponse
 from gitmem.recall.present import citations_on, present
 from gitmem.recall.search import Result
 
@@ -21,7 +21,7 @@ def result(snippet: str, score: float, start: int = 3, end: int = 40) -> Result:
 
 
 def response(*results: Result) -> RecallResponse:
-    return RecallResponse(query="gateway host", mode="lexical", filters={},
+    return RecallResponse(query="gateway host", mode="lexical", filters=RecallFilters(),
                           results=list(results))
 
 

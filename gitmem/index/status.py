@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.domain import Warn
@@ -16,6 +16,62 @@ from gitmem.git import head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
 from gitmem.mergedriver import DriverState, driver_state
 from gitmem.workspace import Workspace, WorktreeLayer, worktree_layer
+
+if TYPE_CHECKING:
+    from gitmem.index.run import FillState
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """``--deep``: the embedding model set up (a local one loaded) and answering."""
+
+    dimensions: int
+    load_seconds: float
+    model_name: str
+    model_kind: Literal["local", "remote"]
+
+
+@dataclass(frozen=True)
+class VectorCounts:
+    """The index's vectors, counted for the model configured now."""
+
+    index_fingerprint: str | None
+    embedded: int
+    total_items: int
+    pending: int
+    stale_vectors: int  # another model's: replaced by the next embedding run
+    vector_search: str | None
+
+
+@dataclass
+class SemanticStatus:
+    """Semantic search: the provider configured, whether it is on, and the index's vectors.
+    ``to_json`` writes a key only once its part is known (docs/json.md)."""
+
+    provider: str
+    model: str
+    active: bool = False
+    hint: str | None = None
+    fingerprint: str | None = None  # the configured model's
+    no_embedder: bool = False  # selection found no embedder: ``unconfigured`` is said
+    unconfigured: str | None = None  # registry.unconfigured_warning
+    check: ModelCheck | None = None
+    vectors: VectorCounts | None = None
+    fill: FillState | None = None  # how the pending embeddings get filled in
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"provider": self.provider, "model": self.model,
+                               "active": self.active, "hint": self.hint}
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
+        if self.no_embedder:
+            out["unconfigured"] = self.unconfigured
+        for part in (self.check, self.vectors):
+            if part is not None:
+                out.update(asdict(part))
+        if self.fill is not None:
+            out["fill"] = self.fill
+        return out
 
 
 @dataclass
@@ -25,7 +81,7 @@ class StatusReport:
     head: str | None
     indexed: bool
     config_warnings: list[str]
-    semantic: dict[str, Any]
+    semantic: SemanticStatus
     merge_driver: DriverState  # whether memory files merge with gitmem's driver in this clone
     files: int = 0
     facts: int = 0
@@ -56,7 +112,7 @@ class StatusReport:
             "indexed": self.indexed,
             "config_warnings": self.config_warnings,
             "config_errors": self.config_errors,
-            "semantic": self.semantic,
+            "semantic": self.semantic.to_json(),
             "merge_driver": self.merge_driver.to_json(),
             "files": self.files,
             "facts": self.facts,
@@ -107,10 +163,10 @@ def status(ws: Workspace, cfg: Config, *, deep: bool = False) -> StatusReport:
     except (*UNUSABLE, NewerIndexError) as exc:
         report.index_error = (f"the index cannot be used ({exc}); 'gitmem index' or the next "
                               "recall rebuilds it")
-    if report.semantic.get("pending"):  # how the pending items will be embedded
+    if report.semantic.vectors and report.semantic.vectors.pending:  # how they get embedded
         from gitmem.index.run import pending_fill
 
-        report.semantic["fill"] = pending_fill(ws, cfg, start=False)
+        report.semantic.fill = pending_fill(ws, cfg, start=False)
     return report
 
 
@@ -133,10 +189,10 @@ def _read_index(report: StatusReport, ws: Workspace, deep: bool,
         index_fingerprint = store.get_meta("embed_fingerprint")
         # Vectors count for the model configured now: another model's (after a switch of
         # embed.model) are replaced by the next embedding run, and recall does not use them.
-        current = report.semantic.get("fingerprint")
+        current = report.semantic.fingerprint
         stale = have if current is not None and index_fingerprint != current else 0
-        if report.semantic["active"] or have:
-            report.semantic.update(
+        if report.semantic.active or have:
+            report.semantic.vectors = VectorCounts(
                 index_fingerprint=index_fingerprint,
                 embedded=have - stale,
                 total_items=total,
@@ -183,41 +239,34 @@ def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:
     return str(reason)
 
 
-def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
+def _semantic_status(cfg: Config, deep: bool) -> SemanticStatus:
     from gitmem.config import is_remote
     from gitmem.embed.base import EmbeddingError
     from gitmem.embed.registry import build, select
 
-    out: dict[str, Any] = {
-        "provider": cfg.embed_provider,
-        "model": cfg.embed_model,
-        "active": False,
-        "hint": None,
-    }
+    out = SemanticStatus(provider=cfg.embed_provider, model=cfg.embed_model)
     started = time.monotonic()
     try:
         sel = select(cfg) if deep or not is_remote(cfg.embed_provider) else None
     except EmbeddingError as exc:
-        out["hint"] = f"the {cfg.embed_provider} provider cannot be set up: {exc}"
+        out.hint = f"the {cfg.embed_provider} provider cannot be set up: {exc}"
         return out
     if sel is None:
-        out.update(
-            active=True,
-            hint=f"remote provider {cfg.embed_provider} (named explicitly); "
-            "'gitmem status --deep' checks it",
-        )
+        out.active = True
+        out.hint = (f"remote provider {cfg.embed_provider} (named explicitly); "
+                    "'gitmem status --deep' checks it")
         with contextlib.suppress(EmbeddingError):  # set up, not called: counts per model
             named = build(cfg, cfg.embed_provider)
-            out["fingerprint"] = named.fingerprint
+            out.fingerprint = named.fingerprint
             named.close()
         return out
     if sel.embedder is None:
         from gitmem.embed.registry import unconfigured_warning
 
-        out["hint"] = _off_hint(cfg, sel.reason, sel.missing)
-        out["unconfigured"] = unconfigured_warning(cfg)
+        out.hint = _off_hint(cfg, sel.reason, sel.missing)
+        out.no_embedder, out.unconfigured = True, unconfigured_warning(cfg)
         return out
-    out.update(active=True, fingerprint=sel.embedder.fingerprint)
+    out.active, out.fingerprint = True, sel.embedder.fingerprint
     if deep:
         from gitmem.embed.batch import embed_texts
 
@@ -225,10 +274,11 @@ def _semantic_status(cfg: Config, deep: bool) -> dict[str, Any]:
             vec = embed_texts(sel.embedder, ["gitmem status check"], input_type="query")[0]
             # Set up (a local model: loaded) and answering: what --deep confirms.
             remote = is_remote(sel.embedder.name)
-            out.update(dimensions=len(vec) // 4, load_seconds=round(time.monotonic() - started, 3),
-                       model_name=sel.embedder.model if remote else Path(sel.embedder.model).name,
-                       model_kind="remote" if remote else "local")
+            out.check = ModelCheck(
+                dimensions=len(vec) // 4, load_seconds=round(time.monotonic() - started, 3),
+                model_name=sel.embedder.model if remote else Path(sel.embedder.model).name,
+                model_kind="remote" if remote else "local")
         except EmbeddingError as exc:
-            out.update(active=False, hint=f"embedding check failed: {exc}")
+            out.active, out.hint = False, f"embedding check failed: {exc}"
     sel.embedder.close()
     return out

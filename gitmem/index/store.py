@@ -453,15 +453,7 @@ class Store:
         )
 
     def insert_opinion(self, op: Opinion, *, seq: int, commit_id: str, at: str) -> None:
-        evidence = [
-            {
-                "stance": e.stance,
-                "fact_id": e.fact_id,
-                "source": e.source,
-                "confidence": e.confidence,
-            }
-            for e in op.evidence
-        ]
+        evidence = [e.to_json() for e in op.evidence]
         self.conn.execute(
             "INSERT INTO opinions (vkey, opinion_id, statement, entities, confidence, updated, "
             "evidence, path, start_line, end_line, recorded_at, commit_id, valid_from) "

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import RecallMode, TimeWindow
+from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.batch import embed_texts
 from gitmem.embed.registry import TURN_ON_HINT, fallback, select
@@ -21,7 +21,7 @@ from gitmem.parse.timeparse import show_time
 from gitmem.recall.asof import AsOf, as_of_seq, resolve_as_of
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
-from gitmem.recall.timing import last_day, shown_dates, time_filters
+from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
 from gitmem.workspace import Workspace, first_time
 
 ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
@@ -43,27 +43,52 @@ class RecallRequest:
     verbose: bool = False  # repeat the hints that are otherwise given once per workspace
 
 
+@dataclass(frozen=True)
+class RecallFilters:
+    """The filters a recall applied (``until`` is the last day included)."""
+
+    since: str | None = None
+    until: str | None = None
+    as_of: str | None = None
+    entity: tuple[str, ...] = ()
+    kind: tuple[ResultKind, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"since": self.since, "until": self.until, "as_of": self.as_of,
+                "entity": list(self.entity), "kind": list(self.kind)}
+
+
+@dataclass(frozen=True)
+class ProviderUsed:
+    """The embedding provider that embedded the query, and whether it was the fallback."""
+
+    name: str = "none"
+    model: str | None = None
+    fallback_used: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.model, "fallback_used": self.fallback_used}
+
+
 @dataclass
 class RecallResponse:
     query: str
     mode: RecallMode
-    filters: dict[str, Any]
+    filters: RecallFilters
     results: list[Result]
     warnings: list[str] = field(default_factory=list)
-    time_window: dict[str, Any] | None = None
-    provider: dict[str, Any] = field(
-        default_factory=lambda: {"name": "none", "model": None, "fallback_used": False}
-    )
+    time_window: WindowUsed | None = None
+    provider: ProviderUsed = field(default_factory=ProviderUsed)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "mode": self.mode,
-            "filters": self.filters,
-            "provider": self.provider,
+            "filters": self.filters.to_json(),
+            "provider": self.provider.to_json(),
             "results": [r.to_json() for r in self.results],
             "warnings": self.warnings,
-            "time_window": self.time_window,
+            "time_window": self.time_window.to_json() if self.time_window else None,
         }
 
 
@@ -119,19 +144,15 @@ def answer(
     except BUSY:
         raise GitmemError("the index is locked by a long update in another process; "
                           "try again in a moment") from None
-    filtered_by = window if time_window and time_window["applied_as"] == "filter" else None
-    filters = {
-        "since": show_time(filtered_by.start) if filtered_by else None,
-        "until": last_day(filtered_by.end) if filtered_by else None,
-        "as_of": as_of.shown if as_of else None,
-        "entity": list(req.entities),
-        "kind": list(kinds),
-    }
-    provider = (
-        semantic.provider_json()
-        if semantic
-        else {"name": "none", "model": None, "fallback_used": False}
+    filtered_by = window if time_window and time_window.applied_as == "filter" else None
+    filters = RecallFilters(
+        since=show_time(filtered_by.start) if filtered_by else None,
+        until=last_day(filtered_by.end) if filtered_by else None,
+        as_of=as_of.shown if as_of else None,
+        entity=req.entities,
+        kind=kinds,
     )
+    provider = semantic.provider_used() if semantic else ProviderUsed()
     return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider)
 
 
@@ -286,14 +307,10 @@ class _QueryVector:
 
         return FILL_SAID[pending_fill(self.ws, self.cfg, start=True)]
 
-    def provider_json(self) -> dict[str, Any]:
+    def provider_used(self) -> ProviderUsed:
         if self.embedder is None:
-            return {"name": "none", "model": None, "fallback_used": False}
-        return {
-            "name": self.embedder.name,
-            "model": self.embedder.model,
-            "fallback_used": self.fallback_used,
-        }
+            return ProviderUsed()
+        return ProviderUsed(self.embedder.name, self.embedder.model, self.fallback_used)
 
 
 def _ranked(

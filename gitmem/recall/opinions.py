@@ -31,11 +31,6 @@ from gitmem.workspace import Workspace
 _WORD = re.compile(r"\w+")
 
 
-def evidence_json(e: Evidence) -> dict[str, Any]:
-    return {"stance": e.stance, "fact_id": e.fact_id, "source": e.source,
-            "confidence": e.confidence}
-
-
 @dataclass(frozen=True)
 class ConfidencePoint:
     """One change of an opinion's confidence: the commit that wrote it, and when."""
@@ -68,7 +63,7 @@ class OpinionView:
             "confidence": self.confidence,
             "updated": self.updated,
             "source": self.source,
-            "evidence": [evidence_json(e) for e in self.evidence],
+            "evidence": [e.to_json() for e in self.evidence],
             "recorded_at": self.recorded_at,
         }
         if self.history is not None:
@@ -213,10 +208,3 @@ def _updated_in(row: Row, window: TimeWindow) -> bool:
     start = window.start.date().isoformat() if window.start else None
     end = window.end.isoformat()[:10] if window.end else None
     return (start is None or day >= start) and (end is None or day < end)
-
-
-def opinion_json(row: Row) -> dict[str, Any]:
-    """What ``recall`` adds to an opinion result: its id, updated date and cited evidence."""
-    view = opinion_view(row)
-    return {"opinion_id": view.opinion_id, "updated": view.updated,
-            "evidence": [evidence_json(e) for e in view.evidence]}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, get_args
 
-from gitmem.domain import KIND_NAMES, RecallMode, ResultKind, TimeWindow
+from gitmem.domain import KIND_NAMES, Evidence, RecallMode, ResultKind, TimeWindow
 from gitmem.errors import UsageError
 from gitmem.index import queries
 from gitmem.index.items import MAX_PASSAGES, PASSAGE_TOKENS
@@ -75,6 +75,19 @@ class RecallQuery:
 
 
 @dataclass(frozen=True)
+class OpinionRef:
+    """What an opinion result (of bank/opinions.md) adds: its id, updated date and evidence."""
+
+    opinion_id: str
+    updated: str | None
+    evidence: tuple[Evidence, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"opinion_id": self.opinion_id, "updated": self.updated,
+                "evidence": [e.to_json() for e in self.evidence]}
+
+
+@dataclass(frozen=True)
 class Result:
     kind: ResultKind
     content: str
@@ -97,7 +110,7 @@ class Result:
     superseded_by: str | None = None  # the citation of a later fact that replaced this one
     superseded_basis: str | None = None  # declared (by its writer) | rule
     superseded_on: str | None = None  # the day the replacing fact was stated
-    opinion: dict[str, Any] | None = None  # bank/opinions.md: opinion_id, updated, evidence
+    opinion: OpinionRef | None = None  # opinion results of bank/opinions.md
     weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
 
     def to_json(self) -> dict[str, Any]:
@@ -121,7 +134,7 @@ class Result:
             "uncommitted": self.uncommitted,
             "superseded_by": self.superseded_by,
             "superseded_basis": self.superseded_basis,
-            "opinion": self.opinion,
+            "opinion": self.opinion.to_json() if self.opinion else None,
             "weak": self.weak,
         }
 
@@ -415,8 +428,9 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
 
 
 def _opinion_result(row: Row, score: float, terms: list[list[str]]) -> Result:
-    from gitmem.recall.opinions import opinion_json
+    from gitmem.recall.opinions import opinion_view
 
+    view = opinion_view(row)
     return Result(
         kind="opinion",
         content=row["content"],
@@ -435,6 +449,6 @@ def _opinion_result(row: Row, score: float, terms: list[list[str]]) -> Result:
         fact_id=None,
         score=shown_score(score),
         file_class="bank",
-        opinion=opinion_json(row),
+        opinion=OpinionRef(view.opinion_id, view.updated, view.evidence),
         weak=is_weak(term_share(terms, " ".join([str(row["content"]), *row["entities"]])), None),
     )

@@ -4,10 +4,11 @@ the query, and how a result's times are shown."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from gitmem.domain import TimeWindow
+from gitmem.domain import TimeWindow, WindowSource, WindowUse
 from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import build_window, find_query_window, show_time
 from gitmem.recall.search import Result
@@ -19,6 +20,22 @@ _GENERIC = frozenset({
     "occurred", "anything", "something", "everything", "events", "event", "news", "new", "up",
     "done", "do", "did", "there",
 })
+
+
+@dataclass(frozen=True)
+class WindowUsed:
+    """The time window a recall applied (the JSON ``time_window``): from the flags or from a
+    date phrase in the query, as a filter or as a preference."""
+
+    source: WindowSource
+    phrase: str | None  # the date phrase found in the query
+    since: str | None
+    until: str | None  # the last day included
+    applied_as: WindowUse
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "phrase": self.phrase, "since": self.since,
+                "until": self.until, "applied_as": self.applied_as}
 
 
 def shown_dates(r: Result) -> str:
@@ -35,7 +52,7 @@ def shown_dates(r: Result) -> str:
 
 def time_filters(query: str, since: str | None, until: str | None, around: str | None,
                  now: datetime, around_days: int) -> tuple[
-        TimeWindow | None, TimeWindow | None, str, dict[str, Any] | None]:
+        TimeWindow | None, TimeWindow | None, str, WindowUsed | None]:
     """(filter window, preferred window, the words to search, the JSON ``time_window``) from
     the time flags, else from a date phrase in the query, whose own words are then not
     searched ("6" of "around March 6" is no topic)."""
@@ -73,10 +90,9 @@ def _stated_date(phrase: str) -> str | None:
     return stated if _NAMES_A_DATE.search(stated) and '"' not in stated else None
 
 
-def _window_json(window: TimeWindow, source: str, phrase: str | None,
-                 applied: str) -> dict[str, Any]:
-    return {"source": source, "phrase": phrase, "since": show_time(window.start),
-            "until": last_day(window.end), "applied_as": applied}
+def _window_json(window: TimeWindow, source: WindowSource, phrase: str | None,
+                 applied: WindowUse) -> WindowUsed:
+    return WindowUsed(source, phrase, show_time(window.start), last_day(window.end), applied)
 
 
 def last_day(end: datetime | None) -> str | None:

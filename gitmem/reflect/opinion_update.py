@@ -69,8 +69,7 @@ class OpinionChange:
             "capped": self.capped,
             "capped_days": list(self.capped_days),
             "reason": self.reason,
-            "evidence": [{"stance": e.stance, "fact_id": e.fact_id, "source": e.source,
-                          "confidence": e.confidence} for e in self.evidence],
+            "evidence": [e.to_json() for e in self.evidence],
         }
 
 
