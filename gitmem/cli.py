@@ -22,6 +22,7 @@ from gitmem.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
     from gitmem.config import Config
+    from gitmem.index.watch import WarmState
     from gitmem.recall.entity import EntityList, EntityView, FactView
     from gitmem.recall.opinions import OpinionView
     from gitmem.recall.search import Result
@@ -33,7 +34,15 @@ def _ctx_path(ctx: click.Context) -> Path:
     return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
 
 
+def _warm(ctx: click.Context) -> WarmState | None:
+    """What the warm process remembers between requests (None in a command run alone)."""
+    return ctx.obj.get("warm") if ctx.obj else None
+
+
 def _workspace(ctx: click.Context, *, lenient: bool = False) -> tuple[Workspace, Config]:
+    warm = _warm(ctx)
+    if warm is not None:
+        return warm.open_workspace(_ctx_path(ctx), lenient=lenient)
     return open_workspace(_ctx_path(ctx), lenient=lenient)
 
 
@@ -411,7 +420,7 @@ def recall(
         committed=committed,
         verbose=verbose,
     )
-    response = recall_answer(ws, cfg, req, min_score=min_score)
+    response = recall_answer(ws, cfg, req, min_score=min_score, warm=_warm(ctx))
     if as_json:
         _print_json(response.to_json())
         return
@@ -1065,11 +1074,14 @@ def _crash_log(exc: BaseException) -> Path:
     return path
 
 
-def run(args: list[str] | None = None, color: bool | None = None) -> int:
-    """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler."""
+def run(args: list[str] | None = None, color: bool | None = None,
+        warm: WarmState | None = None) -> int:
+    """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler.
+    ``warm``: the warm process's memory of its workspace (``gitmem serve``)."""
     try:
         # Without standalone mode click returns an Exit's status instead of raising it.
-        code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color)
+        code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color,
+                        obj={"warm": warm})
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -1098,13 +1110,14 @@ def run(args: list[str] | None = None, color: bool | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-def run_captured(args: list[str], color: bool | None) -> tuple[int, str, str]:
+def run_captured(args: list[str], color: bool | None,
+                 warm: WarmState | None = None) -> tuple[int, str, str]:
     """``run`` with its output captured: what a warm process answers a thin client with."""
     import io
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(args, color=color)
+        code = run(args, color=color, warm=warm)
     return code, out.getvalue(), err.getvalue()
 
 

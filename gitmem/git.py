@@ -162,6 +162,17 @@ def common_dir(git_dir: Path) -> Path:
     return git_dir
 
 
+def head_files(git_dir: Path) -> tuple[list[tuple[Path, frozenset[str]]], list[Path]]:
+    """Where git keeps what HEAD resolves to, for a file watcher: (folders with the names in
+    them that matter, folders whose whole tree matters). HEAD lives in the work tree's git
+    dir, packed refs in the common one, loose branch refs under ``refs/heads``, and a reftable
+    repository keeps every ref in ``reftable/``. Lock files are how git writes (a ``.lock``
+    renamed over the file): the rename is the change."""
+    common = common_dir(git_dir)
+    named = [(git_dir, frozenset({"HEAD"})), (common, frozenset({"HEAD", "packed-refs"}))]
+    return named, [common / "refs" / "heads", common / "reftable"]
+
+
 def init_or_open(target: Path) -> tuple[Path, Path, bool]:
     """(work tree root, git dir, created) for the repository at or above ``target``, making a
     new one (branch ``main``) when there is none. Refuses bare repositories."""

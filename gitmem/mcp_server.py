@@ -28,6 +28,7 @@ from gitmem import __version__
 from gitmem.config import Config, load_config
 from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError, option_name
+from gitmem.index.watch import WarmState
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
 
@@ -128,6 +129,7 @@ class MemoryTools:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self._lock = threading.Lock()
+        self.warm = WarmState()  # no freshness check while nothing changed (index.watch)
 
     def config(self) -> Config:
         return load_config(self.ws.repo_root)  # re-read each call: a few stats, picks up edits
@@ -157,7 +159,7 @@ class MemoryTools:
         req = RecallRequest(query=query, k=max_results, since=since, until=until,
                             around=around, as_of=as_of, entities=_listed(entity),
                             kinds=_listed(kind), mode=mode)
-        response = recall(self.ws, cfg, req, min_score=min_score, front="mcp")
+        response = recall(self.ws, cfg, req, min_score=min_score, front="mcp", warm=self.warm)
         data = response.to_json()
         if req.mode != "lexical":
             data["warnings"] = _with_unconfigured(cfg, data["warnings"])

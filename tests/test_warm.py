@@ -23,6 +23,7 @@ from gguf_model import tiny_gguf
 from gitmem import __version__
 from gitmem.warm import client
 from testing.cli import gitmem
+from testing.repo import git
 
 QUERIES = [
     ("recall", "gateway host", "--json"),
@@ -106,6 +107,32 @@ def test_warm_and_cold_print_the_same(fixture_repo: Path, served: subprocess.Pop
     assert served_count(fixture_repo) == before + len(QUERIES)  # all of them went warm
     codes = [run_cli(fixture_repo, *args)[0].returncode for args in QUERIES[-2:]]
     assert codes == [2, 1]
+
+
+def test_a_commit_between_warm_requests_is_seen(fixture_repo: Path,
+                                               served: subprocess.Popen[str]) -> None:
+    """The warm process remembers its workspace and a current index between requests (no git
+    process while nothing changes): a commit, and an edit after it, are seen at once."""
+    before = served_count(fixture_repo)
+    args = ("recall", "zebracorn", "--json", "--mode", "lexical")
+    for _ in range(2):
+        assert json.loads(run_cli(fixture_repo, *args)[0].stdout)["results"] == []
+    note = fixture_repo / "memory" / "2025-11-28.md"
+    note.write_text("# 2025-11-28\n\n## Retain\n- W @Zed: The zebracorn moved.\n",
+                    encoding="utf-8")
+    git(fixture_repo, "add", "-A")
+    git(fixture_repo, "commit", "-q", "-m", "a note")
+    seen = []
+    for edit in ("", "- W @Zed: The zebracorn came back.\n"):
+        with note.open("a", encoding="utf-8") as fh:
+            fh.write(edit)
+        warm, _ = run_cli(fixture_repo, *args)
+        cold, _ = run_cli(fixture_repo, *args, warm=False)
+        assert warm.returncode == 0 and warm.stdout == cold.stdout
+        seen.append({(r["source"], r["uncommitted"]) for r in json.loads(warm.stdout)["results"]})
+    assert seen[0] == {("memory/2025-11-28.md#L4", False)}  # the commit
+    assert ("memory/2025-11-28.md#L5", True) in seen[1]  # the edit after it
+    assert served_count(fixture_repo) == before + 4  # every warm request was answered warm
 
 
 def test_socket_is_private_and_one_server_per_repository(fixture_repo: Path,

@@ -17,6 +17,7 @@ from gitmem.workspace import Workspace, first_time, scope_fingerprint, worktree_
 
 if TYPE_CHECKING:
     from gitmem.index.vectors import EmbedReport
+    from gitmem.index.watch import WarmState
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -83,14 +84,23 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
 
 
-def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
+def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> list[str]:
     """Build the index when missing, catch up with HEAD and the working tree when behind
     (unless a writer is busy).
 
     The up-to-date check costs one ``git status`` and one meta read, so recall stays fast;
-    the indexer (and pygit2, markdown-it) is imported only when there is work to do.
+    the indexer (and pygit2, markdown-it) is imported only when there is work to do. A warm
+    process (``warm``) skips the check while nothing it depends on has changed since the index
+    was last found current, and the file exists (``gitmem reset`` removes it).
     """
+    count: int | None = None
+    if warm is not None:
+        known, count = warm.index_known(ws, cfg)
+        if known and ws.index_path.exists():
+            return []
     if index_is_current(ws, cfg):
+        if warm is not None and count is not None:
+            warm.found_current(ws, cfg, count)
         return []
     from gitmem.index.replay import index_workspace
     from gitmem.locks import RECALL_WAIT_SECONDS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
@@ -23,6 +23,9 @@ from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
 from gitmem.workspace import Workspace, first_time
+
+if TYPE_CHECKING:
+    from gitmem.index.watch import WarmState
 
 ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
             "similarity): the memory likely holds nothing about this")
@@ -111,7 +114,9 @@ def answer(
     *,
     now: datetime | None = None,
     ranking: Ranking | None = None,
+    warm: WarmState | None = None,
 ) -> RecallResponse:
+    """``warm``: what a long-running process remembers between calls (``index.watch``)."""
     now = now or datetime.now(UTC)
     window, prefer, text, time_window = time_filters(req.query, req.since, req.until,
                                                      req.around, now, cfg.around_days)
@@ -131,7 +136,7 @@ def answer(
         decay_floor=cfg.decay_floor,
         prefer=prefer,
     )
-    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
+    warnings = list(cfg.warnings) + ensure_index(ws, cfg, warm)
     semantic = _QueryVector(ws, cfg, req, text, warnings) if text.strip() else None
     try:
         results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)

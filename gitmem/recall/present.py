@@ -10,13 +10,16 @@ included.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from gitmem.config import Config
 from gitmem.parse.textfold import query_terms
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
 from gitmem.recall.ranking import SNIPPET_CHARS, make_snippet
 from gitmem.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitmem.index.watch import WarmState
 
 FrontEnd = Literal["cli", "mcp"]
 
@@ -27,10 +30,10 @@ def citations_on(cfg: Config, front: FrontEnd) -> bool:
 
 
 def recall(ws: Workspace, cfg: Config, req: RecallRequest, *, min_score: float | None = None,
-           front: FrontEnd = "cli") -> RecallResponse:
+           front: FrontEnd = "cli", warm: WarmState | None = None) -> RecallResponse:
     """``answer`` as a front end shows it: results under ``min_score`` left out, snippets cited
     when the configuration says so."""
-    return present(answer(ws, cfg, req), min_score=min_score,
+    return present(answer(ws, cfg, req, warm=warm), min_score=min_score,
                    citations=citations_on(cfg, front))
 
 

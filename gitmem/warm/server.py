@@ -4,8 +4,10 @@ It binds a Unix socket (mode 0600, in a 0700 folder of the user's runtime direct
 a lock next to it for its lifetime, so one process serves a repository. Each request runs the
 command line's own code in this process (``handler``: the CLI with its output captured), so a
 warm answer is byte for byte what the command prints working alone; the embedding model and
-the imported modules stay loaded between requests, and the index catches up with HEAD on each
-(recall's own cheap freshness check).
+the imported modules stay loaded between requests. The workspace, its configuration and the
+freshness check of the index are remembered between requests while a file watcher sees nothing
+they depend on change (``gitmem.index.watch``): a request then runs no git process, and after
+a commit, a checkout or an edit the index catches up as it does for a command alone.
 
 A request from another gitmem version makes the server exit (it is out of date); one from
 another environment (configuration variables, user folders, keys) or repository is refused
@@ -29,6 +31,7 @@ from typing import Any
 
 from gitmem import __version__
 from gitmem.errors import GitmemError, LockBusy
+from gitmem.index.watch import WarmState
 from gitmem.locks import file_lock
 from gitmem.warm.client import (
     FAST_COMMANDS,
@@ -42,8 +45,9 @@ from gitmem.warm.client import (
 )
 from gitmem.workspace import Workspace
 
-# (argv, color) -> (exit status, stdout, stderr): the command line run in this process.
-Handler = Callable[[list[str], "bool | None"], "tuple[int, str, str]"]
+# (argv, color, what is remembered) -> (exit status, stdout, stderr): the command line run in
+# this process.
+Handler = Callable[[list[str], "bool | None", WarmState], "tuple[int, str, str]"]
 ACCEPT_POLL = 0.5  # seconds between idle checks
 
 
@@ -66,6 +70,7 @@ class WarmServer:
         self.repo = str(ws.repo_root)
         self.path = socket_path(self.repo)
         self.env = env_fingerprint(os.environ)
+        self.warm = WarmState()
         self._stop = threading.Event()
         self._run_lock = threading.Lock()  # one command at a time: output capture is global
         self._active = 0
@@ -198,7 +203,7 @@ class WarmServer:
         def work() -> None:
             try:
                 with self._run_lock:
-                    outcome.append(self.handler(argv, color))
+                    outcome.append(self.handler(argv, color, self.warm))
             finally:
                 finished.set()
 
@@ -232,7 +237,7 @@ def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
     """Warm up (index, model, imports), then serve in the foreground until idle or stopped.
     ``announce`` gets the ``handshake`` once the socket listens."""
     server = WarmServer(ws, handler, idle_timeout=idle_timeout)
-    handler(["-C", str(ws.root), "recall", "warm up", "--json"], None)
+    handler(["-C", str(ws.root), "recall", "warm up", "--json"], None, server.warm)
 
     def terminate(signum: int, frame: object) -> None:
         server.stop()

@@ -1,0 +1,217 @@
+"""What a long-running process (``gitmem serve``, ``gitmem mcp``) may remember between requests.
+
+A command that runs alone finds its workspace (``git rev-parse``), reads its configuration and
+checks that the index holds HEAD and the uncommitted edits (``git status``) on every call: ~10
+ms of processes under a 3,650-file memory, before the query. A warm process answers many calls
+for one repository, so it keeps those answers and asks the kernel (Linux inotify) to say when
+anything they depend on changes: the memory files and their folders, the configuration files,
+the index, and where git keeps HEAD (``git.head_files``). Each change bumps a counter
+(``ChangeWatch.changes``), and every remembered answer is kept with the count it was computed
+at, so it is used only while nothing has changed since.
+
+Correctness rests on the order: the watch is armed before an answer is computed, so a change
+that lands while it is computed is seen at the next call (which computes again). Where inotify
+is missing (not Linux, or the watch limit is reached) the counter moves on every call: nothing
+is remembered and every call checks, as a command alone does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.config import REPO_CONFIG, Config, user_config_path
+from gitmem.git import common_dir, head_files
+from gitmem.workspace import MEMORY_FOLDERS, ROOT_FILES, Workspace, open_workspace
+
+if TYPE_CHECKING:
+    from inotify_simple import INotify
+
+# A change to a file or folder: written, touched, created, removed or renamed (either end).
+_MASK = 0x2 | 0x4 | 0x100 | 0x200 | 0x40 | 0x80 | 0x400 | 0x800  # MODIFY ATTRIB CREATE
+#   DELETE MOVED_FROM MOVED_TO DELETE_SELF MOVE_SELF
+_WATCH_FLAGS = 0x01000000 | 0x02000000 | 0x04000000  # ONLYDIR DONT_FOLLOW EXCL_UNLINK
+_IN_ISDIR = 0x40000000
+_IN_Q_OVERFLOW = 0x4000
+_IN_IGNORED = 0x8000
+_INDEX_FILE = "index.sqlite"  # and its -journal: what a writer of the index touches
+
+
+@dataclass(frozen=True)
+class Target:
+    """A folder to watch: only ``names`` in it matter (None: any memory file or folder, and
+    with ``tree`` every folder below it too; ``refs``: any name but a lock file)."""
+
+    folder: str
+    names: frozenset[str] | None = None
+    tree: bool = False
+    refs: bool = False
+
+    def matters(self, name: str, mask: int) -> bool:
+        if not name:  # the folder itself: removed, renamed
+            return True
+        if self.names is not None:
+            return name in self.names or (name.startswith(_INDEX_FILE) and
+                                          _INDEX_FILE in self.names)
+        if self.refs:
+            return not name.endswith(".lock")
+        return bool(mask & _IN_ISDIR) or name.endswith(".md")
+
+
+def _file_target(path: Path) -> Target:
+    """The nearest existing folder above ``path``, watching the one name that leads to it:
+    a configuration file that does not exist yet is seen when it (or its folder) appears."""
+    child, folder = path, path.parent
+    while not folder.is_dir() and folder.parent != folder:
+        child, folder = folder, folder.parent
+    return Target(str(folder), frozenset({child.name}))
+
+
+def targets(ws: Workspace, cfg: Config) -> list[Target]:
+    """Everything an answer for ``ws`` depends on, as folders to watch."""
+    extra = [p.strip("/") for p in cfg.extra_paths if p.strip("/")]
+    tops = frozenset({*ROOT_FILES, *MEMORY_FOLDERS, ".memory", ".git", REPO_CONFIG,
+                      *(p.split("/")[0] for p in extra)})
+    out = [Target(str(ws.root), tops), Target(str(ws.repo_root), tops),
+           Target(str(ws.memory_dir), frozenset({_INDEX_FILE})),
+           _file_target(ws.repo_root / REPO_CONFIG), _file_target(user_config_path())]
+    out += [Target(str(ws.root / p), tree=True) for p in (*MEMORY_FOLDERS, *extra)]
+    out += [_file_target(ws.root / p) for p in extra]  # an extra path may be one file
+    named, trees = head_files(ws.git_dir)
+    out += [Target(str(folder), names) for folder, names in named]
+    out += [Target(str(folder), tree=True, refs=True) for folder in trees]
+    if common_dir(ws.git_dir) != ws.git_dir:
+        out.append(Target(str(ws.git_dir), frozenset({"HEAD", "commondir"})))
+    return out
+
+
+class ChangeWatch:
+    """A counter of changes to the watched folders (``changes``), read without blocking."""
+
+    def __init__(self) -> None:
+        self._targets: dict[Target, None] = {}  # in the order they were added
+        self._inotify: INotify | None = None
+        self._wds: dict[int, Target] = {}
+        self._count = 0
+
+    def follow(self, found: Iterable[Target]) -> None:
+        """Also watch ``found``. A new target moves the count: what was computed before it was
+        watched is not covered."""
+        new = [t for t in found if t not in self._targets]
+        for target in new:
+            self._targets[target] = None
+            if self._inotify is not None:
+                self._add(target)
+        if new:
+            self._count += 1
+
+    def changes(self) -> int:
+        """The number of changes seen so far (at least: one burst of events counts once).
+        When it moved, the watch was armed anew before this returns."""
+        if self._inotify is None or self._changed():
+            self._count += 1
+            self._arm()
+        return self._count
+
+    def close(self) -> None:
+        if self._inotify is not None:
+            self._inotify.close()
+            self._inotify = None
+
+    def _changed(self) -> bool:
+        assert self._inotify is not None
+        for event in self._inotify.read(timeout=0):
+            if event.wd < 0 or event.mask & (_IN_Q_OVERFLOW | _IN_IGNORED):
+                return True  # events were lost, or a watched folder went away
+            target = self._wds.get(event.wd)
+            if target is None or target.matters(event.name, event.mask):
+                return True
+        return False
+
+    def _arm(self) -> None:
+        """A new inotify instance watching every target (folders come and go: watching
+        afresh after each change keeps up with them)."""
+        self.close()
+        self._wds = {}
+        try:
+            from inotify_simple import INotify
+
+            self._inotify = INotify()
+            for target in self._targets:
+                self._add(target)
+        except (ImportError, OSError):  # not Linux, or out of watches: check every call
+            self.close()
+
+    def _add(self, target: Target) -> None:
+        assert self._inotify is not None
+        folders = [target.folder]
+        if target.tree:
+            folders = list(_subfolders(target.folder))
+        for folder in folders:
+            try:
+                wd = self._inotify.add_watch(folder, _MASK | _WATCH_FLAGS)
+            except FileNotFoundError:
+                continue  # not there (yet): its parent's watch sees it appear
+            except NotADirectoryError:
+                continue  # a file, or a symbolic link (never followed)
+            known = self._wds.get(wd)
+            # One folder can be two targets (the workspace root is also the repository's).
+            self._wds[wd] = target if known is None else _union(known, target)
+
+
+def _union(a: Target, b: Target) -> Target:
+    if a.names is None or b.names is None:
+        return a if a.names is None else b
+    return Target(a.folder, a.names | b.names)
+
+
+def _subfolders(top: str) -> Iterable[str]:
+    """``top`` and every folder below it, without following symbolic links."""
+    if not os.path.isdir(top) or os.path.islink(top):
+        return
+    yield top
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _subfolders(entry.path)
+
+
+class WarmState:
+    """The workspaces a warm process opened and whether their index was current, each kept
+    with the change count it was found at (``ChangeWatch``)."""
+
+    def __init__(self, watch: ChangeWatch | None = None) -> None:
+        self.watch = watch or ChangeWatch()
+        self._opened: dict[tuple[str, bool], tuple[int, Workspace, Config]] = {}
+        self._current: dict[Workspace, tuple[int, Config]] = {}
+
+    def open_workspace(self, start: Path, *, lenient: bool = False) -> tuple[Workspace, Config]:
+        """``workspace.open_workspace``, remembered until something it read changes."""
+        count = self.watch.changes()
+        key = (str(start), lenient)
+        known = self._opened.get(key)
+        if known is not None and known[0] == count and os.path.isdir(start):
+            return known[1], known[2]
+        ws, cfg = open_workspace(start, lenient=lenient)
+        self.watch.follow(targets(ws, cfg))
+        self._opened[key] = (count, ws, cfg)
+        return ws, cfg
+
+    def index_known(self, ws: Workspace, cfg: Config) -> tuple[bool, int]:
+        """(whether the index of ``ws`` was found current with ``cfg`` and nothing changed
+        since, the change count now: give it to ``found_current`` after a check)."""
+        self.watch.follow(targets(ws, cfg))
+        count = self.watch.changes()
+        return self._current.get(ws) == (count, cfg), count
+
+    def found_current(self, ws: Workspace, cfg: Config, count: int) -> None:
+        self._current[ws] = (count, cfg)
+
+    def close(self) -> None:
+        self.watch.close()
