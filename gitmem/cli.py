@@ -464,14 +464,24 @@ def _print_opinion(o: OpinionView, chart: bool) -> None:
     conf = "  -  " if o.confidence is None else f"{o.confidence:.2f}"
     _echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  ",
           _style(o.source, fg="cyan"))
-    for e in o.evidence:
-        c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
-        _echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
-    if o.history is None:
+    if o.history is None or o.evidence_history is None:
+        for e in o.evidence:
+            c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
+            _echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
         return
+    stated = [p.evidence.confidence for p in o.evidence_history]
+    _echo("        evidence over time (each entry's c)" + (
+        f": {_spark([c for c in stated if c is not None], 1.0)}" if chart and any(
+            c is not None for c in stated) else ""))
+    for said in o.evidence_history:
+        e = said.evidence
+        c = "no c  " if e.confidence is None else f"c={e.confidence:.2f}"
+        _echo(f"        {said.date or '-':<10}  {e.stance:<7} {c}  {e.source}  "
+              f"{said.content or e.fact_id}")
     values = [p.confidence or 0.0 for p in o.history]
-    if chart and values:
-        _echo(f"        {_spark(values, 1.0)}  {values[0]:.2f} → {values[-1]:.2f}")
+    _echo("        confidence by commit" + (
+        f": {_spark(values, 1.0)}  {values[0]:.2f} → {values[-1]:.2f}" if chart and values
+        else ""))
     for p in o.history:
         shown = "-" if p.confidence is None else f"{p.confidence:.2f}"
         _echo(f"        {p.date}  {p.commit[:7]}  {shown}")
@@ -583,7 +593,8 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
               help="The confidence as it stood then (from bank/opinions.md's history): a "
               "time or a commit (an id, branch, tag, HEAD~2).")
 @click.option("--history", is_flag=True,
-              help="How each opinion's confidence moved, commit by commit (with a chart on a "
+              help="Each opinion's evidence over time (every entry it cited, with its day, c "
+              "and citation) and how its confidence moved, commit by commit (charts on a "
               "terminal).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context

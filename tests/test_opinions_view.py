@@ -125,7 +125,7 @@ def test_cli_text_json_and_the_chart_on_a_terminal(memory: Path) -> None:
     code, out, _ = gitmem("-C", str(memory), "opinions", "--history")
     assert code == 0
     assert "0.60  @Peter prefers concise WhatsApp replies (under 1500 chars)" in out
-    assert "against memory/2025-12-02.md#L4 (c=0.20)" in out
+    assert "against c=0.20  memory/2025-12-02.md#L4" in out  # the evidence over time
     assert "2025-11-27" in out and "0.75" in out
     assert "▁" not in out and "█" not in out  # not a terminal: plain text
     data = gitmem_json("-C", str(memory), "opinions", "--history", "--json")

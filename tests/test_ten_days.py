@@ -128,3 +128,28 @@ def test_aliases_as_written_and_page_text_without_reflects_comments(ten_days: Pa
     code, out, err = gitmem("-C", str(ten_days), "recall", "Nadia notes", "--json")
     assert code == 0, err
     assert not any("<!--" in r["snippet"] for r in json.loads(out)["results"])
+
+
+# -- item 5: opinions --history shows the evidence over time ------------------------------------
+
+RUST = "@Nadia Thinks @Rust is the right choice for the ingest workers"
+
+
+def test_opinion_history_shows_each_evidence_entry_by_day(ten_days: Path) -> None:
+    run(ten_days, commit=True)  # one reflect commit: one confidence point only
+    [rust] = [o for o in cli_json(ten_days, "opinions", "--history")["opinions"]
+              if o["statement"] == RUST]
+    assert len(rust["history"]) == 1
+    assert [(e["date"], e["confidence"]) for e in rust["evidence_history"]] == [
+        ("2026-11-03", 0.7), ("2026-11-05", 0.4), ("2026-11-11", 0.3), ("2026-11-17", 0.9),
+        ("2026-11-23", 0.5), ("2026-11-30", 0.85)]
+    assert rust["evidence_history"][2] == {
+        "date": "2026-11-11", "stance": "for", "fact_id": rust["evidence"][2]["fact_id"],
+        "source": "memory/2026-11-11.md#L11", "confidence": 0.3,
+        "content": "Thinks @Rust is the right choice for the ingest workers; not sure any more."}
+    code, out, err = gitmem("-C", str(ten_days), "opinions", "--history", "--entity", "Nadia")
+    assert code == 0, err
+    assert ("        2026-11-11  for     c=0.30  memory/2026-11-11.md#L11  Thinks @Rust is the "
+            "right choice for the ingest workers; not sure any more.") in out, out
+    assert "2026-11-17  for     c=0.90  memory/2026-11-17.md#L6" in out
+    assert "evidence over time" in out and "confidence by commit" in out

@@ -249,3 +249,15 @@ def opinion_versions(store: Store, opinion_ids: Sequence[str], state: State) -> 
             f"{up_to} ORDER BY o.opinion_id, o.valid_from",
             [*part, *([] if state.seq is None else [state.seq])])))
     return out
+
+
+def facts_said(store: Store, fact_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """fact id -> (the day it was said: its daily note's date, else its record day; its text)
+    as first recorded, current or not: what an opinion's evidence cites."""
+    out: dict[str, tuple[str, str]] = {}
+    for part in batched(sorted(set(fact_ids))):
+        for fid, day, content in store.conn.execute(
+                f"SELECT i.fact_id, {STATED}, i.content FROM items i WHERE i.type = 'fact' "
+                f"AND i.fact_id IN ({marks(part)}) ORDER BY i.valid_from", part):
+            out.setdefault(str(fid), (str(day), str(content)))
+    return out

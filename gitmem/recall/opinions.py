@@ -44,6 +44,19 @@ class ConfidencePoint:
 
 
 @dataclass(frozen=True)
+class EvidencePoint:
+    """One entry the opinion has cited as evidence (in any version of the file), with the day
+    its note said it and what it said: the opinion's evidence over time."""
+
+    date: str | None
+    evidence: Evidence
+    content: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"date": self.date, **self.evidence.to_json(), "content": self.content}
+
+
+@dataclass(frozen=True)
 class OpinionView:
     opinion_id: str
     statement: str
@@ -54,6 +67,7 @@ class OpinionView:
     evidence: tuple[Evidence, ...]  # each with the citation the file gives
     recorded_at: str | None
     history: tuple[ConfidencePoint, ...] | None = None  # with --history
+    evidence_history: tuple[EvidencePoint, ...] | None = None  # with --history, oldest first
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -68,6 +82,8 @@ class OpinionView:
         }
         if self.history is not None:
             out["history"] = [p.to_json() for p in self.history]
+        if self.evidence_history is not None:
+            out["evidence_history"] = [p.to_json() for p in self.evidence_history]
         return out
 
 
@@ -91,7 +107,13 @@ class OpinionsAnswer:
         }
 
 
-def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None) -> OpinionView:
+def _evidence(row: Row) -> tuple[Evidence, ...]:
+    return tuple(Evidence(e["stance"], str(e["fact_id"]), str(e["source"]),
+                          e.get("confidence")) for e in row["evidence"])
+
+
+def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None,
+                 evidence_history: tuple[EvidencePoint, ...] | None = None) -> OpinionView:
     return OpinionView(
         opinion_id=str(row["opinion_id"]),
         statement=str(row["statement"]),
@@ -99,10 +121,10 @@ def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None) -
         confidence=row["confidence"],
         updated=row["updated"],
         source=citation(row),
-        evidence=tuple(Evidence(e["stance"], str(e["fact_id"]), str(e["source"]),
-                                e.get("confidence")) for e in row["evidence"]),
+        evidence=_evidence(row),
         recorded_at=row["recorded_at"],
         history=history,
+        evidence_history=evidence_history,
     )
 
 
@@ -120,6 +142,19 @@ def confidence_moves(versions: Sequence[Row]) -> tuple[ConfidencePoint, ...]:
         points.append(ConfidencePoint(str(row["recorded_at"] or "")[:10], str(row["commit_id"]),
                                       row["confidence"]))
     return tuple(points)
+
+
+def evidence_over_time(store: Store, versions: Sequence[Row]) -> tuple[EvidencePoint, ...]:
+    """Every entry any version of an opinion cited (each once, as first cited: a fold of old
+    evidence in a later version loses none), oldest first, with the day it was said."""
+    cited: dict[str, Evidence] = {}
+    for row in versions:
+        for e in _evidence(row):
+            cited.setdefault(e.fact_id, e)
+    said = eq.facts_said(store, list(cited))
+    points = [EvidencePoint(said.get(fid, (None, None))[0], e, said.get(fid, (None, None))[1])
+              for fid, e in cited.items()]
+    return tuple(sorted(points, key=lambda p: (p.date or "", p.evidence.source)))
 
 
 def list_opinions(
@@ -148,15 +183,18 @@ def list_opinions(
         if min_confidence is not None:
             rows = [r for r in rows if (r["confidence"] or 0.0) >= min_confidence]
         moves: dict[str, tuple[ConfidencePoint, ...]] = {}
+        cited: dict[str, tuple[EvidencePoint, ...]] = {}
         if history:
             versions: dict[str, list[Row]] = {}
             for v in eq.opinion_versions(store, [str(r["opinion_id"]) for r in rows], state):
                 versions.setdefault(str(v["opinion_id"]), []).append(v)
             moves = {k: confidence_moves(v) for k, v in versions.items()}
+            cited = {k: evidence_over_time(store, v) for k, v in versions.items()}
     finally:
         store.close()
     rows.sort(key=lambda r: (-(r["confidence"] or 0.0), r["start_line"]))
-    views = [opinion_view(r, moves.get(str(r["opinion_id"]), ()) if history else None)
+    views = [opinion_view(r, moves.get(str(r["opinion_id"]), ()),
+                          cited.get(str(r["opinion_id"]), ())) if history else opinion_view(r)
              for r in rows]
     return OpinionsAnswer(shown, entity, min_confidence, views, warnings, entries)
 
