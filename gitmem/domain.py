@@ -14,6 +14,9 @@ Stance = Literal["for", "against"]  # an evidence line of bank/opinions.md
 RecallMode = Literal["hybrid", "lexical", "semantic"]
 RangeMode = Literal["two-dot", "three-dot"]  # gitmem review BASE..HEAD | BASE...HEAD
 OpinionStatus = Literal["added", "removed", "changed"]  # an opinion, between two revisions
+# the merge driver and an opinion, between two revisions: a merge of two machines' changes
+# flagged it for reflect, or reflect recomputed one so flagged
+MergeNote = Literal["flagged", "recomputed"]
 FileStatus = Literal["added", "modified", "deleted"]  # a memory file, between two revisions
 PageEdit = Literal["generated", "human", "both"]  # which part of an entity page changed
 HookFileState = Literal["installed", "foreign", "missing"]
@@ -144,6 +147,9 @@ class Opinion:
     evidence: tuple[Evidence, ...]
     start_line: int
     end_line: int
+    # the merge driver flagged it: both machines changed it, the next reflect recomputes it
+    # (not part of the index's version key: the marker is a comment, its opinion the same)
+    merged: bool = False
 
     @property
     def vkey(self) -> str:

@@ -714,6 +714,20 @@ def config_get(repo_root: Path, key: str) -> str | None:
     return _out(proc) if proc.returncode == 0 else None
 
 
+def files_containing(repo_root: Path, text: str, folder: str, revision: str | None = None
+                     ) -> list[str]:
+    """Repository paths of the files below ``folder`` that contain ``text``: at ``revision``,
+    else in the work tree (untracked files included). One ``git grep``."""
+    where = [revision] if revision is not None else ["--untracked"]
+    proc = run(repo_root, "--literal-pathspecs", "grep", "-l", "-z", "-F", "-e", text, *where,
+               "--", folder)
+    if proc.returncode not in (0, 1):
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"git grep failed in {repo_root}: {reason}")
+    names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    return [n.removeprefix(f"{revision}:") for n in names] if revision else names
+
+
 def check_attr(repo_root: Path, attribute: str, path: str) -> str | None:
     """The value git gives ``attribute`` for ``path`` (None: unspecified)."""
     proc = run(repo_root, "check-attr", "-z", attribute, "--", path)

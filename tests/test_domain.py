@@ -21,6 +21,7 @@ DOCUMENTED = [
     (domain.PageEdit, "`where` (entity pages:", ","),
     (domain.HookFileState, "`state` (", ")"),
     (domain.ConfigSource, "answer): `key`, `value`, `source` (", ")"),
+    (domain.MergeNote, "`merge` (", ")"),
 ]
 
 

@@ -9,20 +9,30 @@ import os
 import re
 import subprocess
 import sys
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
+from gitmem.index.reflect_queries import facts_by_fact_id
 from gitmem.merge.driver import merge_file, merge_text
 from gitmem.mergedriver import driver_command, register
-from gitmem.parse.stale import OPINION_NOTE, STALE_BEGIN, StaleMark, read_stale
+from gitmem.parse.stale import (
+    OPINION_NOTE,
+    STALE_BEGIN,
+    StaleMark,
+    is_stale_begin,
+    is_stale_line,
+    read_stale,
+)
 from gitmem.reflect.retain import retain
+from gitmem.reflect.rule import Observation, apply_evidence
+from gitmem.reflect.run import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem
-from testing.index import dump
+from testing.index import dump, read_index
 from testing.repo import commit_all, git, make_repo, write
 from testing.rewrites import rebuilt_dump
 from testing.syncops import run_sync_ops
@@ -463,3 +473,104 @@ def test_the_driver_process_imports_only_what_a_daily_notes_merge_needs(tmp_path
     files["a"].write_bytes(b"\xff" + NOTE.encode())  # not UTF-8: git's merge, through gitmem.git
     assert _driver(files).returncode == 0
     assert files["a"].read_bytes() == b"\xff" + NOTE.replace("The NUC", "The Castle").encode()
+
+
+# --- reflect on both machines: the stale markers are settled by the next reflect --------------
+
+OPINIONS = """# Opinions
+
+## @Peter prefers concise WhatsApp replies (under 1500 chars)
+<!-- opinion: o-3fa9c2e1 -->
+- confidence: 0.90
+- updated: 2025-11-01
+- evidence:
+  - for f-000000000001 memory/2025-11-01.md#L5 (c=0.90)
+"""
+PETER = "---\naliases: [Pete]\n---\n# Peter\n\nThe user.\n"
+CLAIM = "Prefers concise WhatsApp replies (under 1500 chars)."
+
+
+def _reflecting_machines(tmp_path: Path) -> tuple[Path, Path]:
+    bare = tmp_path / "castle.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = make_repo(tmp_path, "seed")
+    init_workspace(seed)
+    register(seed, "")
+    write(seed, "bank/opinions.md", OPINIONS)
+    write(seed, "bank/entities/Peter.md", PETER)
+    write(seed, "memory/2025-11-01.md", "# 2025-11-01\n\n## Retain\n- W @Peter: Lives in Copenhagen.\n")
+    commit_all(seed, "seed", "2025-11-01T21:00:00+00:00")
+    git(seed, "push", "-q", str(bare), "main")
+    for name in ("laptop", "server"):
+        git(tmp_path, "clone", "-q", str(bare), name)
+        register(tmp_path / name, "")
+    return tmp_path / "laptop", tmp_path / "server"
+
+
+def _day_and_reflect(clone: Path, day: str, *entries: str) -> None:
+    body = "".join(f"- {e}\n" for e in entries)
+    write(clone, f"memory/{day}.md", f"# {day}\n\n## Retain\n{body}")
+    commit_all(clone, f"memory: {day}", f"{day}T21:00:00+00:00")
+    ws, cfg = open_workspace(clone)
+    assert reflect(ws, cfg, since=None, commit=True).commit
+
+
+def _stale_anywhere(clone: Path) -> list[str]:
+    return [p for p in git(clone, "ls-files").split() if p.endswith(".md") and any(
+        is_stale_line(ln) or is_stale_begin(ln)
+        for ln in (clone / p).read_text(encoding="utf-8").splitlines())]
+
+
+def test_both_machines_reflect_then_one_reflect_settles_the_merge(tmp_path: Path) -> None:
+    a, b = _reflecting_machines(tmp_path)
+    _day_and_reflect(a, "2025-11-27", f"O(c=0.2) @Peter: {CLAIM}", "W @Peter: Bought a NAS.")
+    _day_and_reflect(b, "2025-11-28", f"O(c=0.3) @Peter: {CLAIM}", "W @Peter: Fixed the router.")
+    for clone in (a, b, a):
+        _sync(clone)
+    assert sorted(_stale_anywhere(a)) == ["bank/entities/Peter.md", "bank/opinions.md"]
+    code, out, _ = gitmem("-C", str(a), "recall", "both machines changed this opinion", "--json")
+    assert code == 0 and "gitmem:stale" not in out  # a note to reflect, not memory
+    ws, cfg = open_workspace(a)
+    # A window with no facts at all (the merge brought some in, recorded at the merge commit):
+    # the flagged opinion and page are settled whatever the window.
+    report = reflect(ws, cfg, commit=True, now=datetime(2030, 1, 1, tzinfo=UTC))
+    assert report.facts_read == 0
+    [change] = report.opinions
+    assert change.merged and "merged from two machines: recomputed from 0.90" in change.reason
+    assert report.title().startswith("gitmem reflect: 1 merged opinion recomputed, 1 entity page")
+    assert [p.merged for p in report.pages] == [True]
+    merge, settle = (json.loads(gitmem("-C", str(a), "review", spec, "--format", "json")[1])
+                     for spec in ("HEAD~2..HEAD~1", "HEAD~1..HEAD"))
+    assert [o["merge"] for o in merge["opinions"]["changed"]] == ["flagged"]
+    assert [o["merge"] for o in settle["opinions"]["changed"]] == ["recomputed"]
+    code, text, _ = gitmem("-C", str(a), "review", "HEAD~1..HEAD")
+    assert code == 0 and "merged, recomputed by reflect" in text and "by hand" not in text
+    # What one machine holding both days' evidence computes by the rule, from the same start.
+    with read_index(a) as store:
+        facts = facts_by_fact_id(store, [e.fact_id for e in change.evidence])
+    observed = [Observation(f.fact_id, f.confidence, f.recorded_at, f.path, f.start_line)
+                for f in facts.values()]
+    assert len(observed) == 2 and change.after == apply_evidence(0.90, observed).end
+    for clone in (a, b):
+        _sync(clone)
+    assert _stale_anywhere(a) == [] == _stale_anywhere(b)
+    assert git(a, "rev-parse", "HEAD^{tree}") == git(b, "rev-parse", "HEAD^{tree}")
+    assert dump(a) == dump(b) == rebuilt_dump(a, tmp_path / "rebuilt")
+    again = reflect(*open_workspace(b), since=None)
+    assert not again.changed  # settled: nothing left to do on the other machine either
+
+
+def test_a_stale_line_naming_evidence_the_index_lacks_stays_with_a_warning(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    init_workspace(repo)
+    flagged = OPINIONS.replace("<!-- opinion: o-3fa9c2e1 -->\n", "<!-- opinion: o-3fa9c2e1 -->\n"
+                               "<!-- gitmem:stale from 0.90 new f-ffffffffffff: both -->\n")
+    write(repo, "bank/opinions.md", flagged)
+    write(repo, "memory/2025-11-27.md", f"# 2025-11-27\n\n## Retain\n- O(c=0.2) @Peter: {CLAIM}\n")
+    commit_all(repo, "a merge whose evidence is not here")
+    report = reflect(*open_workspace(repo), since=None)
+    assert [(w.code, w.line) for w in report.warnings if w.code == "opinion-merge"] == [
+        ("opinion-merge", 5)]
+    assert any(w.code == "reflect-skipped" and "cannot recompute yet" in w.message
+               for w in report.warnings)  # the new entry waits for the recomputation
+    assert (repo / "bank/opinions.md").read_text(encoding="utf-8") == flagged

@@ -57,9 +57,11 @@ class EntityNames:
         return self.aliases.get(key, key)
 
 
-def _facts(store: Store, where: str, args: Sequence[Any]) -> list[FactRow]:
+def _facts(store: Store, where: str, args: Sequence[Any], *, current: bool = True
+           ) -> list[FactRow]:
+    now = "i.valid_to IS NULL AND " if current else ""
     rows: list[Any] = store.conn.execute(
-        f"SELECT {_FACT_COLUMNS} FROM items i WHERE i.valid_to IS NULL AND i.type = 'fact' "
+        f"SELECT {_FACT_COLUMNS} FROM items i WHERE {now}i.type = 'fact' "
         f"AND {where} ORDER BY i.recorded_at, i.path, i.start_line", list(args)).fetchall()
     links: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
     ids = [int(r[0]) for r in rows]
@@ -122,6 +124,21 @@ def facts_by_id(store: Store, ids: Sequence[int]) -> list[FactRow]:
     for part in batched(sorted(set(ids))):
         out.extend(_facts(store, f"i.id IN ({marks(part)})", part))
     return sorted(out, key=lambda r: (*r.order, r.item_id))
+
+
+def facts_by_fact_id(store: Store, fact_ids: Sequence[str]) -> dict[str, FactRow]:
+    """Fact id -> the fact as it was recorded: its current version, else its last (evidence
+    cites a fact id, and the entry may have been edited or removed since)."""
+    latest: dict[str, int] = {}
+    for part in batched(sorted(set(fact_ids))):
+        for fact_id, item_id in store.conn.execute(
+                f"SELECT fact_id, id FROM items WHERE type = 'fact' AND fact_id IN "
+                f"({marks(part)}) ORDER BY valid_to IS NULL, valid_to", part):
+            latest[str(fact_id)] = int(item_id)  # the last row wins: the current one, if any
+    ids = sorted(latest.values())
+    rows = [r for part in batched(ids)
+            for r in _facts(store, f"i.id IN ({marks(part)})", part, current=False)]
+    return {r.fact_id: r for r in rows}
 
 
 def entity_names(store: Store) -> EntityNames:

@@ -25,6 +25,7 @@ from datetime import date
 
 from gitmem.domain import Evidence, Opinion, Stance, Warn
 from gitmem.parse.retain import find_entities
+from gitmem.parse.stale import StaleMark, read_stale
 
 OPINIONS_PATH = "bank/opinions.md"
 # A heading only: every line of a memory file is indexed, and an explanation here would come
@@ -70,10 +71,21 @@ class OpinionSection:
     evidence_line: int | None
     evidence_lines: tuple[int, ...]
     problems: tuple[Warn, ...]
+    stale: StaleMark | None = None  # the merge driver's line: reflect recomputes the opinion
 
     @property
     def malformed(self) -> bool:
         return bool(self.problems)
+
+
+def stale_evidence(section: OpinionSection) -> tuple[str, ...]:
+    """The evidence a stale section is recomputed with: what its line names (an old line that
+    names none: all the section's evidence)."""
+    if section.stale is None:
+        return ()
+    found = (section.stale.new if section.stale.new is not None
+             else (e.fact_id for e in section.opinion.evidence))
+    return tuple(dict.fromkeys(found))
 
 
 def scan_opinions(lines: list[str], path: str = OPINIONS_PATH
@@ -124,6 +136,7 @@ class _Fields:
         self.updated: str | None = None
         self.evidence: list[Evidence] = []
         self.evidence_at: list[int] = []
+        self.stale: StaleMark | None = None
 
     def problem(self, line: int, code: str, message: str) -> None:
         self.problems.append(Warn(self.path, line + 1, code, message + "; this opinion is left "
@@ -141,6 +154,9 @@ class _Fields:
         if (mid := _ID.search(line)) is not None:
             if not self.seen("id", i):
                 self.oid = mid.group("id")
+        elif (mark := read_stale(line, i)) is not None:
+            if not self.seen("stale", i):
+                self.stale = mark
         elif _ID_LIKE.search(line):
             self.problem(i, "opinion-malformed",
                          "opinion marker is not '<!-- opinion: o-<hex> -->'")
@@ -209,7 +225,8 @@ def _section(lines: list[str], start: int, stop: int, path: str
         notes.append(Warn(path, start + 1, "opinion-id",
                           f"opinion has no '<!-- opinion: o-… -->' marker; using {oid}"))
     opinion = Opinion(oid, statement, tuple(find_entities(statement)), found.confidence,
-                      found.updated, tuple(found.evidence), start + 1, stop)
+                      found.updated, tuple(found.evidence), start + 1, stop,
+                      merged=found.stale is not None)
     section = OpinionSection(
         opinion=opinion,
         heading=start,
@@ -220,6 +237,7 @@ def _section(lines: list[str], start: int, stop: int, path: str
         evidence_line=found.at.get("evidence"),
         evidence_lines=tuple(found.evidence_at),
         problems=tuple(found.problems),
+        stale=found.stale,
     )
     return section, notes
 

@@ -39,9 +39,10 @@ def _body_start(lines: list[str]) -> int:
 
 def generated_rows(lines: list[str]) -> set[int]:
     """The 0-based indexes of the lines of generated blocks, markers included (an unterminated
-    block runs to the end), and of reflect's own one-line comments. Generated text is not a
-    source (SPEC §8): it summarises facts that are indexed where they were written, so it is
-    not indexed as text of its own."""
+    block runs to the end), and of reflect's own one-line comments (the merge driver's
+    ``<!-- gitmem:stale … -->`` lines among them). Generated text is not a source (SPEC §8): it
+    summarises facts that are indexed where they were written, so it is not indexed as text of
+    its own."""
     rows: set[int] = set()
     generated = False
     for n, line in enumerate(lines):

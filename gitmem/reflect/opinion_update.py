@@ -10,11 +10,12 @@ reflect idempotent. Pure: the caller reads the file and the index, and writes th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gitmem.domain import Citation, Evidence, Warn
 from gitmem.index.reflect_queries import FactRow
+from gitmem.parse.opinions import OpinionSection, stale_evidence
 from gitmem.parse.retain import ENTITY_RE, entity_key
 from gitmem.parse.similarity import same_claim, statement_similarity
 from gitmem.parse.visible import visible
@@ -42,7 +43,8 @@ class OpinionChange:
     before: float | None
     after: float
     capped_days: tuple[str, ...]  # the record days whose move the cap cut short
-    evidence: tuple[Evidence, ...]
+    evidence: tuple[Evidence, ...]  # merged: every entry the recomputation applied
+    merged: bool = False  # both machines had changed it: recomputed from their ancestor
 
     @property
     def capped(self) -> bool:
@@ -53,10 +55,14 @@ class OpinionChange:
         n = len(self.evidence)
         stated = ", ".join("no c" if e.confidence is None else f"c={e.confidence:.2f}"
                            for e in self.evidence)
-        what = f"{n} new O entr{'y' if n == 1 else 'ies'} stating it ({stated})"
+        what = f"{n} {'' if self.merged else 'new '}O entr{'y' if n == 1 else 'ies'} stating it"
+        what += f" ({stated})" if n else ""
         if self.created:
             return f"no existing opinion says this; started at {self.after:.2f} from {what}"
         cap = f"; the per-day cap held it on {', '.join(self.capped_days)}" if self.capped else ""
+        if self.merged:
+            return (f"merged from two machines: recomputed from {self.before:.2f} with {what}: "
+                    f"{self.after:.2f}{cap}")
         return f"{what} moved it {self.before:.2f} -> {self.after:.2f}{cap}"
 
     def to_json(self) -> dict[str, object]:
@@ -70,6 +76,7 @@ class OpinionChange:
             "capped_days": list(self.capped_days),
             "reason": self.reason,
             "evidence": [e.to_json() for e in self.evidence],
+            "merged": self.merged,
         }
 
 
@@ -99,6 +106,9 @@ class _Target:
     problems: tuple[Warn, ...] = ()
     first: FactRow | None = None  # the entry that started a new opinion
     entries: list[FactRow] = field(default_factory=list)
+    held: str = "which is malformed"  # why entries are not applied (with malformed_at)
+    merged: int | None = None  # the merge driver's stale line, to remove once recomputed
+    cited: frozenset[str] = frozenset()  # entries among ``entries`` the file already cites
 
 
 # Where a statement's reason or aside starts: a ';' before a space, a dash between spaces, a
@@ -150,9 +160,13 @@ def _matches(target: _Target, fact: FactRow, keys: frozenset[str]) -> bool:
 
 
 def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canonical,
-                  params: RuleParams = SPEC_RULE) -> OpinionPlan:
-    """Match the new ``O`` entries among ``facts`` to opinions and apply the rule."""
+                  params: RuleParams = SPEC_RULE,
+                  merged_evidence: Mapping[str, FactRow] | None = None) -> OpinionPlan:
+    """Match the new ``O`` entries among ``facts`` to opinions and apply the rule. An opinion
+    the merge driver flagged (both machines changed it) is recomputed from its stale line's
+    starting point with the evidence it names (``merged_evidence``: fact id -> the fact)."""
     cited = {e.fact_id for op in doc.opinions for e in op.evidence}
+    plan = OpinionPlan()
     targets = [
         _Target(s.opinion.opinion_id, s.opinion.statement,
                 frozenset(canonical(entity_key(e)) for e in s.opinion.entities),
@@ -160,7 +174,10 @@ def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canoni
                 s.opinion.updated, s.problems)
         for n, s in enumerate(doc.sections)
     ]
-    plan = OpinionPlan()
+    for target, section in zip(targets, doc.sections, strict=True):
+        if section.stale is not None and target.malformed_at is None:
+            plan.warnings += _replay_merge(target, section, merged_evidence or {}, doc.path,
+                                           params)
     taken: set[str] = set()
     for fact in sorted((f for f in facts if f.kind == "opinion"), key=lambda f: f.order):
         if fact.fact_id in cited or not fact.text.strip():
@@ -180,16 +197,43 @@ def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canoni
             plan.warnings.extend(w for w in best.problems if w not in plan.warnings)
             plan.warnings.append(Warn(doc.path, best.malformed_at, "reflect-skipped",
                                       f"{Citation(fact.path, fact.start_line, fact.end_line)} "
-                                      f"is evidence about this opinion, which is malformed; "
+                                      f"is evidence about this opinion, {best.held}; "
                                       "not applied until the section is fixed"))
             continue
         best.entries.append(fact)
     for target in targets:
         if target.first is not None:
             _new(plan, target, params)
-        elif target.entries:
+        elif target.malformed_at is None and (target.entries or target.merged is not None):
             _update(plan, target, params)
     return plan
+
+
+def _replay_merge(target: _Target, section: OpinionSection, facts: Mapping[str, FactRow],
+                  path: str, params: RuleParams) -> list[Warn]:
+    """Set ``target`` up to be recomputed from the stale line's starting point: as one machine
+    holding both sides' evidence would have computed it (SPEC §5: a function of history)."""
+    mark = section.stale
+    assert mark is not None
+    ids = stale_evidence(section)
+    missing = [i for i in ids if i not in facts]
+    if missing:
+        target.malformed_at = mark.line + 1
+        target.held = "which two machines changed and reflect cannot recompute yet"
+        target.problems = (Warn(path, mark.line + 1, "opinion-merge", (
+            f"both machines changed this opinion and the index does not know "
+            f"{', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} (a note not synced or "
+            f"not committed yet?): not recomputed, the stale line stays")),)
+        return list(target.problems)
+    rows = sorted((facts[i] for i in ids), key=lambda f: (*f.order, f.fact_id))
+    if mark.base is not None:
+        target.confidence = mark.base
+    elif rows:  # neither side had it at their ancestor: from its first evidence, as created
+        target.confidence = initial_confidence(rows[0].confidence, params)
+        rows = rows[1:]
+    target.entries = rows
+    target.merged, target.cited = mark.line, frozenset(ids)
+    return []
 
 
 def _observations(entries: Sequence[FactRow]) -> list[Observation]:
@@ -215,10 +259,14 @@ def _update(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:
     move = apply_evidence(target.confidence, _observations(target.entries), params)
     evidence = _evidence(move, {f.fact_id: f for f in target.entries})
     # never back in time: a later run over a wider window may find older, uncited evidence
-    updated = max(record_day(move.steps[-1].observation.recorded_at), target.updated or "")
-    plan.edits.append(OpinionEdit(target.opinion_id, move.end, updated, tuple(evidence)))
+    days = [record_day(move.steps[-1].observation.recorded_at)] if move.steps else []
+    updated = max([*days, target.updated or ""]) or None
+    new = tuple(e for e in evidence if e.fact_id not in target.cited)
+    plan.edits.append(OpinionEdit(target.opinion_id, move.end, updated, new, target.merged))
     plan.changes.append(OpinionChange(target.opinion_id, target.statement, False, move.start,
-                                      move.end, move.capped_days, tuple(evidence)))
+                                      move.end, move.capped_days,
+                                      tuple(evidence) if target.merged is not None else new,
+                                      merged=target.merged is not None))
 
 
 def _new(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:

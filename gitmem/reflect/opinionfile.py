@@ -22,6 +22,7 @@ from gitmem.parse.opinions import (
     evidence_line,
     opinion_id_for,
     scan_opinions,
+    stale_evidence,
 )
 from gitmem.parse.visible import visible
 from gitmem.reflect.textfile import Editor, TextFile, split_text
@@ -35,8 +36,9 @@ class OpinionEdit:
 
     opinion_id: str
     confidence: float
-    updated: str
+    updated: str | None  # None: left as it is (it has none, and no evidence gave one)
     add_evidence: tuple[Evidence, ...]
+    drop_line: int | None = None  # the merge driver's stale line, once recomputed
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,11 @@ def read_opinions(data: bytes | None, path: str = OPINIONS_PATH) -> OpinionsFile
     return OpinionsFile(path, text, tuple(sections), tuple(warns), data is not None)
 
 
+def merged_evidence_ids(doc: OpinionsFile) -> list[str]:
+    """The evidence the merge driver's stale lines name (what recomputing them reads)."""
+    return [i for s in doc.sections for i in stale_evidence(s)]
+
+
 def write_opinions(doc: OpinionsFile, edits: Sequence[OpinionEdit] = (),
                    new: Sequence[NewOpinion] = ()) -> bytes:
     """The file with ``edits`` applied and ``new`` sections appended. Editing a malformed or
@@ -108,11 +115,14 @@ def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit) -> None:
     if old.confidence is None or f"{old.confidence:.2f}" != f"{edit.confidence:.2f}":
         editor.replace(section.confidence_line,
                        _set_value(lines[section.confidence_line], f"{edit.confidence:.2f}"))
+    if edit.drop_line is not None:
+        editor.replace_range(edit.drop_line, edit.drop_line + 1, [])
     last_field = section.confidence_line
     if section.updated_line is None:
-        editor.insert_after(last_field, [f"- updated: {edit.updated}"])
+        if edit.updated is not None:
+            editor.insert_after(last_field, [f"- updated: {edit.updated}"])
     else:
-        if old.updated != edit.updated:
+        if edit.updated is not None and old.updated != edit.updated:
             editor.replace(section.updated_line, _set_value(lines[section.updated_line],
                                                             edit.updated))
         last_field = max(last_field, section.updated_line)

@@ -28,12 +28,13 @@ from typing import Any
 from gitmem.config import Config
 from gitmem.domain import Citation, Warn, WrittenKind
 from gitmem.errors import GitmemError
-from gitmem.git import commit_files, files_at, head_id
+from gitmem.git import commit_files, files_at, files_containing, head_id
 from gitmem.index.reflect_queries import (
     EntityNames,
     FactRow,
     entity_names,
     fact_links,
+    facts_by_fact_id,
     facts_by_id,
     facts_recorded,
 )
@@ -42,10 +43,16 @@ from gitmem.index.store import Store, open_store
 from gitmem.locks import file_lock
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
+from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
 from gitmem.reflect.opinion_update import OpinionChange, plan_opinions
-from gitmem.reflect.opinionfile import OpinionsFile, read_opinions, write_opinions
+from gitmem.reflect.opinionfile import (
+    OpinionsFile,
+    merged_evidence_ids,
+    read_opinions,
+    write_opinions,
+)
 from gitmem.reflect.pages import (
     ENTITIES_DIR,
     EntityDigest,
@@ -89,15 +96,19 @@ class PageChange:
     path: str
     created: bool
     new_facts: tuple[str, ...]  # citations of the window's facts about the entity
+    merged: bool = False  # the block was merged from two machines (stale): written again
 
     @property
     def reason(self) -> str:
         n = len(self.new_facts)
-        return f"{n} new fact{'s' if n != 1 else ''} about {self.entity}"
+        facts = f"{n} new fact{'s' if n != 1 else ''} about {self.entity}"
+        if not self.merged:
+            return facts
+        return "merged from two machines, written again" + (f"; {facts}" if n else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"entity": self.entity, "path": self.path, "created": self.created,
-                "reason": self.reason, "evidence": list(self.new_facts)}
+                "reason": self.reason, "evidence": list(self.new_facts), "merged": self.merged}
 
 
 @dataclass
@@ -139,11 +150,14 @@ class ReflectReport:
 
     def title(self) -> str:
         """One line: what changed (the commit's subject)."""
-        updated = sum(not o.created for o in self.opinions)
+        updated = sum(not o.created and not o.merged for o in self.opinions)
         created = sum(o.created for o in self.opinions)
+        merged = sum(o.merged for o in self.opinions)
         parts = []
         if updated:
             parts.append(f"{updated} opinion{'s' if updated != 1 else ''} updated")
+        if merged:
+            parts.append(f"{merged} merged opinion{'s' if merged != 1 else ''} recomputed")
         if created:
             parts.append(f"{created} new opinion{'s' if created != 1 else ''}")
         if self.pages:
@@ -158,7 +172,8 @@ class ReflectReport:
         """The report as text, one change per line, evidence indented below it."""
         out: list[str] = []
         for o in self.opinions:
-            verb = "new" if o.created else f"{o.before:.2f} -> {o.after:.2f}"
+            verb = "new" if o.created else f"{o.before:.2f} -> {o.after:.2f}" + (
+                " (merged from two machines, recomputed)" if o.merged else "")
             out.append(f"{OPINIONS_PATH}: {o.opinion_id} {verb}: {_short(o.statement)}")
             out.append(f"  {o.reason}")
             out += [f"    {e.stance} {e.fact_id} {e.source}"
@@ -321,7 +336,7 @@ def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport,
         names = entity_names(store)
         facts = facts_recorded(store, start)
         report.facts_read = len(facts)
-        writes, doc = _opinions(ws, cfg, facts, names, report, read)
+        writes, doc = _opinions(ws, cfg, store, facts, names, report, read)
         writes += _pages(ws, cfg, store, facts, names, doc, report, read)
     finally:
         store.close()
@@ -346,21 +361,27 @@ def _escaped(facts: list[FactRow]) -> list[Warn]:
     return out
 
 
-def _opinions(ws: Workspace, cfg: Config, facts: list[FactRow], names: EntityNames,
-              report: ReflectReport, read: Read) -> tuple[list[_Write], OpinionsFile]:
+def _opinions(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow],
+              names: EntityNames, report: ReflectReport, read: Read
+              ) -> tuple[list[_Write], OpinionsFile]:
     if _refused(ws, OPINIONS_PATH, report):
         return [], read_opinions(None)
     old = read(OPINIONS_PATH)
     doc = read_opinions(old)
-    plan = plan_opinions(doc, facts, names.canonical, rule_params(cfg))
+    plan = plan_opinions(doc, facts, names.canonical, rule_params(cfg),
+                         facts_by_fact_id(store, merged_evidence_ids(doc)))
     report.opinions = plan.changes
     report.warnings += plan.warnings
     if not plan.changed:
         return [], doc
     data = write_opinions(doc, plan.edits, plan.new)
     n = len(plan.changes)
+    merged = sum(c.merged for c in plan.changes)
+    why = (f"{n} opinion{'s' if n != 1 else ''} changed by new O entries" if not merged else
+           f"{n} opinion{'s' if n != 1 else ''} changed, {merged} merged from two machines "
+           f"and recomputed")
     change = FileChange(OPINIONS_PATH, "update" if old is not None else "create", "opinions",
-                        f"{n} opinion{'s' if n != 1 else ''} changed by new O entries")
+                        why)
     return [_Write(OPINIONS_PATH, data, change)], read_opinions(data)
 
 
@@ -389,6 +410,10 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
             if key:
                 new_by_key[names.canonical(key)].append(f)
                 display.setdefault(names.canonical(key), name)
+    paths = _page_paths(ws, names)
+    merged = _merged_pages(ws, paths, read)
+    for key in merged:
+        new_by_key.setdefault(key, [])
     if not new_by_key:
         return []
     by_entity, keys_of = group_links(fact_links(store), names.canonical)
@@ -400,7 +425,6 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
     for op in doc.opinions:
         for key in dict.fromkeys(names.canonical(entity_key(e)) for e in op.entities):
             opinions[key].append(PageOpinion(op.opinion_id, op.statement, op.confidence))
-    paths = _page_paths(ws, names)
     writes: list[_Write] = []
     for key, summary in summaries.items():
         name = display.get(key, key)
@@ -419,11 +443,34 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
             continue
         cites = tuple(dict.fromkeys(str(Citation(f.path, f.start_line, f.end_line))
                                     for f in new_by_key[key]))
-        page = PageChange(name, path, old is None, cites)
+        page = PageChange(name, path, old is None, cites, key in merged)
         report.pages.append(page)
         writes.append(_Write(path, data, FileChange(path, "create" if old is None else "update",
                                                     "entity-page", page.reason)))
     return writes
+
+
+_STALE_NEEDLE = STALE_BEGIN[:STALE_BEGIN.index("(stale") + 6]
+
+
+def _merged_pages(ws: Workspace, paths: dict[str, str], read: Read) -> set[str]:
+    """The entities whose page holds a generated block the merge driver flagged (both machines
+    regenerated it): reflect writes them again, new facts or not. Found with one ``git grep``
+    of the pages as reflect reads them (at HEAD with --commit, else on disk)."""
+    revision = read.commit if isinstance(read, _AtCommit) else None
+    if isinstance(read, _AtCommit) and revision is None:
+        return set()
+    folder = ws.prefix + ENTITIES_DIR
+    found = {p.removeprefix(ws.prefix) for p in files_containing(ws.repo_root, _STALE_NEEDLE,
+                                                                   folder, revision)}
+    key_of = {path: key for key, path in paths.items()}
+    out = set()
+    for path in sorted(found):
+        data = read(path)
+        lines = data.decode("utf-8", "replace").splitlines() if data else []
+        if path in key_of and any(is_stale_begin(ln) for ln in lines):
+            out.add(key_of[path])
+    return out
 
 
 def _proposal(ws: Workspace, cfg: Config, doc: OpinionsFile, names: EntityNames,

@@ -26,6 +26,7 @@ from gitmem.domain import (
     Citation,
     Evidence,
     FileStatus,
+    MergeNote,
     Opinion,
     PageEdit,
     ParsedFile,
@@ -274,7 +275,8 @@ def _opinion_changes(before: Snapshot,
         if prev is None:
             out.append(OpinionDiff(oid, "added", op.statement, source,
                                      confidence_after=op.confidence, updated_after=op.updated,
-                                     evidence_added=lookup.resolve(op.evidence)))
+                                     evidence_added=lookup.resolve(op.evidence),
+                                     merge="flagged" if op.merged else None))
         elif _differs(prev, op):
             out.append(_changed(prev, op, source, lookup))
     for oid, op in old.items():
@@ -291,8 +293,15 @@ def _opinion_changes(before: Snapshot,
 
 
 def _differs(old: Opinion, new: Opinion) -> bool:
-    return (old.statement, old.confidence, old.updated, old.evidence) != (
-        new.statement, new.confidence, new.updated, new.evidence)
+    return (old.statement, old.confidence, old.updated, old.evidence, old.merged) != (
+        new.statement, new.confidence, new.updated, new.evidence, new.merged)
+
+
+def _merge_note(old: Opinion, new: Opinion) -> MergeNote | None:
+    """What the merge driver's stale line did between the two: appeared or was settled."""
+    if old.merged == new.merged:
+        return None
+    return "flagged" if new.merged else "recomputed"
 
 
 def _changed(old: Opinion, new: Opinion, source: Citation,
@@ -309,7 +318,8 @@ def _changed(old: Opinion, new: Opinion, source: Citation,
         evidence_added=lookup.resolve(e for e in new.evidence if (e.stance, e.fact_id) not in had),
         evidence_removed=tuple(EvidenceChange(e.stance, e.fact_id, e.source, e.confidence,
                                               None, None)
-                               for e in old.evidence if (e.stance, e.fact_id) not in has))
+                               for e in old.evidence if (e.stance, e.fact_id) not in has),
+        merge=_merge_note(old, new))
 
 
 class _EvidenceLookup:

@@ -92,15 +92,22 @@ def _conf(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+MERGE_SAID = {"flagged": "merged from two machines; the next reflect recomputes it",
+              "recomputed": "merged, recomputed by reflect"}
+
+
 def _move(op: OpinionDiff) -> str:
+    said = f" ({MERGE_SAID[op.merge]})" if op.merge else ""
     if op.status != "changed":
-        return op.status
+        return op.status + said
     delta = op.delta
     if delta is None:
-        return "confidence set" if op.confidence_after is not None else "confidence cleared"
+        return ("confidence set" if op.confidence_after is not None
+                else "confidence cleared") + said
     if delta == 0:
-        return "edited" if op.statement_before else "evidence only"
-    return f"{'▲ +' if delta > 0 else '▼ −'}{abs(delta):.2f}"
+        return MERGE_SAID[op.merge] if op.merge else (
+            "edited" if op.statement_before else "evidence only")
+    return f"{'▲ +' if delta > 0 else '▼ −'}{abs(delta):.2f}{said}"
 
 
 def _evidence_count(op: OpinionDiff) -> str:
@@ -153,7 +160,14 @@ def _opinion_detail(n: int, op: OpinionDiff, ref: _Refs) -> list[str]:
                    f"updated {day or '—'}")
     out += [_evidence_line(e, "+", ref) for e in op.evidence_added]
     out += [_evidence_line(e, "−", ref) for e in op.evidence_removed]
-    if op.status == "changed" and op.delta and not op.evidence_added:
+    if op.merge == "flagged":
+        out.append("- both machines changed it since their common ancestor; the merge kept "
+                   "both sides' evidence, and the next `gitmem reflect` recomputes the "
+                   "confidence from it")
+    elif op.merge == "recomputed":
+        out.append("- merged from two machines, recomputed by reflect from both sides' "
+                   "evidence (SPEC §5's rule, from their common ancestor's confidence)")
+    elif op.status == "changed" and op.delta and not op.evidence_added:
         out.append("- no new evidence: the confidence was edited by hand")
     out.append("")
     return out

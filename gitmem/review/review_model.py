@@ -17,6 +17,7 @@ from gitmem.domain import (
     FileStatus,
     Kind,
     MemoryFile,
+    MergeNote,
     OpinionStatus,
     PageEdit,
     RangeMode,
@@ -142,6 +143,7 @@ class OpinionDiff:
     statement_before: str | None = None  # when the statement was edited
     evidence_added: tuple[EvidenceChange, ...] = ()
     evidence_removed: tuple[EvidenceChange, ...] = ()
+    merge: MergeNote | None = None  # flagged by a merge of two machines, or recomputed since
 
     @property
     def delta(self) -> float | None:
@@ -156,7 +158,8 @@ class OpinionDiff:
                 "confidence_after": self.confidence_after, "delta": self.delta,
                 "updated_before": self.updated_before, "updated_after": self.updated_after,
                 "evidence_added": [e.to_json() for e in self.evidence_added],
-                "evidence_removed": [e.to_json() for e in self.evidence_removed]}
+                "evidence_removed": [e.to_json() for e in self.evidence_removed],
+                "merge": self.merge}
 
 
 @dataclass(frozen=True)
