@@ -239,3 +239,19 @@ def test_a_later_fact_that_names_the_subject_in_its_text_replaces(tmp_path: Path
     assert shown["memory/2026-10-20.md#L4"]["superseded_by"] == "memory/2026-11-18.md#L4"
     assert next(iter(shown)) == "memory/2026-11-18.md#L4"
     assert shown.get("memory/2026-11-02.md#L4", {}).get("superseded_by") is None
+
+
+def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
+    """Plain note lines are compared unless they are chat turns ("Caroline: ..."); a statement
+    that starts "No more Oak room: ..." is not one, so it replaces the line it changes."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2026-07-07.md", "# 2026-07-07\n\n## Notes\n\n"
+          "Quarterly planning happens in the Oak room on the 2nd floor.\n")
+    commit_all(repo, "oak", "2026-07-07T20:00:00+00:00")
+    write(repo, "memory/2026-08-04.md", "# 2026-08-04\n\n## Notes\n\n"
+          "No more Oak room: quarterly planning is on Zoom from now on.\n")
+    commit_all(repo, "zoom", "2026-08-04T20:00:00+00:00")
+    shown = recall_json(repo, "where does quarterly planning happen?")["results"]
+    assert [(r["source"].split("#")[0], (r["superseded_by"] or "").split("#")[0])
+            for r in shown[:2]] == [("memory/2026-08-04.md", ""),
+                                    ("memory/2026-07-07.md", "memory/2026-08-04.md")]
