@@ -567,21 +567,16 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
 
     NAME may be written @The-Castle, the_castle or "The Castle", or be an alias from the
     page's front matter. Without NAME: every entity with its mentions and facts."""
-    from gitmem.recall.entity import entity_view, list_entities
+    from gitmem.recall.entity import EntityList, entity_answer
 
     ws, cfg = _workspace(ctx)
-    if name is None:
-        listing = list_entities(ws, cfg, as_of=as_of)
-        if as_json:
-            _print_json(listing.to_json())
-        else:
-            _print_entity_list(listing)
-        return
-    view = entity_view(ws, cfg, name, as_of=as_of, show=limit)
+    answer = entity_answer(ws, cfg, name, as_of=as_of, show=limit)
     if as_json:
-        _print_json(view.to_json())
+        _print_json(answer.to_json())
+    elif isinstance(answer, EntityList):
+        _print_entity_list(answer)
     else:
-        _print_entity(view)
+        _print_entity(answer)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -647,12 +642,10 @@ def get(
 ) -> None:
     """Print memory text: PATH, PATH#L12, PATH#L12-L20, or a historical citation
     PATH#L12@<commit> (memory files only)."""
-    from gitmem.recall.get import get_lines, split_target
+    from gitmem.recall.get import get_target
 
     ws, cfg = _workspace(ctx)
-    path, a_start, a_count, a_rev = split_target(target)
-    res = get_lines(ws, cfg, path, start=start or a_start, count=count or a_count,
-                    at=rev or a_rev)
+    res = get_target(ws, cfg, target, start=start, count=count, at=rev)
     if as_json:
         _print_json(res.to_json(), indent=None)
         return
@@ -752,7 +745,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
     from gitmem.reflect.retain import retain_and_index
 
     ws, cfg = _workspace(ctx)
-    done = retain_and_index(ws, cfg, entry, replaces=tuple(r.strip() for r in replaces))
+    done = retain_and_index(ws, cfg, entry, replaces=replaces)
     res = done.result
     if as_json:
         _print_json(done.to_json(), indent=None)
@@ -766,7 +759,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
             mark = "replaced by the rule" if c.rule else "kept"
             _echo(f"  {c.fact_id}  {c.source}  {c.stated}  [{mark}]  {c.text}")
     if done.not_indexed:
-        _echo(f"gitmem: {res.source} committed, not indexed yet: {done.not_indexed}", err=True)
+        _echo(f"gitmem: {done.not_indexed_note}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -1123,7 +1116,8 @@ def run(args: list[str] | None = None, color: bool | None = None,
 
 def run_captured(args: list[str], color: bool | None,
                  warm: WarmState | None = None) -> tuple[int, str, str]:
-    """``run`` with its output captured: what a warm process answers a thin client with."""
+    """``run`` with its output captured: what a warm process answers a thin client with (and
+    what tests run in-process, testing.cli.gitmem)."""
     import io
 
     out, err = io.StringIO(), io.StringIO()

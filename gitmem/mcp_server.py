@@ -59,11 +59,6 @@ def tool_name(name: str) -> str:
     return option_name(name) if name.startswith("command_") else name
 
 
-def _dumps(data: Any, indent: int | None) -> str:
-    """The command line's JSON (``cli._print_json``), without its final newline."""
-    return visible_json(data, indent)
-
-
 def _result(text: str, error: bool) -> "CallToolResult":
     from mcp.types import CallToolResult, TextContent
 
@@ -163,25 +158,21 @@ class MemoryTools:
         data = response.to_json()
         if req.mode != "lexical":
             data["warnings"] = _with_unconfigured(cfg, data["warnings"])
-        return _dumps(data, indent=2)
+        return visible_json(data, indent=2)
 
     def get(self, cfg: Config, path: str, *, start: int | None = None,
             count: int | None = None, at: str | None = None) -> str:
-        from gitmem.recall.get import get_lines, split_target
+        from gitmem.recall.get import get_target
 
-        rel, a_start, a_count, a_rev = split_target(path)
-        res = get_lines(self.ws, cfg, rel, start=start or a_start, count=count or a_count,
-                        at=at or a_rev)
-        return _dumps(res.to_json(), indent=None)
+        res = get_target(self.ws, cfg, path, start=start, count=count, at=at)
+        return visible_json(res.to_json(), indent=None)
 
     def entity(self, cfg: Config, name: str | None, *, as_of: str | None = None,
                limit: int = 10) -> str:
-        from gitmem.recall.entity import entity_view, list_entities
+        from gitmem.recall.entity import entity_answer
 
-        if name is None:
-            return _dumps(list_entities(self.ws, cfg, as_of=as_of).to_json(), indent=2)
-        view = entity_view(self.ws, cfg, name, as_of=as_of, show=limit)
-        return _dumps(view.to_json(), indent=2)
+        answer = entity_answer(self.ws, cfg, name, as_of=as_of, show=limit)
+        return visible_json(answer.to_json(), indent=2)
 
     def opinions(self, cfg: Config, *, entity: str | None = None,
                  min_confidence: float | None = None, as_of: str | None = None,
@@ -190,23 +181,22 @@ class MemoryTools:
 
         answer = list_opinions(self.ws, cfg, entity=entity, min_confidence=min_confidence,
                                as_of=as_of, history=history)
-        return _dumps(answer.to_json(), indent=2)
+        return visible_json(answer.to_json(), indent=2)
 
     def review(self, cfg: Config, range_spec: str, *, markdown: bool = False) -> str:
         from gitmem.review.review import review
         from gitmem.review.review_markdown import render
 
         result = review(self.ws, cfg, range_spec)
-        return render(result) if markdown else _dumps(result.to_json(), indent=2)
+        return render(result) if markdown else visible_json(result.to_json(), indent=2)
 
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = ()) -> str:
         from gitmem.reflect.retain import retain_and_index
 
         done = retain_and_index(self.ws, cfg, entry, replaces=replaces)
         if done.not_indexed:
-            print(f"gitmem mcp: {done.result.source} committed, not indexed yet: "
-                  f"{done.not_indexed}", file=sys.stderr)
-        return _dumps(done.to_json(), indent=None)
+            print(f"gitmem mcp: {done.not_indexed_note}", file=sys.stderr)
+        return visible_json(done.to_json(), indent=None)
 
 
 def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from gitmem.cli import run
+from gitmem.cli import run_captured
 
 
 def gitmem(*args: str) -> tuple[int, str, str]:
     """Run the CLI in-process via ``gitmem.cli.run``; returns (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(list(args))
-    return code, out.getvalue(), err.getvalue()
+    return run_captured(list(args), color=None)
 
 
 def gitmem_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

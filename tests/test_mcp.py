@@ -169,6 +169,25 @@ def test_retain_commits_and_the_next_search_cites_it(fixture_repo: Path) -> None
     assert json.loads(out).keys() == kept.keys()
 
 
+def test_retain_replaces_reads_a_ref_as_the_command_line_does(fixture_repo: Path) -> None:
+    """memory_retain's replaces names a fact with spaces around its ref, as 'gitmem retain
+    --replaces' does (one retain for both front ends)."""
+    repo = fixture_repo
+
+    async def scenario() -> tuple[Any, Any]:
+        async with mcp_session(repo) as session:
+            first = await session.call_tool(
+                "memory_retain", {"entry": "W @Peter: The gateway host is The Castle."})
+            second = await session.call_tool(
+                "memory_retain", {"entry": "W @Peter: The gateway host is The Annex.",
+                                  "replaces": f" {json_of(first)['fact_id']} "})
+            return first, second
+
+    first, second = asyncio.run(scenario())
+    assert not second.is_error, text_of(second)
+    assert json_of(second)["replaces"] == [json_of(first)["fact_id"]]
+
+
 # (tool, arguments, what the error says, in the tool's terms)
 REFUSED = [
     ("memory_search", {"query": "gateway", "max_results": 0},

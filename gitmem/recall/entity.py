@@ -346,3 +346,12 @@ def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
              for key, r in rows.items()]
     found.sort(key=lambda e: (-e.mentions, e.key))
     return EntityList(shown, found, warnings)
+
+
+def entity_answer(ws: Workspace, cfg: Config, name: str | None, *, as_of: str | None = None,
+                  show: int = 10) -> EntityView | EntityList:
+    """``gitmem entity [NAME]`` and ``memory_entity``: NAME's view; without a name, every
+    entity."""
+    if name is None:
+        return list_entities(ws, cfg, as_of=as_of)
+    return entity_view(ws, cfg, name, as_of=as_of, show=show)

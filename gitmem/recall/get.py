@@ -50,6 +50,15 @@ def split_target(target: str) -> tuple[str, int | None, int | None, str | None]:
     return path, start, end - start + 1, rev or None
 
 
+def get_target(ws: Workspace, cfg: Config, target: str, *, start: int | None = None,
+               count: int | None = None, at: str | None = None) -> GetResult:
+    """``gitmem get`` and ``memory_get``: TARGET as a citation (``PATH[#Lx[-Ly]][@REV]``);
+    ``start``, ``count`` and ``at``, when given, win over the citation's own."""
+    path, cited_start, cited_count, cited_at = split_target(target)
+    return get_lines(ws, cfg, path, start=start or cited_start, count=count or cited_count,
+                     at=at or cited_at)
+
+
 def get_lines(
     ws: Workspace,
     cfg: Config,

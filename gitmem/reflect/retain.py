@@ -251,6 +251,11 @@ class Retained:
         return {**self.result.to_json(), "replaces": list(self.replaces),
                 "may_replace": [c.to_json() for c in self.may_replace]}
 
+    @property
+    def not_indexed_note(self) -> str:
+        """What a front end says when the entry is committed but not indexed yet."""
+        return f"{self.result.source} committed, not indexed yet: {self.not_indexed}"
+
 
 MAY_REPLACE = 5  # earlier facts a retain answers with (those the rule matches first)
 
@@ -268,6 +273,7 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
     from gitmem.index.replay import index_workspace
     from gitmem.index.vectors import embed_pending
 
+    replaces = tuple(r.strip() for r in replaces)  # a ref as a person or an agent types it
     named: tuple[str, ...] = ()
     if replaces:
         index_workspace(ws, cfg)
