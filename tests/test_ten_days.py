@@ -153,3 +153,65 @@ def test_opinion_history_shows_each_evidence_entry_by_day(ten_days: Path) -> Non
             "right choice for the ingest workers; not sure any more.") in out, out
     assert "2026-11-17  for     c=0.90  memory/2026-11-17.md#L6" in out
     assert "evidence over time" in out and "confidence by commit" in out
+
+
+# -- item 7: a failed --commit is resumable ---------------------------------------------------
+
+FAIL_ONCE = """#!/bin/sh
+# refuses the first commit only
+if [ ! -e "$(git rev-parse --git-dir)/refused-once" ]; then
+    touch "$(git rev-parse --git-dir)/refused-once"
+    echo "pre-commit: refusing this once" >&2
+    exit 1
+fi
+"""
+
+
+def test_a_failed_commit_is_committed_by_the_next_run(ten_days: Path, tmp_path: Path) -> None:
+    from testing.repo import git
+
+    clean = tmp_path / "clean"
+    shutil.copytree(ten_days, clean, symlinks=True)
+    run(clean, commit=True)  # what one run that commits writes
+    hook = ten_days / ".git/hooks/pre-commit"
+    hook.write_text(FAIL_ONCE, encoding="utf-8")
+    hook.chmod(0o755)
+    head = git(ten_days, "rev-parse", "HEAD")
+    code, out, err = gitmem("-C", str(ten_days), "reflect", "--since", "2026-11-01", "--commit")
+    assert code == 1 and "pre-commit: refusing this once" in err, (out, err)
+    assert "the next 'gitmem reflect --commit' commits them" in err, err
+    assert git(ten_days, "rev-parse", "HEAD") == head
+    written = (ten_days / "bank/opinions.md").read_bytes()  # the run's output is kept
+    assert written == (clean / "bank/opinions.md").read_bytes()
+    # the next cron run's window holds no new note: it still commits what the failed one wrote
+    code, out, err = gitmem("-C", str(ten_days), "reflect", "--since", "2026-12-01", "--commit")
+    assert code == 0, err
+    assert "committed" in out and "4 new opinions" in git(ten_days, "log", "-1", "--format=%s")
+    assert git(ten_days, "status", "--porcelain") == ""
+    for rel in ("bank/opinions.md", "bank/entities/Alice.md", "bank/entities/Nadia.md"):
+        assert git(ten_days, "show", f"HEAD:{rel}") == (clean / rel).read_text(encoding="utf-8")
+    code, out, err = gitmem("-C", str(ten_days), "reflect", "--since", "2026-11-01", "--commit")
+    assert (code, out, err) == (0, "", "")
+
+
+def test_a_failed_commits_output_edited_by_hand_stays_the_persons(ten_days: Path,
+                                                                  tmp_path: Path) -> None:
+    from testing.repo import git
+
+    clean = tmp_path / "clean"
+    shutil.copytree(ten_days, clean, symlinks=True)
+    run(clean, commit=True)
+    hook = ten_days / ".git/hooks/pre-commit"
+    hook.write_text(FAIL_ONCE, encoding="utf-8")
+    hook.chmod(0o755)
+    assert gitmem("-C", str(ten_days), "reflect", "--since", "2026-11-01", "--commit")[0] == 1
+    opinions = ten_days / "bank/opinions.md"
+    opinions.write_text(opinions.read_text(encoding="utf-8") + "\nMy own note.\n",
+                        encoding="utf-8")
+    code, _, err = gitmem("-C", str(ten_days), "reflect", "--since", "2026-12-01", "--commit")
+    assert code == 0, err
+    # reflect commits what it wrote; the person's line stays in the work tree, uncommitted
+    assert git(ten_days, "show", "HEAD:bank/opinions.md") == \
+        (clean / "bank/opinions.md").read_text(encoding="utf-8")
+    assert opinions.read_text(encoding="utf-8").endswith("\nMy own note.\n")
+    assert git(ten_days, "status", "--porcelain") == " M bank/opinions.md\n"

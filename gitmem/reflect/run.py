@@ -17,9 +17,10 @@ a ``.md`` file), so its own commit, once indexed, gives the next run nothing to 
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +47,7 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
+from gitmem.reflect import pending
 from gitmem.reflect.opinion_update import OpinionChange, plan_opinions
 from gitmem.reflect.opinionfile import (
     OpinionsFile,
@@ -126,10 +128,14 @@ class ReflectReport:
     warnings: list[Warn] = field(default_factory=list)
     commit: str | None = None
     seconds: float = 0.0
+    # files an earlier run wrote and could not commit, which this run's commit holds, and
+    # that run's commit message
+    resumed: tuple[str, ...] = ()
+    earlier_message: str | None = None
 
     @property
     def changed(self) -> bool:
-        return bool(self.files)
+        return bool(self.files or self.resumed)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,13 +149,17 @@ class ReflectReport:
             "entity_pages": [p.to_json() for p in self.pages],
             "proposals": [p.to_json() for p in self.proposals],
             "commit": self.commit,
+            "resumed": list(self.resumed),
             "warnings": [{"location": w.location, "code": w.code, "message": w.message}
                          for w in self.warnings],
             "seconds": round(self.seconds, 3),
         }
 
     def title(self) -> str:
-        """One line: what changed (the commit's subject)."""
+        """One line: what changed (the commit's subject); with nothing new, the subject of the
+        run whose commit failed, which this one completes."""
+        if self.earlier_message is not None and not self.files:
+            return self.earlier_message.partition("\n")[0]
         updated = sum(not o.created and not o.merged for o in self.opinions)
         created = sum(o.created for o in self.opinions)
         merged = sum(o.merged for o in self.opinions)
@@ -185,6 +195,9 @@ class ReflectReport:
             out += [f"    {cite}" for cite in p.new_facts[:5]]
             if len(p.new_facts) > 5:
                 out.append(f"    … {len(p.new_facts) - 5} more")
+        if self.resumed:
+            out.append("committing what an earlier run wrote and could not commit: "
+                       + ", ".join(self.resumed))
         for f in self.files:
             if f.kind == "proposal":
                 out.append(f"{f.path}: {f.reason}")
@@ -193,8 +206,14 @@ class ReflectReport:
         return out
 
     def message(self) -> str:
-        """The commit message: the title, then the report."""
+        """The commit message: the title, then the report; then the message of a run whose
+        commit failed, when this commit holds that run's files."""
+        earlier = self.earlier_message
+        if earlier is not None and not self.files:
+            return earlier
         body = [ln if len(ln) <= 100 else ln[:99] + "…" for ln in self.lines()]
+        if earlier is not None:
+            body += ["", "Also the changes of a run whose commit failed:", *earlier.splitlines()]
         return "\n".join([self.title(), "", *body]) + "\n"
 
 
@@ -251,17 +270,22 @@ def _on_disk(ws: Workspace) -> Read:
 
 
 class _AtCommit:
-    """Files as they are in a commit; remembers what was read."""
+    """Files as they are in a commit, or as an earlier run wrote them and could not commit
+    (``overlay``); remembers what was read."""
 
-    def __init__(self, ws: Workspace, commit: str | None) -> None:
+    def __init__(self, ws: Workspace, commit: str | None,
+                 overlay: Mapping[str, bytes | None] | None = None) -> None:
         self.ws, self.commit = ws, commit
-        self.seen: dict[str, bytes | None] = {}
+        self.seen: dict[str, bytes | None] = dict(overlay or {})
 
     def __call__(self, rel: str) -> bytes | None:
         if rel not in self.seen:
-            path = self.ws.prefix + rel
-            self.seen[rel] = files_at(self.ws.repo_root, self.commit, [path])[path]
+            self.seen[rel] = self.committed([rel])[rel]
         return self.seen[rel]
+
+    def committed(self, rels: Sequence[str]) -> dict[str, bytes | None]:
+        found = files_at(self.ws.repo_root, self.commit, [self.ws.prefix + r for r in rels])
+        return {r: found[self.ws.prefix + r] for r in rels}
 
 
 def _plan_and_commit(ws: Workspace, cfg: Config, start: str | None,
@@ -269,21 +293,44 @@ def _plan_and_commit(ws: Workspace, cfg: Config, start: str | None,
     """``--commit``: commit reflect's changes made to the files as they are at HEAD, and make the
     same changes to the files on disk, so a hand edit pending in one of them (an opinion's
     wording, a page's text outside its markers) stays in the work tree, uncommitted. The plan
-    is made a second time, from disk, only when such an edit exists."""
+    is made a second time, from disk, only when such an edit exists.
+
+    Resumable: when the commit fails (a hook refuses it, another commit lands), the run's
+    files are written to disk all the same and kept in ``.memory/reflect-pending.json``; the
+    next ``--commit`` run starts from them instead of HEAD's and commits them with its own
+    changes, whatever its window."""
     base = head_id(ws.repo_root)
     at_head = _AtCommit(ws, base)
+    earlier = pending.load(ws.memory_dir, at_head.committed)
+    at_head = _AtCommit(ws, base, earlier.files if earlier else None)
     writes = _plan(ws, cfg, start, report, at_head)
-    if not writes:
+    files = {**(earlier.files if earlier else {}), **{w.path: w.data for w in writes}}
+    if earlier is not None:
+        report.resumed = tuple(sorted(set(earlier.files) - {w.path for w in writes}))
+        report.earlier_message = earlier.message
+    if not files:
         return None
     on_disk = _on_disk(ws)
     if any(on_disk(rel) != data for rel, data in at_head.seen.items()):
         disk_writes = _plan(ws, cfg, start, ReflectReport(report.since, start, False), on_disk)
     else:
         disk_writes = writes
-    commit = commit_files(ws.repo_root, {ws.prefix + w.path: w.data for w in writes},
-                          report.message(), base=base)
+    message = report.message()
+    try:
+        commit = commit_files(ws.repo_root, {ws.prefix + rel: data for rel, data in files.items()},
+                              message, base=base)
+    except GitmemError as exc:
+        for w in disk_writes:
+            _write(ws.root / w.path, w.data)
+        pending.save(ws.memory_dir, files, at_head.committed(sorted(files)), message)
+        shown = " ".join(shlex.quote(ws.prefix + rel) for rel in sorted(files))
+        raise GitmemError(
+            f"{exc}\nreflect's changes are written to the work tree and kept in "
+            f".memory/{pending.NAME}: the next 'gitmem reflect --commit' commits them (or "
+            f"commit them yourself: git add -- {shown} && git commit)") from exc
     for w in disk_writes:
         _write(ws.root / w.path, w.data)
+    pending.clear(ws.memory_dir)
     return commit
 
 
