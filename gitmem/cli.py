@@ -667,9 +667,9 @@ def get(
 @click.pass_context
 def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bool,
                     as_json: bool) -> None:
-    """Update bank/opinions.md (SPEC §5 rule), the generated blocks of entity pages and a
-    proposed MEMORY.md patch (bank/proposals/MEMORY.md.patch) from the facts recorded in the
-    window. No network, no language model; a second run with nothing new changes nothing.
+    """Update bank/opinions.md (the rule of docs/opinions-file.md), the generated blocks of entity
+    pages and a proposed MEMORY.md patch (bank/proposals/MEMORY.md.patch) from the facts recorded in
+    the window. No network, no language model; a second run with nothing new changes nothing.
 
     Made for cron: prints nothing unless something changed (or a warning); exit status 0 when
     the run completed (changes or none), 1 when it could not (another reflect holds the lock,
@@ -1080,7 +1080,7 @@ def _crash_log(exc: BaseException) -> Path:
 
 def run(args: list[str] | None = None, color: bool | None = None,
         warm: WarmState | None = None) -> int:
-    """Run the CLI and map every outcome to an exit status (SPEC §13). The one error handler.
+    """Run the CLI and map every outcome to an exit status. The one error handler.
     ``warm``: the warm process's memory of its workspace (``gitmem serve``)."""
     try:
         # Without standalone mode click returns an Exit's status instead of raising it.

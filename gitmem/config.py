@@ -1,4 +1,5 @@
-"""Configuration (SPEC §14): flags > environment > user config > repository config > defaults.
+"""Configuration (docs/configuration.md): flags > environment > user config > repository
+config > defaults.
 
 Trust rule: the repository's own ``.gitmem.toml`` may not send memory or keys anywhere, so remote
 endpoints, headers and key variables are honoured only from the user config or the environment.
@@ -24,8 +25,9 @@ from gitmem.domain import ConfigSource
 from gitmem.errors import GitmemError
 
 REPO_CONFIG = ".gitmem.toml"
-# The one table of embedding provider names (SPEC §9): name -> kind. The configuration accepts
-# exactly these; remote providers are used only when named, and never from a repository config.
+# The one table of embedding provider names (docs/configuration.md): name -> kind. The
+# configuration accepts exactly these; remote providers are used only when named, and never from
+# a repository config.
 PROVIDERS: dict[str, str] = {
     "none": "off",
     "auto": "auto",
@@ -47,7 +49,7 @@ DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.g
 class Config:
     workspace_root: str = ""
     extra_paths: tuple[str, ...] = ()
-    worktree: bool = True  # recall sees uncommitted memory edits (SPEC §10)
+    worktree: bool = True  # recall sees uncommitted memory edits
     background: bool = True  # recall starts embedding what is pending, in the background
     recall_k: int = 8
     half_life_days: float = 30.0
@@ -66,7 +68,7 @@ class Config:
     embed_query_input_type: str | None = None
     embed_document_input_type: str | None = None
     embed_threads: int | None = None
-    # gitmem reflect (SPEC §5, §11): the confidence rule, MEMORY.md proposals, entity pages.
+    # gitmem reflect: the confidence rule (docs/opinions-file.md), MEMORY.md proposals, pages.
     reflect_step: float = 0.3
     reflect_max_move: float = 0.15
     reflect_max_evidence: int = 3
@@ -176,7 +178,7 @@ _RANGES: dict[str, tuple[float, float]] = {
 _CHOICES: dict[str, tuple[str, ...]] = {"mcp_citations": ("auto", "on", "off")}
 _UNTRUSTED_IN_REPO = {"embed.remote"}
 # Every setting has an environment variable, GITMEM_<SECTION>_<KEY> (dots as underscores),
-# except these two, whose names came first (SPEC §14 fixes GITMEM_EMBED_BASE_URL).
+# except these two, whose names came first (docs/configuration.md names GITMEM_EMBED_BASE_URL).
 _ENV_NAMES = {("embed.remote", "base_url"): "GITMEM_EMBED_BASE_URL",
               ("index", "worktree"): "GITMEM_WORKTREE"}
 
@@ -330,8 +332,8 @@ SOURCES = ("default", "repository", "user", "environment")
 
 
 def repo_may_set(section: str, key: str, value: Any) -> bool:
-    """The trust rule (SPEC §14): a repository config may not name remote providers, endpoints,
-    headers or key variables."""
+    """The trust rule (docs/configuration.md): a repository config may not name remote providers,
+    endpoints, headers or key variables."""
     attr = _KEYS[(section, key)][0]
     if attr in ("embed_provider", "embed_fallback") and is_remote(value):
         return False

@@ -72,7 +72,7 @@ class Citation:
 
 @dataclass(frozen=True)
 class MemoryFile:
-    """A memory file in a git tree (SPEC §2)."""
+    """A memory file in a git tree (docs/memory-format.md)."""
 
     path: str
     blob: str
@@ -92,7 +92,7 @@ class Section:
 
 @dataclass(frozen=True)
 class Fact:
-    """One Retain entry (SPEC §3)."""
+    """One Retain entry (docs/memory-format.md)."""
 
     fact_id: str
     kind: Kind

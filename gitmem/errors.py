@@ -1,4 +1,4 @@
-"""One error hierarchy; each class carries its exit status (SPEC §13).
+"""One error hierarchy; each class carries its exit status.
 
 The CLI maps these to exit codes in exactly one place (``cli.run``).
 """
@@ -76,7 +76,7 @@ class InternalError(GitmemError):
 
 
 class SearchUnavailable(GitmemError):
-    """An explicitly named embedding provider failed (SPEC §9)."""
+    """An explicitly named embedding provider failed."""
 
     exit_code = 4
 

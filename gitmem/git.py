@@ -522,7 +522,7 @@ class GitRepo:
         try:
             commit = self.pygit.revparse_single(rev).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError):
-            # a usage error (exit 2), as for 'recall --as-of' and 'review' (SPEC §13)
+            # a usage error (exit 2), as for 'recall --as-of' and 'review'
             raise UsageError(f"unknown revision '{rev}'") from None
         try:
             entry = commit.tree[path]

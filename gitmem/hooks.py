@@ -1,4 +1,4 @@
-"""Git hooks (SPEC §10): re-index in the background after anything that moves HEAD.
+"""Git hooks: re-index in the background after anything that moves HEAD.
 
 The hooks live in the repository's real hooks directory (``git rev-parse --git-path hooks``
 honours ``core.hooksPath`` and linked worktrees). A hook that was already there is moved aside

@@ -7,7 +7,7 @@ command and returns exactly the JSON that command prints with ``--json``
 ``review``), so
 an agent and a person see the same answers. The process stays up between calls: the embedding
 model stays loaded and the index catches up with HEAD on each call (recall's cheap check).
-Errors come back as tool errors with the command's message (SPEC §9: "memory search
+Errors come back as tool errors with the command's message ("memory search
 unavailable: ..."), never as a crash of the server.
 
 The only module that imports the MCP SDK (an optional extra: ``pip install 'gitmem-cli[mcp]'``).

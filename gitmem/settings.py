@@ -1,8 +1,8 @@
 """``gitmem config list|get|set|unset``: settings set once, in the user config (or, with
 ``repo``, the repository's ``.gitmem.toml``), and read by every command and every hook.
 
-The trust rule of SPEC §14 holds for writing too: the repository config cannot be made to name
-remote providers, endpoints, headers or key variables. Files are edited line by line, so
+The trust rule (docs/configuration.md) holds for writing too: the repository config cannot be made
+to name remote providers, endpoints, headers or key variables. Files are edited line by line, so
 comments and layout survive; a file too unusual for that (a value over several lines, dotted
 keys) is rewritten from its settings, and the result says so.
 """

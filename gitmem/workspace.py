@@ -1,4 +1,5 @@
-"""Workspace discovery (SPEC §2): which files in a git tree are memory, and of what class."""
+"""Workspace discovery (docs/memory-format.md): which files in a git tree are memory, and of what
+class."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from gitmem.errors import GitmemError
 from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root, tree_status
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
-# The memory layout (SPEC §2), in one place: files at the workspace root, and folders below it.
-# OpenClaw's workspace bootstrap files: SOUL.md (who the agent is, its values) and IDENTITY.md
-# (its name and manner) are durable, curated memory like MEMORY.md; AGENTS.md, TOOLS.md,
+# The memory layout (docs/memory-format.md), in one place: files at the workspace root, and folders
+# below it. OpenClaw's workspace bootstrap files: SOUL.md (who the agent is, its values) and
+# IDENTITY.md (its name and manner) are durable, curated memory like MEMORY.md; AGENTS.md, TOOLS.md,
 # HEARTBEAT.md and BOOTSTRAP.md are instructions to the agent, not memory, and stay out.
 ROOT_FILES: dict[str, FileClass] = {
     "MEMORY.md": "core", "memory.md": "core", "SOUL.md": "core", "IDENTITY.md": "core",

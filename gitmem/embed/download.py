@@ -1,4 +1,4 @@
-"""Local embedding models (SPEC §9): where they live, and fetching them once.
+"""Local embedding models: where they live, and fetching them once.
 
 A model reference is either a filesystem path to a ``.gguf`` file or
 ``hf:<org>/<repo>/<file>.gguf``. A Hugging Face reference is cached at

@@ -1,4 +1,4 @@
-"""The one HTTP path every remote embedding provider takes (SPEC §9): POST JSON, bounded retries
+"""The one HTTP path every remote embedding provider takes: POST JSON, bounded retries
 with exponential backoff and jitter on 429, 5xx and timeouts, and errors that name the setting to
 fix. Secrets (the API key and every header value) never reach a message: they are scrubbed from
 server text and URLs lose their query and user info before they are shown."""

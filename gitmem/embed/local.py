@@ -1,4 +1,4 @@
-"""The ``local`` provider (SPEC §9): a GGUF embedding model run by llama-cpp-python.
+"""The ``local`` provider: a GGUF embedding model run by llama-cpp-python.
 
 Nothing leaves the machine. llama.cpp runs in a worker process that the embedder starts on first
 use and keeps, with the model loaded, until ``close`` (``gitmem.embed.worker``; the llama.cpp

@@ -215,7 +215,7 @@ class NativeModel:
             # a fresh embedding always agree. Chunks near n_ctx fill a batch alone anyway.
             raw = [self._llama.embed([self.prepare(t, input_type)], normalize=False,
                                      truncate=True)[0] for t in texts]
-        except Exception as exc:  # any llama.cpp failure is a provider failure (SPEC §9)
+        except Exception as exc:  # any llama.cpp failure is a provider failure
             raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
         out: list[Vector] = []
         for item in raw:

@@ -1,4 +1,4 @@
-"""Which embedder to use (SPEC §9): none, auto, local, or a remote provider named explicitly.
+"""Which embedder to use: none, auto, local, or a remote provider named explicitly.
 
 - ``none``: lexical only, by choice.
 - ``auto`` (default): never sends memory off the machine. The local provider when its model is

@@ -1,4 +1,4 @@
-"""Remote embedding providers (SPEC §9): OpenAI-compatible, Gemini, Voyage and Ollama.
+"""Remote embedding providers: OpenAI-compatible, Gemini, Voyage and Ollama.
 
 Each provider only builds its request and reads its answer; the HTTP path (retries, backoff,
 errors naming settings, redaction) is ``gitmem.embed.http``. API keys are read from the

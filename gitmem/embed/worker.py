@@ -8,7 +8,7 @@ and stdout): frames of an 8-byte big-endian length and a pickle. The parent send
 ``("embed", texts, input_type)`` (the vectors); the child answers ``("ok", result)`` or
 ``("error", message)`` for an ``EmbeddingError``. When the child dies, the parent's ``call``
 raises ``WorkerLost`` naming the signal or exit status and the child's last words on stderr;
-``LocalEmbedder`` turns that into an ``EmbeddingError`` (SPEC §9). A socket rather than pipes:
+``LocalEmbedder`` turns that into an ``EmbeddingError``. A socket rather than pipes:
 gitmem's command line restores the default SIGPIPE action, so a write to a pipe whose reader
 has died would end gitmem; a ``send`` with ``MSG_NOSIGNAL`` only fails.
 

@@ -1,4 +1,4 @@
-"""The embedding cache (SPEC §9): vectors keyed by (provider fingerprint, text hash).
+"""The embedding cache: vectors keyed by (provider fingerprint, text hash).
 
 It is SQL, so it lives in the index layer, but in its own file, ``.memory/embeddings.sqlite``,
 so that a full rebuild of the index, a change of chunking or ``gitmem reset`` never costs a

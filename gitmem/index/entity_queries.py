@@ -2,7 +2,8 @@
 co-mentions and page, the list of entities, and the versions of bank/opinions.md's opinions.
 
 Every query reads one state of the memory: the current one (``seq`` None) or the one held at
-an indexed commit (``seq``: record time, SPEC §6). Nothing is dropped for its event time.
+an indexed commit (``seq``: record time, docs/memory-format.md). Nothing is dropped for its event
+time.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def entity_pages(store: Store, state: State) -> list[str]:
         return [str(p) for (p,) in store.conn.execute(
             "SELECT path FROM files WHERE class = 'entity'")]
     where, args = state.clause()
-    # Entity pages live under bank/entities/ (SPEC §4): a range of the path index, not a scan.
+    # Entity pages live under bank/entities/ (docs/memory-format.md): a range of the path index, not
+    # a scan.
     return [str(p) for (p,) in store.conn.execute(
         f"SELECT DISTINCT i.path FROM items i WHERE i.path >= ? AND i.path < ? "
         f"AND i.class = 'entity' AND {where}", [ENTITY_DIR, ENTITY_DIR[:-1] + "0", *args])]

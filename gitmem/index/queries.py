@@ -80,7 +80,8 @@ def _where(flt: ItemFilter) -> tuple[str, list[Any]]:
         where = ["i.valid_to IS NULL"]
         args: list[Any] = []
     else:
-        # Record time only (SPEC §6): a plan recorded before then about a later day is found.
+        # Record time only (docs/memory-format.md): a plan recorded before then about a later day is
+        # found.
         where = ["i.valid_from <= ?", "(i.valid_to IS NULL OR i.valid_to > ?)"]
         args = [flt.as_of_seq, flt.as_of_seq]
     if flt.kinds:

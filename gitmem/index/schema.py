@@ -1,4 +1,4 @@
-"""The index's schema: one DDL constant and numbered migrations (SPEC §7).
+"""The index's schema: one DDL constant and numbered migrations (docs/architecture.md).
 
 Each migration runs in one transaction together with the row that records it.
 """

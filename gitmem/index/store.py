@@ -1,4 +1,4 @@
-"""The SQLite index (SPEC §7): the connection, migrations applied, meta record, writes.
+"""The SQLite index (docs/architecture.md): the connection, migrations applied, meta record, writes.
 
 The binding is apsw: it bundles a current SQLite with FTS5 (including contentless-delete tables)
 and can load the sqlite-vec extension on every platform, which the standard library's sqlite3

@@ -1,4 +1,4 @@
-"""Filling in embeddings after the lexical index has landed (SPEC §9).
+"""Filling in embeddings after the lexical index has landed.
 
 A real local model embeds a few thousand tokens a second on two cores, so a large workspace
 takes an hour or more the first time. The lexical index is therefore committed first and is

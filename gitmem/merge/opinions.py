@@ -4,9 +4,9 @@ A section only one side changed is that side's (an edit beats a removal). A sect
 changed keeps the text that sorts last, gains the other side's evidence lines it lacks (no
 evidence is lost) and a stale line after its id (:mod:`gitmem.parse.stale`) naming the
 confidence at the common ancestor and the evidence added since: the next ``gitmem reflect``
-recomputes the confidence from them by SPEC §5's rule. Not here: the rule needs each entry's
-record time and stated confidence, which live in the notes (the index), not in this file, and
-git merges the notes in the same run, possibly after this file.
+recomputes the confidence from them by docs/opinions-file.md's rule. Not here: the rule needs each
+entry's record time and stated confidence, which live in the notes (the index), not in this file,
+and git merges the notes in the same run, possibly after this file.
 
 Sections keep the ancestor's order; new ones follow, ordered by id. The text before the first
 section merges as a note.

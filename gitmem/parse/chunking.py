@@ -1,4 +1,4 @@
-"""Line-aligned, heading-aware chunks (SPEC §8): ~400 tokens with 80 tokens of overlap."""
+"""Line-aligned, heading-aware chunks: ~400 tokens with 80 tokens of overlap."""
 
 from __future__ import annotations
 

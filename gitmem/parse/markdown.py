@@ -1,4 +1,4 @@
-"""Markdown parsing: bytes of one file version in, a ParsedFile out (SPEC §2, §3, §15).
+"""Markdown parsing: bytes of one file version in, a ParsedFile out (docs/memory-format.md).
 
 markdown-it-py gives the block structure with source line maps; only the block stage runs
 (inline parsing is not needed and costs most of the time). Nothing in a file is dropped: every

@@ -1,4 +1,5 @@
-"""bank/opinions.md (SPEC §5): one level-2 section per opinion, machine-readable lines.
+"""bank/opinions.md (docs/opinions-file.md): one level-2 section per opinion, machine-readable
+lines.
 
 ```
 ## @Peter prefers concise WhatsApp replies (under 1500 chars)

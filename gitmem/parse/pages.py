@@ -1,4 +1,4 @@
-"""Entity pages (SPEC §4): the text people wrote, apart from what gitmem generated.
+"""Entity pages (docs/memory-format.md): the text people wrote, apart from what gitmem generated.
 
 Generated text lives only between ``<!-- gitmem:begin ... -->`` and ``<!-- gitmem:end -->``
 lines; everything outside them (front matter aside) belongs to people.
@@ -40,7 +40,7 @@ def _body_start(lines: list[str]) -> int:
 def generated_rows(lines: list[str]) -> set[int]:
     """The 0-based indexes of the lines of generated blocks, markers included (an unterminated
     block runs to the end), and of reflect's own one-line comments (the merge driver's
-    ``<!-- gitmem:stale … -->`` lines among them). Generated text is not a source (SPEC §8): it
+    ``<!-- gitmem:stale … -->`` lines among them). Generated text is not a source: it
     summarises facts that are indexed where they were written, so it is not indexed as text of
     its own."""
     rows: set[int] = set()

@@ -1,4 +1,4 @@
-"""Retain entries (SPEC §3): kinds, confidence, @entities and stable fact ids."""
+"""Retain entries (docs/memory-format.md): kinds, confidence, @entities and stable fact ids."""
 
 from __future__ import annotations
 

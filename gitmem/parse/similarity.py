@@ -1,5 +1,5 @@
-"""Do two statements say the same thing? The matching rule shared by opinion updates (SPEC §5)
-and knowledge updates (a later fact that replaces an earlier one).
+"""Do two statements say the same thing? The matching rule shared by opinion updates
+(docs/opinions-file.md) and knowledge updates (a later fact that replaces an earlier one).
 
 Pure functions, no I/O. A statement becomes a bag of weighted terms:
 

@@ -9,9 +9,9 @@
 
   ``from``: the confidence at the two sides' common ancestor (``none``: neither had the opinion
   there); ``new``: the evidence either side added since. Reflect recomputes the confidence from
-  ``from`` with that evidence by SPEC §5's rule, as one machine holding all of it would have,
-  and removes the line. A line without ``from`` (written by an earlier gitmem) is recomputed
-  from the opinion's first evidence.
+  ``from`` with that evidence by docs/opinions-file.md's rule, as one machine holding all of it
+  would have, and removes the line. A line without ``from`` (written by an earlier gitmem) is
+  recomputed from the opinion's first evidence.
 
 They are comments reflect wrote: not memory text (never chunked, never shown as a snippet).
 """

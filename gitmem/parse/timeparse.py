@@ -1,5 +1,5 @@
-"""Time (SPEC §6): the ``--since/--until/--as-of/--around`` syntax and the windows built
-from it, event periods stated inside Retain entries, and date phrases inside recall queries.
+"""Time (docs/memory-format.md): the ``--since/--until/--as-of/--around`` syntax and the windows
+built from it, event periods stated inside Retain entries, and date phrases inside recall queries.
 
 Everything is UTC; a naive date-time is taken as UTC.
 """
@@ -234,7 +234,7 @@ def _phrase_period(text: str, now: datetime) -> Period | None:
 
 
 def parse_time_spec(value: str, now: datetime) -> tuple[datetime, datetime]:
-    """The half-open UTC period ``[start, end)`` named by a query time spec (SPEC §6).
+    """The half-open UTC period ``[start, end)`` named by a query time spec (docs/memory-format.md).
 
     ``12h``/``30d``/``2w``/``6m``/``1y`` → ``(now − duration, now)`` (``m`` is calendar
     months, ``y`` is twelve of them, days clamped to the month's end); ``2025``,

@@ -1,5 +1,5 @@
 """A recall request end to end: time flags and phrases resolved, as-of state chosen, results
-ranked, and the JSON contract of SPEC §8 assembled."""
+ranked, and the JSON contract of docs/json.md assembled."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def _left_out(store: Store, req: RecallRequest, cfg: Config, seq: int | None) ->
 
 
 class _QueryVector:
-    """Embeds the query with the configured provider, applying SPEC §9's failure rules.
+    """Embeds the query with the configured provider, applying the provider failure rules.
 
     Without a provider: nothing is said when lexical was chosen (``none``); ``auto`` with no
     model yet gives one short hint per workspace (every time with ``verbose``);

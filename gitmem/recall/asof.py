@@ -1,5 +1,5 @@
-"""What ``--as-of`` names (SPEC §6): a time (a record-time axis) or a commit, on every command
-that has it, and the indexed commit that answers."""
+"""What ``--as-of`` names (docs/memory-format.md): a time (a record-time axis) or a commit, on every
+command that has it, and the indexed commit that answers."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ class AsOf:
 
 
 def resolve_as_of(ws: Workspace, value: str, now: datetime) -> AsOf:
-    """--as-of as a time (SPEC §6: a record-time axis; a date, month or year means up to its
-    very end) or a commit (any revision git understands: an id, branch, tag, HEAD~2)."""
+    """--as-of as a time (docs/memory-format.md, "Time": a record-time axis; a date, month or year
+    means up to its very end) or a commit (any revision git understands: an id, branch, tag,
+    HEAD~2)."""
     try:
         return AsOf(as_of_bounds(value, now)[0])
     except UsageError:

@@ -1,7 +1,7 @@
-"""``gitmem entity`` (SPEC §4): "tell me about X" — the page people wrote, the entity's facts
-by kind (newest first, current facts apart from the ones they replaced), its opinions, first
-and last mention, a timeline, and the entities most often mentioned with it; and the list of
-entities. Read-only; answers from the memory now or as it stood at a time (record time)."""
+"""``gitmem entity`` (docs/memory-format.md): "tell me about X" — the page people wrote, the
+entity's facts by kind (newest first, current facts apart from the ones they replaced), its
+opinions, first and last mention, a timeline, and the entities most often mentioned with it; and the
+list of entities. Read-only; answers from the memory now or as it stood at a time (record time)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """What ``entity``, ``opinions`` and recall's ``--entity`` share: the state of the memory a
 question is asked of (``--as-of``: a time or a commit), an entity name resolved through slugs
-and aliases (SPEC §4), and the error that names the closest entities when it is not known."""
+and aliases (docs/memory-format.md), and the error that names the closest entities when it is not
+known."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""``gitmem opinions`` (SPEC §5): the opinions of bank/opinions.md with their confidence,
-updated date and cited evidence, as the memory holds them now or held them at a time, and how
-each one's confidence moved commit by commit. Also the opinion results of ``recall --kind O``.
+"""``gitmem opinions`` (docs/opinions-file.md): the opinions of bank/opinions.md with their
+confidence, updated date and cited evidence, as the memory holds them now or held them at a time,
+and how each one's confidence moved commit by commit. Also the opinion results of ``recall --kind
+O``.
 
 Every version of the file's opinions is in the index (table ``opinions``, valid from the commit
 that wrote it until the one that changed it), so none of this reads git.

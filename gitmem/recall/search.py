@@ -1,5 +1,5 @@
 """Recall's search: candidates from the index (words, vectors), scored by ``recall.ranking``,
-then made into cited results (SPEC §8)."""
+then made into cited results (docs/json.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Time in a recall request (SPEC §6): the window from the time flags or from a date phrase in
-the query, and how a result's times are shown."""
+"""Time in a recall request (docs/memory-format.md): the window from the time flags or from a date
+phrase in the query, and how a result's times are shown."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class WindowUsed:
 
 def shown_dates(r: Result) -> str:
     """A result's time for plain output: the event period, and the note's own date (the daily
-    note's day, else the day it was recorded) when that differs (SPEC §6)."""
+    note's day, else the day it was recorded) when that differs (docs/memory-format.md)."""
     start, end = r.event_start, r.event_end
     period = start if start is None or end in (None, start) else f"{start} .. {end}"
     found = classify(r.path)

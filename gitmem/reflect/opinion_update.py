@@ -118,9 +118,9 @@ _SHIELDED = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`")
 
 
 def statement_of(fact: FactRow) -> str:
-    """The heading of a new opinion (SPEC §5): the statement as its entry wrote it — case,
-    script and wording kept — on one line, prefixed by its subjects, without the reason or aside
-    after it ("Prefers concise replies (under 1500 chars); long content goes to a file" ->
+    """The heading of a new opinion (docs/opinions-file.md): the statement as its entry wrote it —
+    case, script and wording kept — on one line, prefixed by its subjects, without the reason or
+    aside after it ("Prefers concise replies (under 1500 chars); long content goes to a file" ->
     "@Peter Prefers concise replies (under 1500 chars)") and without a final full stop. A
     subject the text opens with by name becomes that name's @entity ("Bob prefers async" ->
     "@Bob prefers async")."""
@@ -212,7 +212,8 @@ def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canoni
 def _replay_merge(target: _Target, section: OpinionSection, facts: Mapping[str, FactRow],
                   path: str, params: RuleParams) -> list[Warn]:
     """Set ``target`` up to be recomputed from the stale line's starting point: as one machine
-    holding both sides' evidence would have computed it (SPEC §5: a function of history)."""
+    holding both sides' evidence would have computed it (docs/opinions-file.md: a function of
+    history)."""
     mark = section.stale
     assert mark is not None
     ids = stale_evidence(section)
@@ -242,10 +243,11 @@ def _observations(entries: Sequence[FactRow]) -> list[Observation]:
 
 
 def _evidence_of(fact: FactRow) -> Evidence:
-    """An entry as evidence. Its ``c`` is how strongly it holds the statement (SPEC §5): one
-    below the opinion's confidence weakens it, but it still states it, so it is "for". The
-    matching rule never pairs a statement with its negation or an antonym (``same_claim``),
-    so every entry reflect finds states the opinion; "against" lines are a person's."""
+    """An entry as evidence. Its ``c`` is how strongly it holds the statement
+    (docs/opinions-file.md): one below the opinion's confidence weakens it, but it still states it,
+    so it is "for". The matching rule never pairs a statement with its negation or an antonym
+    (``same_claim``), so every entry reflect finds states the opinion; "against" lines are a
+    person's."""
     return Evidence("for", fact.fact_id, str(Citation(fact.path, fact.start_line,
                                                       fact.end_line)), fact.confidence)
 

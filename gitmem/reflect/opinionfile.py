@@ -1,4 +1,4 @@
-"""Writing bank/opinions.md back (SPEC §5) without disturbing what a person wrote.
+"""Writing bank/opinions.md back (docs/opinions-file.md) without disturbing what a person wrote.
 
 gitmem manages a few fields of each opinion section: the id marker, ``confidence``, ``updated``
 and the ``evidence`` list, to which it only appends. Everything else — headings' text, other

@@ -1,4 +1,4 @@
-"""Entity pages (SPEC §4, §11): the generated block of ``bank/entities/<Slug>.md``.
+"""Entity pages (docs/memory-format.md): the generated block of ``bank/entities/<Slug>.md``.
 
 Generated text lives only between ``<!-- gitmem:begin ... -->`` and ``<!-- gitmem:end -->``;
 everything outside the markers belongs to people and is written back byte for byte. A page

@@ -1,4 +1,4 @@
-"""Proposed edits to MEMORY.md (SPEC §11): written as a patch for a person to review, never
+"""Proposed edits to MEMORY.md: written as a patch for a person to review, never
 applied by reflect.
 
 The rule is about opinions, and it is a function of the memory as it stands (so a second run

@@ -1,8 +1,8 @@
 """``gitmem retain``: append one well-formed Retain entry to today's daily note and commit it.
 
 An agent writes memory through this door instead of editing Markdown by hand: the entry is
-checked against the grammar (SPEC §3) before anything is written, placed at the end of the
-note's ``## Retain`` section (made when missing), checked again by the real parser in its new
+checked against the grammar (docs/memory-format.md) before anything is written, placed at the end of
+the note's ``## Retain`` section (made when missing), checked again by the real parser in its new
 place, and committed alone: HEAD's note plus the entry, built from git, so an uncommitted edit
 of the note stays in the work tree, uncommitted (README, "What gitmem commits"). A lock around
 append and commit lets two agents retain at once: both entries land, one commit each.

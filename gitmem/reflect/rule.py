@@ -1,4 +1,5 @@
-"""The confidence rule of SPEC §5, as pure functions: one opinion, its new evidence, the move.
+"""The confidence rule (docs/opinions-file.md) as pure functions: one opinion, its new
+evidence, the move.
 
 A new ``O`` entry about the same claim moves the confidence toward its stated ``c`` by
 ``step × (c_observed − c)``, one entry at a time in chronological order (record time, then file
@@ -22,7 +23,8 @@ from itertools import groupby
 
 @dataclass(frozen=True)
 class RuleParams:
-    """The rule's constants (``[reflect]`` in config; these are SPEC §5's defaults)."""
+    """The rule's constants (``[reflect]`` in config; these are docs/opinions-file.md's
+    defaults)."""
 
     step: float = 0.3  # the share of the gap to the observed c that one entry closes
     max_move: float = 0.15  # per new distinct entry, the most a run may move an opinion

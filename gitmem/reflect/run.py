@@ -1,4 +1,4 @@
-"""``gitmem reflect`` (SPEC §11): turn the facts recorded in a window into opinion updates,
+"""``gitmem reflect``: turn the facts recorded in a window into opinion updates,
 entity pages and proposed MEMORY.md edits, written back as Markdown.
 
 One run, under ``.memory/reflect.lock``: bring the index up to HEAD, read the facts recorded in

@@ -1,4 +1,4 @@
-"""``gitmem review``: how the memory's beliefs changed between two revisions (SPEC §12).
+"""``gitmem review``: how the memory's beliefs changed between two revisions.
 
 Both sides are read straight from git: one ``git diff-tree`` names the memory files whose blobs
 differ, one ``git cat-file --batch`` reads them, and gitmem's parser turns each version into facts
@@ -228,7 +228,8 @@ def _line_delta(old: list[str], new: list[str]) -> tuple[int, int, list[int], li
 
 def _in_generated(lines: list[str], number: int) -> bool:
     """Whether line ``number`` is part of a ``<!-- gitmem:begin … -->`` … ``<!-- gitmem:end
-    -->`` block (markers included): what reflect writes on an entity page (SPEC §4)."""
+    -->`` block (markers included): what reflect writes on an entity page
+    (docs/memory-format.md)."""
     inside = False
     for line in lines[:number - 1]:
         m = _GENERATED.search(line)

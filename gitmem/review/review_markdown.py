@@ -166,7 +166,8 @@ def _opinion_detail(n: int, op: OpinionDiff, ref: _Refs) -> list[str]:
                    "confidence from it")
     elif op.merge == "recomputed":
         out.append("- merged from two machines, recomputed by reflect from both sides' "
-                   "evidence (SPEC §5's rule, from their common ancestor's confidence)")
+                   "evidence (the rule of docs/opinions-file.md, from their common "
+                   "ancestor's confidence)")
     elif op.status == "changed" and op.delta and not op.evidence_added:
         out.append("- no new evidence: the confidence was edited by hand")
     out.append("")

@@ -100,7 +100,7 @@ class ReviewFact:
 @dataclass(frozen=True)
 class Supersession:
     """A fact still in the memory at the head that a newer fact about the same entities, added
-    by the range, replaces (the same kind of claim, SPEC §5's matching rule)."""
+    by the range, replaces (the same kind of claim: docs/memory-format.md, "Knowledge updates")."""
 
     old: ReviewFact
     new: ReviewFact
@@ -164,7 +164,8 @@ class OpinionDiff:
 
 @dataclass(frozen=True)
 class EntityFacts:
-    """The facts about one entity (matched by SPEC §4's key) that the range added or removed."""
+    """The facts about one entity (matched by their key, docs/memory-format.md) that the range added
+    or removed."""
 
     entity: str  # the slug as first written
     key: str

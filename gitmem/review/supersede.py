@@ -260,7 +260,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _pattern(slug: str) -> str:
-    """An extended regular expression for a slug in any spelling SPEC §4 treats alike (case by
-    ``git grep -i``; '-', '_' and runs of them alike)."""
+    """An extended regular expression for a slug in any spelling that names one entity
+    (docs/memory-format.md) (case by ``git grep -i``; '-', '_' and runs of them alike)."""
     parts = [p for p in re.split(r"[\s_\-]+", slug) if p]
     return "[-_]+".join("".join(c if c.isalnum() else f"[{c}]" for c in p) for p in parts)
