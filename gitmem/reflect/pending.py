@@ -1,6 +1,6 @@
 """What a ``reflect --commit`` run wrote and could not commit (a hook refused it, another commit
 landed first): kept in ``.memory/reflect-pending.json`` so that the next ``--commit`` run starts
-from it and commits it, whatever that run's window (SPEC §11: reflect commits only what it wrote).
+from it and commits it, whatever that run's window (reflect commits only what it wrote).
 
 Each file is kept with the blob HEAD held for it when the commit failed. Once HEAD holds
 another version of it (a person committed the file, reflect's output or their edit of it), the
