@@ -24,8 +24,10 @@ def git(
     date: str | None = None,
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    check: bool = True,
 ) -> str:
-    """Run ``git -C repo ARGS`` and return its stdout; ``date`` fixes both commit dates."""
+    """Run ``git -C repo ARGS`` and return its stdout; ``date`` fixes both commit dates.
+    ``check``: a failure raises GitFailed (else its stdout, usually empty, is returned)."""
     run_env = None if env is None else dict(env)
     if date is not None:
         dates = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
@@ -33,7 +35,7 @@ def git(
     result = subprocess.run(
         ["git", "-C", str(repo), *args], input=stdin, capture_output=True, env=run_env
     )
-    if result.returncode:
+    if result.returncode and check:
         message = result.stderr.decode("utf-8", "replace").strip()
         raise GitFailed(f"git {' '.join(args)} failed ({result.returncode}) in {repo}: {message}")
     return result.stdout.decode("utf-8", "replace")
