@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
+from gitmem.index.queries import Row
 from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
-
-Row = dict[str, Any]
 
 ENTITY_DIR = "bank/entities/"
 # The date an item was stated: the daily note's day, else the day the memory recorded it.
@@ -38,12 +37,16 @@ class State:
                 [self.seq, self.seq])
 
 
-def _dicts(cursor: apsw.Cursor) -> list[Row]:
+def _records(cursor: apsw.Cursor) -> list[dict[str, Any]]:
     try:
         names = [d[0] for d in cursor.getdescription()]
     except apsw.ExecutionCompleteError:  # no rows: the statement has already finished
         return []
     return [dict(zip(names, record, strict=True)) for record in cursor]
+
+
+def _dicts(cursor: apsw.Cursor) -> list[Row]:
+    return [cast(Row, record) for record in _records(cursor)]
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -214,11 +217,11 @@ _OPINION_COLUMNS = (
 
 
 def _opinion_rows(cursor: apsw.Cursor) -> list[Row]:
-    rows = _dicts(cursor)
+    rows = _records(cursor)
     for row in rows:
         row["entities"] = json.loads(row["entities"])
         row["evidence"] = json.loads(row["evidence"])
-    return rows
+    return [cast(Row, row) for row in rows]
 
 
 def opinions_at(store: Store, state: State) -> list[Row]:

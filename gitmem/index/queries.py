@@ -7,9 +7,9 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict, cast
 
-from gitmem.domain import TimeWindow
+from gitmem.domain import ResultKind, TimeWindow
 from gitmem.embed.batch import unpack
 from gitmem.index.items import MAX_PASSAGES, page_entity
 from gitmem.index.store import Store, aliases, batched, marks
@@ -21,7 +21,23 @@ BM25_WEIGHTS = (1.0, 0.3, 0.5)
 # The weight of the Han characters table, whose BM25 is added to the words' (bigrams first).
 HAN_WEIGHT = 0.5
 
-Row = dict[str, Any]
+# A row the index answers with, read by column name: an item version (``items``: a fact or a
+# chunk, with ``preferred`` and, where a query adds them, ``declared`` and ``entities``), an
+# opinion version (``opinions``) or an entity's counts (``entity_counts``). One type for all, so
+# a misspelt column is a type error; each query fills the columns it selects.
+Row = TypedDict("Row", {
+    # items (and opinions: path, start_line, end_line, recorded_at, commit_id, valid_to)
+    "id": int, "path": str, "type": str, "kind": ResultKind, "fact_id": "str | None",
+    "confidence": "float | None", "start_line": int, "end_line": int, "content": str,
+    "event_start": "str | None", "event_end": "str | None", "recorded_at": "str | None",
+    "commit_id": "str | None", "valid_to": "int | None", "class": str, "day": "str | None",
+    "preferred": bool, "declared": "tuple[str, ...]",
+    # opinions
+    "opinion_id": str, "statement": str, "entities": "list[str]", "updated": "str | None",
+    "evidence": "list[dict[str, Any]]", "valid_from": int,
+    # entity counts
+    "key": str, "name": str, "mentions": int, "facts": int, "last": "str | None",
+}, total=False)
 
 _COLUMNS = (
     "i.id, i.path, i.type, i.kind, i.fact_id, i.confidence, i.start_line, i.end_line, "
@@ -109,7 +125,7 @@ def _select(flt: ItemFilter) -> tuple[str, list[Any]]:
 def _rows(records: Sequence[Sequence[Any]]) -> list[Row]:
     out: list[Row] = []
     for record in records:
-        row = dict(zip(_NAMES, record[: len(_NAMES)], strict=True))
+        row = cast(Row, dict(zip(_NAMES, record[: len(_NAMES)], strict=True)))
         row["preferred"] = bool(record[len(_NAMES)])
         out.append(row)
     return out

@@ -9,10 +9,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from gitmem.config import Config
-from gitmem.domain import KIND_NAMES, Basis, Kind
+from gitmem.domain import KIND_NAMES, Basis, ResultKind
 from gitmem.git import GitRepo, blob_id
 from gitmem.index import entity_queries as eq
 from gitmem.index import queries
@@ -54,7 +54,7 @@ class PastFact:
 
 @dataclass(frozen=True)
 class FactView:
-    kind: Kind
+    kind: ResultKind  # a fact's kind, as the index holds it
     content: str
     source: str
     stated: str  # the note's day, else the record date
@@ -166,7 +166,7 @@ def _spelled(store: Store, keys: Sequence[str]) -> list[str]:
 
 
 def _row(item: tuple[Any, ...]) -> Row:
-    return dict(zip(eq.ITEM_FIELDS, item, strict=True))
+    return cast(Row, dict(zip(eq.ITEM_FIELDS, item, strict=True)))
 
 
 def _facts(store: Store, items: list[tuple[Any, ...]],

@@ -8,9 +8,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.parse.textfold import STOPWORDS, fold, ideographs
+
+if TYPE_CHECKING:
+    from gitmem.index.queries import Row
 
 SNIPPET_CHARS = 700
 # The weight an old daily note keeps (recency decay never drops below it). Tuned on LoCoMo,
@@ -112,7 +115,7 @@ class Ranking:
                    passages=False)
 
 
-def decay(row: dict[str, Any], now: date, half_life: float, floor: float) -> float:
+def decay(row: Row, now: date, half_life: float, floor: float) -> float:
     """Daily notes lose weight with age (half-life), down to ``floor``; other files never."""
     if row["class"] != "daily":
         return 1.0
@@ -130,7 +133,7 @@ def exact_file_match(query: str, path: str) -> bool:
 
 
 def redundant(
-    row: dict[str, Any], words: frozenset[str], kept: Sequence[tuple[str, int, int, frozenset[str]]]
+    row: Row, words: frozenset[str], kept: Sequence[tuple[str, int, int, frozenset[str]]]
 ) -> bool:
     """Near-duplicates: a line range inside (or around) a better result, or ≥90% the same words."""
     for path, start, end, other in kept:
@@ -223,7 +226,7 @@ class Picked:
     or several adjacent passages of one file merged into a single line range."""
 
     score: float
-    row: dict[str, Any]
+    row: Row
     start: int
     end: int
     lines: dict[int, str]  # line number -> text, for the cited range
@@ -232,7 +235,7 @@ class Picked:
 
 
 def pick_units(
-    units: Sequence[tuple[float, dict[str, Any], int, int]], k: int, diversity: bool,
+    units: Sequence[tuple[float, Row, int, int]], k: int, diversity: bool,
     merge_window: int = MERGE_WINDOW,
 ) -> list[Picked]:
     """The first ``k`` results from units ranked best first, ``(score, row, first, last)``.
@@ -265,7 +268,7 @@ def pick_units(
         if len(chosen) >= k:
             continue
         words = frozenset(_WORD.findall(fold("\n".join(lines.values()))))
-        probe = {"path": row["path"], "start_line": first, "end_line": last}
+        probe: Row = {"path": row["path"], "start_line": first, "end_line": last}
         if diversity and redundant(probe, words, kept):
             continue
         kept.append((row["path"], first, last, words))
@@ -273,7 +276,7 @@ def pick_units(
     return chosen
 
 
-def unit_lines(row: dict[str, Any], first: int, last: int) -> dict[int, str]:
+def unit_lines(row: Row, first: int, last: int) -> dict[int, str]:
     """Line number -> text of lines ``first..last`` of a row's content."""
     lines = str(row["content"]).split("\n")
     start = int(row["start_line"])

@@ -377,8 +377,9 @@ def _cited(picked: Picked) -> Row:
     if not picked.mergeable:
         return picked.row
     content = "\n".join(picked.lines.get(n, "") for n in range(picked.start, picked.end + 1))
-    return {**picked.row, "start_line": picked.start, "end_line": picked.end,
-            "content": content}
+    cited = picked.row.copy()
+    cited["start_line"], cited["end_line"], cited["content"] = picked.start, picked.end, content
+    return cited
 
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
