@@ -101,7 +101,7 @@ Gateway prep with 田中さん. Bob skipped the sync again and sent a written up
 ## Retain
 - B @田中: 田中さんとゲートウェイの切り替え手順を確認した。
 - O @Bob: Prefers async updates over meetings.
-- W @ingest: The 1 MB limit is lifted in the Redpanda queue (10 MB now).
+- W @ingest: The 1 MB limit is lifted in the @Redpanda queue (10 MB now).
 """,
     "2026-11-23": """# 2026-11-23
 

@@ -188,9 +188,9 @@ def test_reflect_twice_changes_nothing_byte_for_byte(tmp_path: Path) -> None:
     repo = busy_week(tmp_path)
     first = run(repo, "2025-12-01")
     assert first.changed
-    assert {f.path for f in first.files} == {
+    assert {f.path for f in first.files} == {  # warelay: one fact, no page (min_facts)
         "bank/opinions.md", "bank/entities/Peter.md", "bank/entities/The-Castle.md",
-        "bank/entities/warelay.md", PROPOSAL_PATH}
+        PROPOSAL_PATH}
     written = snapshot(repo)
     second = run(repo, "2025-12-01")
     assert not second.changed and second.files == [] and second.opinions == []
@@ -358,10 +358,9 @@ def test_commit_holds_only_reflects_files_is_indexed_and_does_not_retrigger(
     assert out.splitlines()[-1].startswith(f"committed {head[:7]}: gitmem reflect: ")
     files = git(repo, "show", "--name-only", "--format=", "HEAD").split()
     assert sorted(files) == sorted(["bank/opinions.md", "bank/entities/Peter.md",
-                                    "bank/entities/The-Castle.md", "bank/entities/warelay.md",
-                                    PROPOSAL_PATH])
+                                    "bank/entities/The-Castle.md", PROPOSAL_PATH])
     message = git(repo, "log", "-1", "--format=%B")
-    assert message.startswith("gitmem reflect: 1 opinion updated, 1 new opinion, 3 entity "
+    assert message.startswith("gitmem reflect: 1 opinion updated, 1 new opinion, 2 entity "
                               "pages, 1 proposed MEMORY.md edit\n\n")
     assert "o-3fa9c2e1 0.90 -> 0.94" in message and "memory/2025-12-02.md#L6" in message
     # The committed proposal is a patch to the committed MEMORY.md, not to the uncommitted
@@ -529,7 +528,7 @@ def test_workspace_in_a_subfolder_commits_and_proposes_repository_paths(tmp_path
     write(repo, "mem/MEMORY.md", MEMORY)
     write(repo, "mem/bank/opinions.md", OPINIONS.format(c="0.90"))
     write(repo, "mem/memory/2025-12-02.md", f"# d\n\n## Retain\n- O(c=1.0) @Peter: {AGREES}\n"
-          f"- O(c=1.0) @Peter: Prefers short WhatsApp replies.\n")
+          f"- O(c=1.0) @Peter: Prefers short WhatsApp replies.\n- W @Peter: Lives in Aarhus.\n")
     commit_all(repo, "seed", "2025-12-02T21:00:00+00:00")
     code, out, err = gitmem("-C", str(repo / "mem"), "reflect", "--since", "2025-12-01",
                             "--commit")

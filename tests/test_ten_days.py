@@ -78,7 +78,7 @@ def test_the_entity_list_and_each_entity_agree_on_mentions_and_last_mention(
 
     commit_all(ten_days, "alice's page", "2026-12-02T09:00:00+00:00")
     listed = {e["key"]: e for e in cli_json(ten_days, "entity")["entities"]}
-    assert set(listed) == {"alice", "bob", "nadia", "ingest", "rust", "田中"}
+    assert set(listed) == {"alice", "bob", "nadia", "ingest", "rust", "田中", "redpanda"}
     for key, entry in listed.items():
         view = cli_json(ten_days, "entity", key)
         assert view["counts"]["mentions"] == entry["mentions"], key
@@ -120,7 +120,7 @@ def test_aliases_as_written_and_page_text_without_reflects_comments(ten_days: Pa
     assert "(aliases: Alice Meyer)" in gitmem("-C", str(ten_days), "entity", "Alice")[1]
     listed = {e["key"]: e for e in cli_json(ten_days, "entity")["entities"]}
     assert listed["alice"]["aliases"] == ["Alice Meyer"]
-    for key in listed:
+    for key in listed.keys() - {"redpanda"}:  # one fact: no page
         page = cli_json(ten_days, "entity", key)["page"]
         assert "<!--" not in page["text"] and "gitmem" not in page["text"], (key, page)
     nadia = cli_json(ten_days, "entity", "Nadia")["page"]
@@ -215,3 +215,47 @@ def test_a_failed_commits_output_edited_by_hand_stays_the_persons(ten_days: Path
         (clean / "bank/opinions.md").read_text(encoding="utf-8")
     assert opinions.read_text(encoding="utf-8").endswith("\nMy own note.\n")
     assert git(ten_days, "status", "--porcelain") == " M bank/opinions.md\n"
+
+
+# -- item 6: pruning ------------------------------------------------------------------------------
+
+
+def test_new_pages_only_for_entities_with_enough_facts(ten_days: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    report = run(ten_days, dry_run=True)
+    # Redpanda is named by one fact: no page of its own (reflect.min_facts = 3)
+    assert not any(p.entity == "Redpanda" for p in report.pages)
+    assert report.sparse == ("Redpanda",)
+    assert "no page yet for 1 entity with fewer than 3 facts: Redpanda" in report.lines()
+    assert cli_json(ten_days, "reflect", "--since", "2026-11-01", "--dry-run")[
+        "below_min_facts"] == ["Redpanda"]
+    monkeypatch.setenv("GITMEM_REFLECT_MIN_FACTS", "1")
+    report = run(ten_days, dry_run=True)
+    assert any(p.entity == "Redpanda" and p.created for p in report.pages)
+    assert report.sparse == ()
+    # a page that exists is kept up to date, however few its facts
+    monkeypatch.delenv("GITMEM_REFLECT_MIN_FACTS")
+    from testing.repo import write
+
+    write(ten_days, "bank/entities/Redpanda.md", "# Redpanda\n\nThe new queue.\n")
+    run(ten_days)
+    page = (ten_days / "bank/entities/Redpanda.md").read_text(encoding="utf-8")
+    assert page.startswith("# Redpanda\n\nThe new queue.\n") and "1 fact about Redpanda" in page
+
+
+def test_opinions_on_one_old_entry_are_listed_as_dormant(ten_days: Path) -> None:
+    from datetime import UTC, datetime
+
+    report = run(ten_days, dry_run=True, now=datetime(2026, 12, 2, tzinfo=UTC))
+    assert report.dormant == ()
+    ws, cfg = open_workspace(ten_days)
+    report = reflect(ws, cfg, since="2026-11-01", commit=True,
+                     now=datetime(2027, 3, 1, tzinfo=UTC))  # 90 days after 2026-12-01
+    assert [(d.statement, d.updated) for d in report.dormant] == [
+        ("@Alice Prefers written design docs over slide decks", "2026-11-13"),
+        ("@Bob thinks the on-call handbook should live in the repository", "2026-11-26")]
+    assert ("2 dormant opinions (one O entry each, none since 2026-12-01; kept, not deleted): "
+            "o-") in "\n".join(report.lines())
+    assert report.to_json()["dormant"][0]["opinion_id"].startswith("o-")
+    text = (ten_days / "bank/opinions.md").read_text(encoding="utf-8")
+    assert "@Alice Prefers written design docs" in text  # listed, never deleted

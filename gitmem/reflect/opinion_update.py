@@ -284,3 +284,25 @@ def _new(plan: OpinionPlan, target: _Target, params: RuleParams) -> None:
     plan.changes.append(OpinionChange(target.opinion_id, target.statement, True, None, move.end,
                                       move.capped_days, evidence))
 
+
+@dataclass(frozen=True)
+class DormantOpinion:
+    """An opinion that rests on one entry, recorded before the dormancy cut-off."""
+
+    opinion_id: str
+    statement: str
+    updated: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"opinion_id": self.opinion_id, "statement": self.statement,
+                "updated": self.updated}
+
+
+def dormant(doc: OpinionsFile, before: str) -> list[DormantOpinion]:
+    """The opinions of the file with one evidence entry, last updated before the day ``before``
+    (``reflect.dormant_days`` ago): one-off judgements nothing has repeated since. Listed in
+    the report for a person to keep or remove; reflect never deletes an opinion."""
+    return [DormantOpinion(op.opinion_id, op.statement, op.updated)
+            for s in doc.sections if not s.malformed
+            for op in (s.opinion,)
+            if len(op.evidence) == 1 and op.updated is not None and op.updated < before]

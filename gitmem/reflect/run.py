@@ -22,7 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
 from gitmem.reflect import pending
-from gitmem.reflect.opinion_update import OpinionChange, plan_opinions
+from gitmem.reflect.opinion_update import DormantOpinion, OpinionChange, dormant, plan_opinions
 from gitmem.reflect.opinionfile import (
     OpinionsFile,
     merged_evidence_ids,
@@ -132,6 +132,12 @@ class ReflectReport:
     # that run's commit message
     resumed: tuple[str, ...] = ()
     earlier_message: str | None = None
+    # entities with new facts but no page, and fewer facts than a new page needs
+    sparse: tuple[str, ...] = ()
+    min_facts: int = 0
+    # opinions on one entry, none since this day (reflect.dormant_days before the run)
+    dormant_before: str = ""
+    dormant: tuple[DormantOpinion, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -150,6 +156,8 @@ class ReflectReport:
             "proposals": [p.to_json() for p in self.proposals],
             "commit": self.commit,
             "resumed": list(self.resumed),
+            "below_min_facts": list(self.sparse),
+            "dormant": [d.to_json() for d in self.dormant],
             "warnings": [{"location": w.location, "code": w.code, "message": w.message}
                          for w in self.warnings],
             "seconds": round(self.seconds, 3),
@@ -198,6 +206,17 @@ class ReflectReport:
         if self.resumed:
             out.append("committing what an earlier run wrote and could not commit: "
                        + ", ".join(self.resumed))
+        if self.sparse:
+            n = len(self.sparse)
+            out.append(f"no page yet for {n} entit{'y' if n == 1 else 'ies'} with fewer than "
+                       f"{self.min_facts} facts: {_names(self.sparse)}")
+        if self.dormant:
+            n = len(self.dormant)
+            out.append(f"{n} dormant opinion{'s' if n != 1 else ''} (one O entry each, none "
+                       f"since {self.dormant_before}; kept, not deleted): "
+                       + _names([d.opinion_id for d in self.dormant]))
+            out += [f"    {d.opinion_id} (updated {d.updated}): {_short(d.statement)}"
+                    for d in self.dormant[:10]]
         for f in self.files:
             if f.kind == "proposal":
                 out.append(f"{f.path}: {f.reason}")
@@ -215,6 +234,11 @@ class ReflectReport:
         if earlier is not None:
             body += ["", "Also the changes of a run whose commit failed:", *earlier.splitlines()]
         return "\n".join([self.title(), "", *body]) + "\n"
+
+
+def _names(names: Sequence[str], shown: int = 10) -> str:
+    more = f" … and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def _short(text: str, width: int = 72) -> str:
@@ -239,7 +263,8 @@ def reflect(ws: Workspace, cfg: Config, *, since: str | None = "7d", dry_run: bo
     """One reflect run. Raises LockBusy when another run holds the lock past
     ``reflect.lock_timeout``, UsageError for a bad ``since``, GitmemError when the commit fails."""
     started = time.monotonic()
-    window = build_window(since=since, until=None, around=None, now=now or datetime.now(UTC))
+    at = now or datetime.now(UTC)
+    window = build_window(since=since, until=None, around=None, now=at)
     start = window.start.isoformat() if window is not None and window.start else None
     ensure_memory_dir(ws)
     with file_lock(ws.memory_dir / LOCK_NAME, wait=True, timeout=cfg.reflect_lock_timeout,
@@ -252,6 +277,7 @@ def reflect(ws: Workspace, cfg: Config, *, since: str | None = "7d", dry_run: bo
 
             index_workspace(ws, cfg, worktree=False)
         report = ReflectReport(since, start, dry_run)
+        report.dormant_before = (at - timedelta(days=cfg.reflect_dormant_days)).date().isoformat()
         if commit and not dry_run:
             report.commit = _plan_and_commit(ws, cfg, start, report)
         else:
@@ -384,6 +410,7 @@ def _plan(ws: Workspace, cfg: Config, start: str | None, report: ReflectReport,
         facts = facts_recorded(store, start)
         report.facts_read = len(facts)
         writes, doc = _opinions(ws, cfg, store, facts, names, report, read)
+        report.dormant = tuple(dormant(doc, report.dormant_before))
         writes += _pages(ws, cfg, store, facts, names, doc, report, read)
     finally:
         store.close()
@@ -439,7 +466,7 @@ def _page_paths(ws: Workspace, names: EntityNames) -> dict[str, str]:
     folder = ws.root / ENTITIES_DIR
     if folder.is_dir():
         for page in sorted(folder.glob("*.md")):
-            if page.is_file() and not page.is_symlink():
+            if page.is_file() or page.is_symlink():  # a link is refused, with a warning
                 paths.setdefault(entity_key(page.stem), f"{ENTITIES_DIR}/{page.name}")
     for key, (_, known) in names.entities.items():
         if known is not None:
@@ -473,8 +500,12 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
         for key in dict.fromkeys(names.canonical(entity_key(e)) for e in op.entities):
             opinions[key].append(PageOpinion(op.opinion_id, op.statement, op.confidence))
     writes: list[_Write] = []
+    sparse: list[str] = []
     for key, summary in summaries.items():
         name = display.get(key, key)
+        if key not in paths and summary.total < cfg.reflect_min_facts:
+            sparse.append(name)  # too little to say for a page of its own (yet)
+            continue
         path = paths.get(key, page_path(name))
         if _refused(ws, path, report):
             continue
@@ -494,6 +525,7 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
         report.pages.append(page)
         writes.append(_Write(path, data, FileChange(path, "create" if old is None else "update",
                                                     "entity-page", page.reason)))
+    report.sparse, report.min_facts = tuple(sparse), cfg.reflect_min_facts
     return writes
 
 
