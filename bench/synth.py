@@ -624,7 +624,7 @@ def render_opinions(ops: list[Opinion]) -> str:
 
 
 def apply_evidence(op: Opinion, items: list[OpinionEvidence]) -> None:
-    """SPEC §5 rule: step 0.3 × (c_obs − c), total move capped at 0.15 × min(3, n)."""
+    """docs/opinions-file.md rule: step 0.3 × (c_obs − c), total move capped at 0.15 × min(3, n)."""
     if not items:
         return
     start = op.confidence

@@ -12,8 +12,8 @@ One record per pair of statements about one subject, stated weeks apart in daily
 - ``distractors``: other statements about the same subject written around them (Retain entries
   when they look like one, else note lines); they stay true and must stay unmarked;
 - ``replaces`` (optional): ``citation`` or ``fact_id``: ``newer`` declares that it replaces
-  ``older`` with a nested ``- replaces: <ref>`` item (SPEC §3). Such records are measured as
-  declared replacements only, not by the rule;
+  ``older`` with a nested ``- replaces: <ref>`` item (docs/memory-format.md). Such records are
+  measured as declared replacements only, not by the rule;
 - ``weeks`` (optional): weeks between the two statements (default 2 to 9, from the id).
 
 Hard on purpose: the newer statement often shares few words with the older one and with the

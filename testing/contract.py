@@ -1,13 +1,13 @@
 """The keys of ``gitmem recall --json``, and sample memory text the tests share.
 
-SPEC §8: the keys of the example ``recall --json`` output. The contract only adds fields; the
+docs/json.md: the keys of the example ``recall --json`` output. The contract only adds fields; the
 additions so far are listed here so that a new key is a deliberate, reviewed change.
 """
 
 from __future__ import annotations
 
 TOP_KEYS = {"query", "mode", "filters", "provider", "results", "warnings"}
-TOP_KEYS_ADDED = {"time_window"}  # SPEC §6: the window applied (from flags or the query)
+TOP_KEYS_ADDED = {"time_window"}  # docs/json.md: the window applied (from flags or the query)
 FILTER_KEYS = {"since", "until", "as_of", "entity", "kind"}
 PROVIDER_KEYS = {"name", "model", "fallback_used"}
 RESULT_KEYS = {
@@ -27,7 +27,7 @@ RESULT_KEYS = {
     "confidence",
     "fact_id",
     "score",
-    "uncommitted",  # added (SPEC §8: add fields, never rename): from index --worktree
+    "uncommitted",  # added (docs/json.md: add fields, never rename): from index --worktree
     "superseded_by",  # added: the citation of a later fact that replaced this one (issue 8)
     "superseded_basis",  # added: declared (by its writer) or rule (issue 17)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence

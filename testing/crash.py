@@ -1,5 +1,5 @@
-"""Crash consistency (SPEC §7, issue 10): ``gitmem index`` killed with SIGKILL at a random
-moment, then checked: no process left behind, ``PRAGMA integrity_check`` ok, recall answers
+"""Crash consistency (docs/architecture.md, issue 10): ``gitmem index`` killed with SIGKILL at a
+random moment, then checked: no process left behind, ``PRAGMA integrity_check`` ok, recall answers
 quickly, and the next ``gitmem index`` converges to exactly the state of a clean rebuild.
 
 A scenario is a workspace, a saved ``.memory/`` state restored before every trial, the index

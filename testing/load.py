@@ -1,6 +1,6 @@
-"""Concurrency and load (SPEC §7, §10; issue 10): waves of 20 post-commit hooks fired at once,
-each wave after a real ``git commit`` (hooks installed), while recall runs in a loop. Nothing the
-user sees may fail, no update may be lost, and the final index must equal a rebuild. Used by
+"""Concurrency and load (docs/architecture.md; issue 10): waves of 20 post-commit hooks fired at
+once, each wave after a real ``git commit`` (hooks installed), while recall runs in a loop. Nothing
+the user sees may fail, no update may be lost, and the final index must equal a rebuild. Used by
 tests/test_load.py (10 s) and bench/reliability (a minute).
 """
 

@@ -1,4 +1,4 @@
-"""History rewrites at scale (SPEC §10; issue 10): random git operations (commit, amend, rebase,
+"""History rewrites at scale (issue 10): random git operations (commit, amend, rebase,
 reset, checkout, merge, cherry-pick, branch delete) on a generated workspace, re-indexing after
 each; the incremental index must equal a clean rebuild after every sampled step. Used by
 tests/test_rewrites.py (~30 operations) and bench/reliability (500).

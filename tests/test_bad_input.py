@@ -1,4 +1,4 @@
-"""SPEC §15: bad input is never lost and never silent.
+"""docs/memory-format.md: bad input is never lost and never silent.
 
 Every case is a real file committed to a real git repository next to a good daily note, indexed
 into a real SQLite index through the CLI. Each case checks that the problem is reported with its

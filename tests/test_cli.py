@@ -1,4 +1,4 @@
-"""The command line (SPEC §8, §13): help, exit statuses, init, reset, get, and the JSON contract."""
+"""The command line: help, exit statuses, init, reset, get, and the JSON contract."""
 
 from __future__ import annotations
 

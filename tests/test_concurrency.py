@@ -1,4 +1,4 @@
-"""Concurrency with real processes (SPEC §7): writers are serialised, readers never fail and
+"""Concurrency with real processes (docs/architecture.md): writers are serialised, readers never fail and
 never see a half-written index."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Configuration (SPEC §14): layers, the trust rule, and errors that name file, key and fix."""
+"""Configuration (docs/configuration.md): layers, the trust rule, and errors that name file, key and fix."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_bad_environment_value_names_the_variable(
 
 
 def test_a_bad_value_blocks_only_the_commands_that_read_it(repo: Path) -> None:
-    """SPEC §14: one bad value in .gitmem.toml does not stop every command: status and config
+    """docs/configuration.md: one bad value in .gitmem.toml does not stop every command: status and config
     run (the bad value shown with its error), a command that reads the key fails with the
     error naming file, key and what is allowed, and one that does not read it works."""
     write(repo, ".gitmem.toml", '# tuned for the team\n[recall]\nk = "lots"\n')
@@ -393,7 +393,7 @@ def test_extra_paths_are_indexed_as_extra(tmp_path: Path) -> None:
 
 
 def test_repo_config_cannot_name_a_remote_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SPEC §14: a committed .gitmem.toml may not send memory (or the user's key) anywhere."""
+    """docs/configuration.md: a committed .gitmem.toml may not send memory (or the user's key) anywhere."""
     from gitmem.config import load_config
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-repo-config")

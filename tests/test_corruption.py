@@ -1,4 +1,4 @@
-"""A damaged index (SPEC §7): truncated, empty, garbage, a foreign or newer SQLite file, tables
+"""A damaged index (docs/architecture.md): truncated, empty, garbage, a foreign or newer SQLite file, tables
 missing, a stale lock, a crashed writer's journal. Each is detected, reported once (by the
 command that rebuilt it, not again), rebuilt or recovered automatically, and ``status`` never
 crashes on it. The hot journal of the index itself is covered in test_bad_input.py and

@@ -1,4 +1,4 @@
-"""A killed ``gitmem index`` leaves nothing behind (issue 10 §1, SPEC §7).
+"""A killed ``gitmem index`` leaves nothing behind (issue 10 §1, docs/architecture.md).
 
 Real processes, killed with SIGKILL: the parse workers die with their parent and never hold the
 index lock, the next writer gets the lock at once, stale temporary files are removed, and the
@@ -111,7 +111,7 @@ SCENARIOS = {  # name: (days, incremental, with embeddings, trials)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_kill_at_random_moments(name: str, tmp_path: Path,
                                 tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A small sample of bench/reliability's crash-consistency trials (SPEC §7)."""
+    """A small sample of bench/reliability's crash-consistency trials (docs/architecture.md)."""
     days, incremental, embed, trials = SCENARIOS[name]
     model = tiny_gguf(tmp_path_factory) if embed else None
     scenario = build_scenario(tmp_path / "s", name, days=days, incremental=incremental,

@@ -1,4 +1,4 @@
-"""``gitmem entity`` and knowledge updates (SPEC §4, §6; issue 8) on real git repositories with
+"""``gitmem entity`` and knowledge updates (docs/memory-format.md; issue 8) on real git repositories with
 dated commits: the page's human text, facts by kind with the facts they replaced, opinions,
 mentions, timeline, related entities, slugs and aliases, --as-of by record time; and recall's
 ``superseded_by``."""
@@ -112,7 +112,7 @@ def test_facts_by_kind_newest_first_with_the_facts_they_replaced(memory: Path) -
     assert likes.content == "Likes short replies on WhatsApp."
     assert [h.content for h in likes.history] == ["Prefers concise WhatsApp replies."]
     # 7 facts, and the text chunks of the 3 daily notes that mention Peter; bank/opinions.md
-    # restates O entries and counts for nothing (generated text is not a source, SPEC §8).
+    # restates O entries and counts for nothing (generated text is not a source).
     assert v.counts == {"mentions": 10, "facts": 7, "world": 3, "experience": 2, "opinion": 2,
                         "observation": 0}
 
@@ -143,7 +143,7 @@ def test_slugs_aliases_and_the_page_human_text(memory: Path) -> None:
                            "Keep the fan clean.")
     assert "generated" not in v.page.text and "aliases" not in v.page.text
     assert v.page.source == "bank/entities/The Castle.md#L5-L13"
-    # An uncommitted edit of the page is what recall sees (SPEC §10, the uncommitted layer).
+    # An uncommitted edit of the page is what recall sees (the uncommitted layer).
     write(memory, "bank/entities/The Castle.md", CASTLE_PAGE.replace("attic", "cellar"))
     page = view(memory, "castle").page
     assert page is not None and "cellar" in page.text
@@ -177,7 +177,7 @@ def test_as_of_answers_from_the_memory_as_it_stood(memory: Path) -> None:
 
 
 def test_as_of_takes_a_commit_on_entity_and_opinions(memory: Path) -> None:
-    """SPEC §6: --as-of takes any revision git understands on every command that has it; an
+    """docs/memory-format.md: --as-of takes any revision git understands on every command that has it; an
     unknown one is a usage error (exit 2)."""
     day1 = git(memory, "rev-parse", "--short", "HEAD~2").strip()
     for as_of in ("HEAD~2", day1):

@@ -1,4 +1,4 @@
-"""Hostile input, generated (SPEC §15; issue 10): hypothesis drives the Markdown, Retain, front
+"""Hostile input, generated (docs/memory-format.md; issue 10): hypothesis drives the Markdown, Retain, front
 matter, opinion and time parsers and the command line with random and adversarial input.
 
 Every input must finish within a hard bound on its CPU time (a SIGPROF timer interrupts a hang;

@@ -1,4 +1,4 @@
-"""History with real git (SPEC §6, §7, §10): rewrites converge to a rebuild, record times come
+"""History with real git (docs/memory-format.md, docs/architecture.md): rewrites converge to a rebuild, record times come
 from commits, --as-of answers from the past, opinions keep their history, merges are recorded at
 the merge commit, uncommitted edits are layered and removed, and date phrases become windows.
 
@@ -382,11 +382,11 @@ def test_as_of_is_record_time_only(
     repo, _ = timeline
     now = recall(repo, "Oslo", kinds=("W",))
     assert [(r["event_start"], r["recorded_at"]) for r in now] == [("2025-12-05", A)]
-    # recorded on 11-20 about 12-05: known as of 11-30 (SPEC §6: a record-time axis)
+    # recorded on 11-20 about 12-05: known as of 11-30 (docs/memory-format.md: a record-time axis)
     assert [r["event_start"] for r in recall(repo, "Oslo", kinds=("W",),
                                              as_of="2025-11-30")] == ["2025-12-05"]
     # --until limits the time as well: neither the trip (12-05) nor its note (11-20) by 11-19;
-    # by 11-30 the note was written (SPEC §6: event time or the daily note's date)
+    # by 11-30 the note was written (docs/memory-format.md: event time or the daily note's date)
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30", until="2025-11-19") == []
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-30", until="2025-11-30")
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-19") == []  # not recorded yet

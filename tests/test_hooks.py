@@ -1,4 +1,4 @@
-"""Git hooks with real git (SPEC §10): a commit re-indexes in the background, existing hooks are
+"""Git hooks with real git: a commit re-indexes in the background, existing hooks are
 chained and restored, core.hooksPath and linked worktrees are honoured, odd paths work, git is
 neither failed nor slowed, and failures land in .memory/hook.log.
 """

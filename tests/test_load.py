@@ -1,4 +1,4 @@
-"""Concurrency and load with real processes (SPEC §7, §10): waves of 20 post-commit hooks fired
+"""Concurrency and load with real processes (docs/architecture.md): waves of 20 post-commit hooks fired
 at once while recall runs in a loop, for 10 s (bench/reliability runs a minute). No recall fails,
 no hook run fails or is lost, and the final index equals a rebuild."""
 

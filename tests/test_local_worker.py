@@ -1,5 +1,5 @@
 """The local provider's worker process: llama.cpp runs there, so a native crash is a provider
-failure (SPEC §9) and never takes gitmem down. Real llama.cpp, real signals, real processes.
+failure and never takes gitmem down. Real llama.cpp, real signals, real processes.
 
 Native crashes are made two ways: a model file truncated while llama.cpp has it mapped (its next
 embedding touches pages that no longer exist: SIGBUS inside llama.cpp), and a signal sent to the
@@ -394,7 +394,7 @@ def test_a_worker_that_died_between_calls_cannot_kill_gitmem_with_sigpipe(
     assert run.stdout.split() == ["True", "True"]
 
 
-# -- the commands: SPEC §9 ------------------------------------------------------------------------
+# -- the commands -------------------------------------------------------------------------------
 
 
 def _configure(model: Path, **settings: str) -> None:

@@ -298,7 +298,7 @@ def test_failing_provider_is_a_tool_error_with_the_spec_wording(fixture_repo: Pa
                                                                  tmp_path: Path,
                                                                  refused_port: int) -> None:
     """An explicitly named provider that cannot be reached: 'memory search unavailable: ...'
-    as a tool error (SPEC §9), and the server keeps answering."""
+    as a tool error, and the server keeps answering."""
     port = refused_port  # nothing listens on it
     config = tmp_path / "user-config"
     (config / "gitmem").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""``gitmem opinions`` and ``recall --kind O`` (SPEC §5, issue 8) on a real git repository whose
+"""``gitmem opinions`` and ``recall --kind O`` (docs/opinions-file.md, issue 8) on a real git repository whose
 bank/opinions.md changes over dated commits: confidence, updated date and cited evidence; the
 confidence as it stood at a time; how it moved commit by commit, with a chart on a terminal."""
 

@@ -1,4 +1,4 @@
-"""Provider faults end to end (SPEC §9; issue 10), through the command line against a real
+"""Provider faults end to end (issue 10), through the command line against a real
 127.0.0.1 server (tests/embed_server.py) and real model files: timeouts, 5xx, 429 storms,
 wrong dimensions, NaN vectors, missing vectors, a truncated or non-GGUF model.
 

@@ -1,4 +1,4 @@
-"""gitmem reflect (SPEC §5, §11) on real git repositories with dated commits."""
+"""gitmem reflect (docs/opinions-file.md) on real git repositories with dated commits."""
 
 from __future__ import annotations
 
@@ -678,7 +678,7 @@ def test_a_dry_run_with_nothing_to_do_says_so(tmp_path: Path) -> None:
     assert gitmem("-C", str(repo), "reflect", "--since", "2025-12-01")[1:] == ("", "")
 
 
-# -- generated text is not a source (SPEC §8) ---------------------------------------------------
+# -- generated text is not a source ---------------------------------------------------
 
 
 def test_generated_blocks_are_not_results_nor_mentions(tmp_path: Path) -> None:

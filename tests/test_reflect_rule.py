@@ -1,4 +1,4 @@
-"""The SPEC §5 confidence rule as a pure function."""
+"""The docs/opinions-file.md confidence rule as a pure function."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``gitmem review`` (SPEC §12) on real git repositories with dated commits: exactly the changes a
+"""``gitmem review`` on real git repositories with dated commits: exactly the changes a
 range made to opinions (with the evidence that moved them), facts per entity, superseded facts and
 entity pages; the range forms; a range without memory changes; located warnings; the JSON shape;
 the Markdown comment."""

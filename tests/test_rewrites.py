@@ -1,4 +1,4 @@
-"""History rewrites at scale (SPEC §10): random commits, amends, rebases, resets, checkouts,
+"""History rewrites at scale: random commits, amends, rebases, resets, checkouts,
 merges, cherry-picks and branch deletions on a generated workspace, re-indexed incrementally
 after each, equal a clean rebuild after every step (bench/reliability runs 500)."""
 

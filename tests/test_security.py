@@ -1,4 +1,4 @@
-"""Security (SPEC §14; issue 10): path-taking commands refuse attack strings, hooks are safe in
+"""Security (docs/configuration.md; issue 10): path-taking commands refuse attack strings, hooks are safe in
 hostile repository paths, a repository config cannot redirect embeddings or headers, an API key
 never appears anywhere, gitmem's files are user-only, and remote providers verify TLS."""
 
@@ -382,7 +382,7 @@ def test_hook_scripts_quote_the_python_path(tmp_path: Path) -> None:
     assert subprocess.run(["sh", "-n"], input=hook, text=True).returncode == 0
 
 
-# -- memory text cannot drive the terminal (SPEC §13) ----------------------------------------
+# -- memory text cannot drive the terminal ----------------------------------------
 
 # What a memory file may hold: an OSC title with BEL, CSI clear-screen and colour, an 8-bit CSI,
 # backspace, DEL, a bidi override and an isolate ("Trojan Source").
@@ -467,7 +467,7 @@ def test_no_command_lets_memory_text_drive_the_terminal(tmp_path: Path) -> None:
 
 
 def test_reflect_writes_an_entrys_control_characters_as_escapes(tmp_path: Path) -> None:
-    """SPEC §5 'the heading is the statement as written' and §15 'nothing silent': reflect keeps
+    """docs/opinions-file.md 'the heading is the statement as written' and docs/memory-format.md 'nothing silent': reflect keeps
     every character of the entry, written visibly in the heading and the entity page, says so
     with path#Lline, and a later entry with the same raw text still matches that opinion."""
     repo = _escape_workspace(tmp_path)

@@ -1,6 +1,6 @@
 """Semantic and hybrid recall end to end, against a real OpenAI-compatible HTTP server on
 127.0.0.1: embedding after the lexical index, the cache, vectors in sqlite-vec, the failure
-and trust rules of SPEC §9 and §14."""
+and trust rules (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -502,7 +502,7 @@ def birthday(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("mode", ["lexical", "hybrid", "semantic"])
 def test_a_window_keeps_what_the_daily_note_of_that_day_says(
         birthday: Path, openai_env: EmbedServer, mode: str) -> None:
-    """SPEC §6: a result is kept when its event time overlaps the window or its daily note
+    """docs/memory-format.md: a result is kept when its event time overlaps the window or its daily note
     was written in it, on every search path (words, vectors, an entity filter)."""
     index_json(birthday)
     noted = "memory/2026-11-03.md#L4"

@@ -1,4 +1,4 @@
-"""Tests for gitmem.parse.timeparse (SPEC §6)."""
+"""Tests for gitmem.parse.timeparse (docs/memory-format.md)."""
 
 from __future__ import annotations
 
