@@ -402,6 +402,7 @@ RECALL_MODULES = {
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
     "gitmem.parse.visible",  # text output shows control characters as escapes
     "gitmem.parse.pages",  # an entity page's aliases, as the store reads them (re only)
+    "gitmem.parse.stale",  # the merge driver's stale lines in opinions.md (re only)
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
 NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",

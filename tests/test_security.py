@@ -456,7 +456,7 @@ def test_no_command_lets_memory_text_drive_the_terminal(tmp_path: Path) -> None:
     assert f"@Peter Likes {SHOWN[:40]}" in shown["reflect --since 2025-01 --dry-run"]
     assert r"odd\x1b]0;name\x07.md" in shown["recall quokka"]
     assert r"odd\x1b]0;name\x07.md" in shown["status"]  # its uncommitted file, named
-    assert r"aliases: pete\x1b]0;pwned\x07-" in shown["entity Peter"]  # as its key
+    assert r"aliases: Pete\x1b]0;pwned\x07 " in shown["entity Peter"]  # as the page writes it
     assert "pwned" in shown["config list"]  # as a TOML string, escapes and all
     assert "wombat" in shown["recall wombat"] and "line." in shown["get MEMORY.md"]
     for command in ("recall numbat --json", "get MEMORY.md --json", "entity Peter --json",
