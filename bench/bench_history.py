@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "history.json")
     args = ap.parse_args(argv)
     cmd = lex.resolve_gitmem(args.gitmem)
-    env = {**os.environ, "GITMEM_EMBED_PROVIDER": "none"}
+    env = {**os.environ, "GITMEM_EMBED_PROVIDER": "none", "GITMEM_WARM_AUTOSTART": "false"}
     rows = [bench_years(y, cmd, args.rounds, args.cache_dir, env) for y in args.years]
     table = markdown(rows)
     print(table)

@@ -365,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
     )
     env["GITMEM_EMBED_PROVIDER"] = "none"  # lexical benchmark: never touch a model
+    env["GITMEM_WARM_AUTOSTART"] = "false"  # every recall measured works alone
 
     rg_version = subprocess.run(["rg", "--version"], capture_output=True, text=True,
                                 check=False).stdout.splitlines()[0]

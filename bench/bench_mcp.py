@@ -60,7 +60,7 @@ def prepare(years: int, seed: int, model: Path, threads: int,
                                                    encoding="utf-8")
     env = {**os.environ, **IDENTITY, "GITMEM_EMBED_PROVIDER": "local",
            "GITMEM_EMBED_MODEL": str(model.resolve()), "XDG_RUNTIME_DIR": str(runtime),
-           "XDG_CONFIG_HOME": str(config),
+           "XDG_CONFIG_HOME": str(config), "GITMEM_WARM_AUTOSTART": "false",
            "PYTHONPATH": os.pathsep.join(p for p in (str(lex.REPO_ROOT),
                                                      os.environ.get("PYTHONPATH")) if p)}
     # Byte-compiled, as pip installs it (a shell with PYTHONDONTWRITEBYTECODE=1 would otherwise

@@ -77,6 +77,7 @@ def slowest_imports(argv: list[str], env: dict[str, str], n: int = 10) -> list[d
 def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
     env = dict(os.environ)
     env.pop("GITMEM_EMBED_PROVIDER", None)
+    env["GITMEM_WARM_AUTOSTART"] = "false"  # cold commands: no warm process answers them
     # Measure what an installed copy does: pip writes bytecode at install time, so compile it
     # here (a shell with PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module).
     env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -423,13 +423,23 @@ def recall(
     response = recall_answer(ws, cfg, req, min_score=min_score, warm=_warm(ctx))
     if as_json:
         _print_json(response.to_json())
-        return
-    tw = response.time_window
-    if tw and tw.source == "query":
-        span = f"{tw.since or '...'} .. {tw.until or '...'}"
-        how = "preferring results near" if tw.applied_as == "boost" else "only"
-        _echo(f"{how} {span} ('{tw.phrase}')", err=True)
-    _print_results(response.results, response.warnings)
+    else:
+        tw = response.time_window
+        if tw and tw.source == "query":
+            span = f"{tw.since or '...'} .. {tw.until or '...'}"
+            how = "preferring results near" if tw.applied_as == "boost" else "only"
+            _echo(f"{how} {span} ('{tw.phrase}')", err=True)
+        _print_results(response.results, response.warnings)
+    _autostart(ctx, ws, cfg)
+
+
+def _autostart(ctx: click.Context, ws: Workspace, cfg: Config) -> None:
+    """After a recall or get that no warm process answered, start one in the background for
+    the next (warm.autostart; never in CI, a git hook, or a caller of ``run`` in-process)."""
+    if ctx.obj and ctx.obj.get("process") and _warm(ctx) is None:
+        from gitmem.warm.client import autostart
+
+        autostart(str(ws.repo_root), enabled=cfg.warm_autostart)
 
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -648,11 +658,12 @@ def get(
     res = get_target(ws, cfg, target, start=start, count=count, at=rev)
     if as_json:
         _print_json(res.to_json(), indent=None)
-        return
-    for line in res.lines:
-        _echo(line)
-    if res.note:
-        _echo(f"note: {res.note}", err=True)
+    else:
+        for line in res.lines:
+            _echo(line)
+        if res.note:
+            _echo(f"note: {res.note}", err=True)
+    _autostart(ctx, ws, cfg)
 
 
 @cli.command("reflect", context_settings=CONTEXT)
@@ -1079,13 +1090,14 @@ def _crash_log(exc: BaseException) -> Path:
 
 
 def run(args: list[str] | None = None, color: bool | None = None,
-        warm: WarmState | None = None) -> int:
+        warm: WarmState | None = None, *, process: bool = False) -> int:
     """Run the CLI and map every outcome to an exit status. The one error handler.
-    ``warm``: the warm process's memory of its workspace (``gitmem serve``)."""
+    ``warm``: the warm process's memory of its workspace (``gitmem serve``); ``process``: this
+    is the ``gitmem`` process itself (which may start a warm process for the next one)."""
     try:
         # Without standalone mode click returns an Exit's status instead of raising it.
         code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color,
-                        obj={"warm": warm})
+                        obj={"warm": warm, "process": process})
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -1129,4 +1141,4 @@ def run_captured(args: list[str], color: bool | None,
 def main() -> NoReturn:
     # Like other Unix tools: 'gitmem recall x | head -1' ends quietly when the reader is gone.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(run())
+    sys.exit(run(process=True))

@@ -83,6 +83,7 @@ class Config:
     reflect_lock_timeout: float = 300.0
     mcp_citations: str = "auto"  # a 'Source: path#Lx-Ly' footer on snippets: auto | on | off
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
+    warm_autostart: bool = True  # a recall or get with no warm process starts one
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # (Config field, or "*" for every setting, the error): an invalid setting holds its default
     # here, and reading it raises the error unless this is a lenient copy.
@@ -151,6 +152,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("reflect", "lock_timeout"): ("reflect_lock_timeout", float, "seconds, 0 to 86400"),
     ("mcp", "citations"): ("mcp_citations", str, "auto | on | off"),
     ("serve", "idle_timeout"): ("serve_idle_timeout", float, "seconds, from 1 to 604800"),
+    ("warm", "autostart"): ("warm_autostart", bool, "true or false"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),

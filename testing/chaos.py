@@ -41,6 +41,30 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def servers_under(folder: str) -> list[int]:
+    """Pids of live ``gitmem serve`` processes started for a repository in ``folder`` (their
+    ``-C PATH`` lies there)."""
+    found: list[int] = []
+    for pid in processes_mentioning(folder):
+        try:
+            args = (PROC / str(pid) / "cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        words = args.split("\0")
+        if "serve" in words and "-C" in words[:-1] \
+                and words[words.index("-C") + 1].startswith(folder):
+            found.append(pid)
+    return found
+
+
+def wait_servers_gone(folder: str, timeout: float) -> list[int]:
+    """Wait until no ``gitmem serve`` of a repository in ``folder`` runs; the survivors."""
+    deadline = time.monotonic() + timeout
+    while (left := servers_under(folder)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
 def children_of(pid: int) -> list[int]:
     """Pids whose parent is ``pid``."""
     kids: list[int] = []

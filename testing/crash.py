@@ -84,11 +84,11 @@ def embed_env(base: Path, model: Path) -> dict[str, str]:
     (config / "gitmem").mkdir(parents=True, exist_ok=True)
     (config / "gitmem" / "config.toml").write_text("[embed]\nthreads = 1\n", encoding="utf-8")
     return {**os.environ, "GITMEM_EMBED_PROVIDER": "local", "GITMEM_EMBED_MODEL": str(model),
-            "XDG_CONFIG_HOME": str(config)}
+            "XDG_CONFIG_HOME": str(config), "GITMEM_WARM_AUTOSTART": "false"}
 
 
 def lexical_env() -> dict[str, str]:
-    return {**os.environ, "GITMEM_EMBED_PROVIDER": "none"}
+    return {**os.environ, "GITMEM_EMBED_PROVIDER": "none", "GITMEM_WARM_AUTOSTART": "false"}
 
 
 def _clean_state(repo: Path, killed: tuple[str, ...], env: Mapping[str, str], base: Path

@@ -82,7 +82,9 @@ def hermetic_environ(home: Path, base: Mapping[str, str] | None = None) -> dict[
     """The test suite's hermetic environment: a sealed git whose user configuration is
     ``home/.gitconfig`` (write ``TEST_GITCONFIG`` there), and HOME and the XDG folders in
     ``home``. Recall starts no background embedding run (``index.background`` off): a test
-    that wants one sets GITMEM_INDEX_BACKGROUND=true, so no other test races a stray writer."""
+    that wants one sets GITMEM_INDEX_BACKGROUND=true, so no other test races a stray writer.
+    Nor a warm process (``warm.autostart`` off), which would answer later recalls and outlive
+    the test: a test of it sets GITMEM_WARM_AUTOSTART=true and stops it."""
     env = sealed_env(
         TEST_IDENTITY, base=base, global_config=str(home / ".gitconfig"), config={}
     )
@@ -92,5 +94,6 @@ def hermetic_environ(home: Path, base: Mapping[str, str] | None = None) -> dict[
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
         GITMEM_INDEX_BACKGROUND="false",
+        GITMEM_WARM_AUTOSTART="false",
     )
     return env

@@ -9,8 +9,10 @@ through the ``openclaw`` command line and a gateway on 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from testing.chaos import reap, servers_under, wait_servers_gone
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_DIR = REPO / "integrations" / "openclaw"
@@ -90,7 +94,8 @@ class OpenClawHome:
 
     @contextmanager
     def gateway(self) -> Iterator[Gateway]:
-        """``openclaw gateway run`` on 127.0.0.1, stopped (with its children) on exit."""
+        """``openclaw gateway run`` on 127.0.0.1, stopped (with its children) on exit, and the
+        warm process its gitmem plugin started (detached: it would outlive the test)."""
         log = (self.root / "gateway.log").open("w", encoding="utf-8")
         proc = subprocess.Popen([str(self.node), str(self.entry), "gateway", "run"],
                                 stdout=log, stderr=subprocess.STDOUT, env=self.env,
@@ -107,6 +112,16 @@ class OpenClawHome:
                 proc.kill()
                 proc.wait()
             log.close()
+            stop_servers(str(self.workspace))
+
+
+def stop_servers(folder: str) -> None:
+    """End the warm processes of the repositories in ``folder`` (SIGTERM: each removes its
+    socket), waiting until they are gone."""
+    for pid in servers_under(folder):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    reap(wait_servers_gone(folder, timeout=60))
 
 
 @dataclass

@@ -12,7 +12,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from fixtures.build_fixture import build_fixture
+from testing.chaos import describe, reap, wait_servers_gone
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
+
+SERVER_EXIT_SECONDS = 30.0  # a bound for failures only: a stopped server exits at once
 
 # Hypothesis times examples by the wall clock (a 200 ms deadline for each, a health check on
 # slow data generation): on a loaded machine those fail correct code. Every property test
@@ -33,6 +36,20 @@ def hermetic_env(
         monkeypatch.setenv(name, value)
     (home / ".gitconfig").write_text(TEST_GITCONFIG, encoding="utf-8")
     yield
+
+
+@pytest.fixture(autouse=True)
+def no_server_outlives_its_test(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A ``gitmem serve`` of a repository in this session's temporary folders that is still
+    running after its test (and its fixtures) ended fails the test, and is killed: it would
+    answer later tests' recalls and live on until its idle timeout."""
+    yield
+    base = str(tmp_path_factory.getbasetemp())
+    left = wait_servers_gone(base, SERVER_EXIT_SECONDS)  # a stopped one may be on its way out
+    if left:
+        said = [describe(pid) for pid in left]
+        reap(left)
+        pytest.fail(f"gitmem serve outlived its test: {said}")
 
 
 @pytest.fixture

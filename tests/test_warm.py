@@ -22,6 +22,7 @@ from gguf_model import tiny_gguf
 
 from gitmem import __version__
 from gitmem.warm import client
+from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
 from testing.repo import git
 
@@ -244,3 +245,83 @@ def test_hybrid_warm_and_cold_are_identical(fixture_repo: Path, runtime: Path,
     finally:
         proc.kill()
         proc.communicate()
+
+
+def test_the_idle_clock_starts_after_the_warm_up(fixture_repo: Path, runtime: Path) -> None:
+    """A warm-up longer than the idle timeout (the clock moves 10 s while it runs, on a clock
+    of the test's own) does not end the server at its first idle check: it serves, and ends
+    once it has been idle for the timeout after it started listening."""
+    from gitmem.warm.server import WarmServer
+    from gitmem.workspace import open_workspace
+
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    now = [0.0]
+    warmed: list[list[str]] = []
+
+    def handler(argv: list[str], color: bool | None, warm: object) -> tuple[int, str, str]:
+        warmed.append(argv)
+        now[0] += 10.0  # the warm-up: loading a model, catching up with HEAD
+        return 0, "", ""
+
+    ws, _ = open_workspace(fixture_repo)
+    server = WarmServer(ws, handler, idle_timeout=1.0, clock=lambda: now[0])
+    server.warm_up()
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + FAILURE_SECONDS
+    while server.idle_checks < 2 and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert thread.is_alive() and server.idle_checks >= 2  # not ended by the warm-up's time
+    assert ping(fixture_repo) is not None
+    assert len(warmed) == 1
+    checks = server.idle_checks
+    while thread.is_alive() and time.monotonic() < deadline:  # the ping's connection may
+        now[0] += 1.5  # still be closing: idle for longer than the timeout after it
+        thread.join(0.5)
+    assert not thread.is_alive() and server.idle_checks > checks
+
+
+def test_the_first_recall_starts_a_warm_process(fixture_repo: Path, runtime: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """warm.autostart: a recall that no warm process answered starts one in the background
+    (without holding the caller's pipes: run_cli would wait for them), and the next recall is
+    answered by it, with the same output."""
+    monkeypatch.setenv("GITMEM_WARM_AUTOSTART", "true")
+    monkeypatch.delenv("CI", raising=False)
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    args = ("recall", "gateway host", "--json")
+    first, _ = run_cli(fixture_repo, *args)
+    assert first.returncode == 0
+    try:
+        deadline = time.monotonic() + FAILURE_SECONDS * 2
+        while ping(fixture_repo) is None:
+            assert time.monotonic() < deadline, "no warm process started"
+            time.sleep(0.1)
+        before = served_count(fixture_repo)
+        warm, _ = run_cli(fixture_repo, *args)
+        assert warm.stdout == first.stdout and served_count(fixture_repo) == before + 1
+        again, _ = run_cli(fixture_repo, "get", "memory/2025-11-27.md#L14")
+        assert again.returncode == 0 and served_count(fixture_repo) == before + 2
+        assert len(servers_under(str(fixture_repo))) == 1  # the one it started, no other
+    finally:
+        run_cli(fixture_repo, "serve", "--stop")
+    assert wait_gone(str(fixture_repo), FAILURE_SECONDS) == []
+
+
+@pytest.mark.parametrize("env", [{"CI": "true"}, {"GITMEM_WARM_AUTOSTART": "false"},
+                                 {"GITMEM_WARM": "0"}, {"GIT_DIR": ".git"}],
+                         ids=["ci", "off", "warm-off", "git-hook"])
+def test_no_warm_process_is_started_in_ci_hooks_or_when_off(
+        fixture_repo: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch,
+        env: dict[str, str]) -> None:
+    """Where nothing would use it before its idle timeout, or it is turned off, no warm
+    process is started (it would be running when the command ends: it is started first)."""
+    monkeypatch.setenv("GITMEM_WARM_AUTOSTART", "true")
+    monkeypatch.delenv("CI", raising=False)
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    full = {k: str(fixture_repo / v) if k == "GIT_DIR" else v for k, v in env.items()}
+    done, _ = run_cli(fixture_repo, "recall", "gateway host", "--json", env=full)
+    assert done.returncode == 0, done.stderr
+    assert servers_under(str(fixture_repo)) == []
+    assert gitmem("-C", str(fixture_repo), "recall", "gateway host")[0] == 0  # in-process:
+    assert servers_under(str(fixture_repo)) == []  # never

@@ -65,8 +65,9 @@ def private_dir() -> str:
 
 
 class WarmServer:
-    def __init__(self, ws: Workspace, handler: Handler, *, idle_timeout: float) -> None:
-        self.ws, self.handler, self.idle_timeout = ws, handler, idle_timeout
+    def __init__(self, ws: Workspace, handler: Handler, *, idle_timeout: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ws, self.handler, self.idle_timeout, self.clock = ws, handler, idle_timeout, clock
         self.repo = str(ws.repo_root)
         self.path = socket_path(self.repo)
         self.env = env_fingerprint(os.environ)
@@ -75,10 +76,15 @@ class WarmServer:
         self._run_lock = threading.Lock()  # one command at a time: output capture is global
         self._active = 0
         self._served = 0  # commands run for clients
-        self._last = time.monotonic()
+        self.idle_checks = 0  # accept timeouts so far: each one checks for the idle timeout
+        self._last = clock()
         self._count_lock = threading.Lock()
 
     # -- lifetime ------------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Load what every request needs (imports, the index caught up, the embedding model)."""
+        self.handler(["-C", str(self.ws.root), "recall", "warm up", "--json"], None, self.warm)
 
     def serve(self, ready: Callable[[str], None] | None = None) -> None:
         """Serve until stopped or idle. Raises GitmemError when another process serves."""
@@ -87,6 +93,8 @@ class WarmServer:
             with file_lock(Path(self.path + ".lock"), wait=False,
                            busy=f"a warm process already serves {self.repo}"):
                 listener = self._bind()
+                with self._count_lock:  # idle from now on: the warm-up is not idle time
+                    self._last = self.clock()
                 try:
                     if ready is not None:
                         ready(self.path)
@@ -126,7 +134,8 @@ class WarmServer:
                 conn, _ = listener.accept()
             except TimeoutError:
                 with self._count_lock:
-                    idle = self._active == 0 and time.monotonic() - self._last > self.idle_timeout
+                    self.idle_checks += 1
+                    idle = self._active == 0 and self.clock() - self._last > self.idle_timeout
                 if idle:
                     return
                 continue
@@ -151,7 +160,7 @@ class WarmServer:
         finally:
             with self._count_lock:
                 self._active -= 1
-                self._last = time.monotonic()
+                self._last = self.clock()
 
     @staticmethod
     def _read(conn: socket.socket) -> dict[str, Any] | None:
@@ -237,7 +246,7 @@ def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
     """Warm up (index, model, imports), then serve in the foreground until idle or stopped.
     ``announce`` gets the ``handshake`` once the socket listens."""
     server = WarmServer(ws, handler, idle_timeout=idle_timeout)
-    handler(["-C", str(ws.root), "recall", "warm up", "--json"], None, server.warm)
+    server.warm_up()
 
     def terminate(signum: int, frame: object) -> None:
         server.stop()
