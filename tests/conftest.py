@@ -39,17 +39,26 @@ def hermetic_env(
 
 
 @pytest.fixture(autouse=True)
-def no_server_outlives_its_test(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A ``gitmem serve`` of a repository in this session's temporary folders that is still
-    running after its test (and its fixtures) ended fails the test, and is killed: it would
-    answer later tests' recalls and live on until its idle timeout."""
+def no_server_outlives_its_test(tmp_path: Path) -> Iterator[None]:
+    """A ``gitmem serve`` of a repository in this test's temporary folder that is still
+    running after the test (and its fixtures) ended fails the test, and is killed: it would
+    live on until its idle timeout. (Folders of wider fixtures: checked at the session's end.)"""
     yield
-    base = str(tmp_path_factory.getbasetemp())
-    left = wait_servers_gone(base, SERVER_EXIT_SECONDS)  # a stopped one may be on its way out
+    _fail_on_servers(str(tmp_path), "its test")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_server_outlives_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    _fail_on_servers(str(tmp_path_factory.getbasetemp()), "the test session")
+
+
+def _fail_on_servers(folder: str, what: str) -> None:
+    left = wait_servers_gone(folder, SERVER_EXIT_SECONDS)  # a stopped one may be on its way out
     if left:
         said = [describe(pid) for pid in left]
         reap(left)
-        pytest.fail(f"gitmem serve outlived its test: {said}")
+        pytest.fail(f"gitmem serve outlived {what}: {said}")
 
 
 @pytest.fixture
