@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import copy
 import os
-import tomllib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import platformdirs
 
 from gitmem.domain import ConfigSource
 from gitmem.errors import GitmemError
@@ -199,9 +197,26 @@ def env_name(name: str) -> str:
     return fixed or "GITMEM_" + f"{section}_{key}".replace(".", "_").upper()
 
 
+def _user_dir(variable: str, default: str, kind: str) -> Path:
+    """gitmem's folder of the user's ``kind`` (config, cache), as platformdirs finds it. On
+    Linux that is the XDG rule (``$XDG_CONFIG_HOME/gitmem`` when it is an absolute path, else
+    ``$HOME/.config/gitmem``), answered here when it applies plainly: importing platformdirs
+    costs every command a few milliseconds (it imports tempfile, shutil and random)."""
+    if sys.platform.startswith("linux"):
+        xdg, home = os.environ.get(variable, ""), os.environ.get("HOME", "")
+        if os.path.isabs(xdg):
+            return Path(xdg) / "gitmem"
+        if os.path.isabs(home):
+            return Path(home) / default / "gitmem"
+    import platformdirs
+
+    found = getattr(platformdirs, f"user_{kind}_dir")("gitmem", appauthor=False)
+    return Path(str(found))
+
+
 def user_config_path() -> Path:
     """``config.toml`` in the user's config folder (``$XDG_CONFIG_HOME/gitmem`` on Linux)."""
-    return Path(platformdirs.user_config_dir("gitmem", appauthor=False)) / "config.toml"
+    return _user_dir("XDG_CONFIG_HOME", ".config", "config") / "config.toml"
 
 
 def config_found() -> bool:
@@ -216,7 +231,7 @@ def config_found() -> bool:
 
 def user_cache_dir() -> Path:
     """The user's cache folder for gitmem (``$XDG_CACHE_HOME/gitmem`` on Linux): models, logs."""
-    return Path(platformdirs.user_cache_dir("gitmem", appauthor=False))
+    return _user_dir("XDG_CACHE_HOME", ".cache", "cache")
 
 
 def private_dir(path: Path) -> Path:
@@ -298,10 +313,16 @@ def _inside(path: str) -> bool:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        fh = path.open("rb")
     except FileNotFoundError:
-        return {}
+        return {}  # most often: without tomllib, which costs a command start-up time
+    except OSError as exc:
+        raise GitmemError(f"{path}: cannot read config ({exc.strerror})") from exc
+    import tomllib
+
+    try:
+        with fh:
+            return tomllib.load(fh)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GitmemError(f"{path}: invalid TOML ({exc}); fix or remove the file") from exc
     except OSError as exc:
@@ -323,15 +344,19 @@ def parse_value(name: str, raw: str) -> Any:
             return float(text)
         if kind is list:
             if text.startswith("["):
+                import tomllib
+
                 return tomllib.loads(f"v = {text}")["v"]
             return [part.strip() for part in text.split(",") if part.strip()]
         if kind is dict:
             if text.startswith("{"):
+                import tomllib
+
                 return tomllib.loads(f"v = {text}")["v"]
             pairs = [part.split("=", 1) for part in text.split(",") if part.strip()]
             return {k.strip(): v.strip() for k, v in pairs} if all(
                 len(p) == 2 for p in pairs) else raw
-    except (ValueError, tomllib.TOMLDecodeError):
+    except ValueError:  # tomllib.TOMLDecodeError is one
         return raw
     return raw
 
@@ -377,6 +402,8 @@ def read_config_file(path: Path) -> dict[tuple[str, str], Any]:
 
 def read_config_text(text: str) -> dict[tuple[str, str], Any]:
     """Like ``read_config_file``, for TOML text (raises tomllib.TOMLDecodeError)."""
+    import tomllib
+
     return _flatten(tomllib.loads(text))
 
 

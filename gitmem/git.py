@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -66,6 +66,11 @@ def find_repo_root(start: Path) -> tuple[Path, Path]:
     if not start.is_dir():
         raise GitmemError(f"{start} is not a folder; pass -C PATH, a folder in the memory "
                           "repository")
+    return plain_repo_root(start) or asked_repo_root(start)
+
+
+def asked_repo_root(start: Path) -> tuple[Path, Path]:
+    """``find_repo_root`` as git answers it (one process), with git's reasons to refuse."""
     # One git call: recall runs this on every query. A path may hold any character but NUL,
     # newlines included, so only the last value is a path: the top folder comes as
     # --show-cdup ('../' steps, never anything else) and the git dir takes the rest.
@@ -82,6 +87,72 @@ def find_repo_root(start: Path) -> tuple[Path, Path]:
                           "gitmem needs a work tree")
     git_dir = git_dir[:-1] if git_dir.endswith("\n") else git_dir
     return (start.resolve() / cdup).resolve(), Path(git_dir).resolve()
+
+
+# Variables and settings that change where git finds a repository: git itself is asked then.
+_DISCOVERY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                        "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+
+
+def plain_repo_root(start: Path) -> tuple[Path, Path] | None:
+    """What ``git rev-parse`` answers for the plain case, found without starting git (every
+    command looks for its repository first): the nearest ``.git`` folder, or ``.git`` file of
+    a linked worktree or submodule, above ``start`` on one file system, owned by this user,
+    in a repository whose config sets no ``core.bare`` or ``core.worktree``. None for anything
+    else (git then answers, or explains why not)."""
+    if any(name in os.environ for name in _DISCOVERY_VARIABLES):
+        return None
+    here = start.resolve()  # the physical path, as git's getcwd() gives it
+    if ".git" in here.parts:
+        return None  # inside a git dir: no work tree, as git says
+    try:
+        device = os.stat(here).st_dev
+        for folder in (here, *here.parents):
+            info = os.stat(folder)
+            if info.st_dev != device:
+                return None  # git stops at a file system boundary
+            try:
+                dot = os.lstat(folder / ".git")
+            except FileNotFoundError:
+                continue
+            return _repo_at(folder, info, dot)
+    except OSError:
+        return None
+    return None
+
+
+def _repo_at(folder: Path, info: os.stat_result, dot: os.stat_result) -> tuple[Path, Path] | None:
+    git_dir = folder / ".git"
+    if stat.S_ISREG(dot.st_mode):  # gitdir: <path>, the git dir of a worktree or submodule
+        text = git_dir.read_text(encoding="utf-8", errors="surrogateescape").rstrip("\n")
+        if not text.startswith("gitdir: "):
+            return None
+        git_dir = folder / text[len("gitdir: "):]
+    elif not stat.S_ISDIR(dot.st_mode):
+        return None
+    uid = os.getuid()
+    if info.st_uid != uid or dot.st_uid != uid:
+        return None  # another user's repository: git's safe.directory rule decides
+    if not (git_dir / "HEAD").is_file():
+        return None
+    if (git_dir / "config.worktree").exists() or _moves_work_tree(common_dir(git_dir) / "config"):
+        return None
+    return folder, git_dir.resolve()
+
+
+def _moves_work_tree(config: Path) -> bool:
+    """Whether a repository's config may say it is bare or has its work tree elsewhere:
+    ``bare`` set to anything but false (a bare ``bare`` is true), or any ``worktree`` key."""
+    try:
+        text = config.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return False
+    for line in text.splitlines():
+        key, _, value = line.replace(" ", "").replace("\t", "").lower().partition("=")
+        if key.startswith(("worktree", "[include")) or (key == "bare" and value not in (
+                "false", "no", "off", "0")):
+            return True  # (an included file may set either)
+    return False
 
 
 def head_id(repo_root: Path) -> str | None:
@@ -235,6 +306,8 @@ def commit_files(repo_root: Path, files: Mapping[str, bytes | None], message: st
             # git's own index: the new blobs for these paths, every other entry as it was
             work.unlink(missing_ok=True)
             if index.exists():
+                import shutil
+
                 shutil.copyfile(index, work)
             _git(repo_root, env, "update-index", "-z", "--index-info", stdin=entries)
             os.replace(work, index)
@@ -294,6 +367,8 @@ def _index_from(index: Path, work: Path, base: str | None, env: Mapping[str, str
         _git(repo_root, env, "read-tree", "--empty")
         return
     if index.exists():
+        import shutil
+
         shutil.copyfile(index, work)
         if run(repo_root, "read-tree", "-m", base, env=env).returncode == 0:
             return  # (fails with unmerged entries: then a plain read)

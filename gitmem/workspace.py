@@ -27,6 +27,7 @@ ROOT_FILES: dict[str, FileClass] = {
     "USER.md": "user", "DREAMS.md": "dreams"}
 MEMORY_FOLDERS = ("memory", "bank")
 _BANK_FILES = {"world.md", "experience.md", "opinions.md"}
+OPINIONS_PATH = "bank/opinions.md"  # one section per opinion (parse.opinions reads it)
 
 
 @dataclass(frozen=True)

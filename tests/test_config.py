@@ -407,3 +407,26 @@ def test_repo_config_cannot_name_a_remote_provider(tmp_path: Path, monkeypatch: 
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text('[embed]\nprovider = "openai"\n', encoding="utf-8")
     assert load_config(tmp_path).embed_provider == "openai"  # the user may
+
+
+@pytest.mark.parametrize("env", [
+    {"XDG_CONFIG_HOME": "/x/config", "XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"},
+    {"HOME": "/home/u"},
+    {"XDG_CONFIG_HOME": "relative/config", "XDG_CACHE_HOME": "", "HOME": "/home/u"},
+    {"HOME": "relative"},
+])
+def test_user_folders_are_where_platformdirs_puts_them(env: dict[str, str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user config and cache folders are platformdirs' (found without importing it when
+    the XDG rule applies plainly: it costs every command start-up time)."""
+    import platformdirs
+
+    from gitmem.config import user_cache_dir, user_config_path
+
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert user_config_path() == \
+        Path(platformdirs.user_config_dir("gitmem", appauthor=False)) / "config.toml"
+    assert user_cache_dir() == Path(platformdirs.user_cache_dir("gitmem", appauthor=False))

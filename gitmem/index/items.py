@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from gitmem.domain import ParsedFile, ResultKind
 from gitmem.parse.chunking import passage_lines
-from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
+from gitmem.workspace import OPINIONS_PATH
 
 
 @dataclass(frozen=True)

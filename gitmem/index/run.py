@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from gitmem.config import Config
 from gitmem.errors import LockBusy
 from gitmem.git import head_id
-from gitmem.index.changes import ChangePlan, IndexReport
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
 from gitmem.workspace import Workspace, first_time, scope_fingerprint, worktree_layer
 
 if TYPE_CHECKING:
+    from gitmem.index.changes import IndexReport
     from gitmem.index.vectors import EmbedReport
     from gitmem.index.watch import WarmState
 
@@ -140,6 +140,8 @@ def index_and_embed(
             files = len(store.file_blobs())
         finally:
             store.close()
+        from gitmem.index.changes import ChangePlan, IndexReport
+
         report = IndexReport(head_id(ws.repo_root), False, ChangePlan((), (), (), ()), files,
                              0.0, tuple(_sweep(ws)))
     else:

@@ -36,9 +36,9 @@ from gitmem.index.schema import (
     TABLES,
     RebuildNeeded,
 )
-from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key
+from gitmem.workspace import OPINIONS_PATH
 
 T = TypeVar("T")
 

@@ -27,8 +27,8 @@ from datetime import date
 from gitmem.domain import Evidence, Opinion, Stance, Warn
 from gitmem.parse.retain import find_entities
 from gitmem.parse.stale import StaleMark, read_stale
+from gitmem.workspace import OPINIONS_PATH as OPINIONS_PATH  # its home: the layout
 
-OPINIONS_PATH = "bank/opinions.md"
 # A heading only: every line of a memory file is indexed, and an explanation here would come
 # back as a recall result (issue 9).
 OPINIONS_TEMPLATE = "# Opinions\n"

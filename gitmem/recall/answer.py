@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.batch import embed_texts
 from gitmem.embed.registry import TURN_ON_HINT, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
@@ -248,6 +247,8 @@ class _QueryVector:
                 warnings.append(f"{sel.reason}; results are lexical")
             return
         try:
+            from gitmem.embed.batch import embed_texts
+
             self.vector = embed_texts(sel.embedder, [text], input_type="query")[0]
             self.embedder = sel.embedder
         except EmbeddingError as exc:
@@ -266,6 +267,8 @@ class _QueryVector:
         if backup is None:
             raise SearchUnavailable(str(exc)) from exc
         try:
+            from gitmem.embed.batch import embed_texts
+
             self.vector = embed_texts(backup, [text], input_type="query")[0]
         except EmbeddingError as second:
             raise SearchUnavailable(f"{exc}; the fallback failed too: {second}") from exc
