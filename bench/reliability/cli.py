@@ -127,7 +127,8 @@ def sync(args: argparse.Namespace) -> dict[str, Any]:
     row = report.to_json() | {"clones": args.clones}
     print(f"sync: {report.operations} operations on {args.clones} clones, {report.syncs} syncs "
           f"({report.conflicts} real conflicts resolved), {report.checked} compared with a "
-          f"rebuild, {len(report.failures)} failures; done {dict(report.done)}")
+          f"rebuild, stale markers after {dict(report.flagged)} syncs, "
+          f"{len(report.failures)} failures; done {dict(report.done)}")
     return {"rows": [row]}
 
 
@@ -187,7 +188,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], dict[str, Any]], str]] 
     "load": (load, "20 hooks at once, repeatedly, while recall loops"),
     "rewrites": (rewrites, "random git operations, re-indexed after each"),
     "pool": (pool, "full-index time of the parse-pool start methods"),
-    "sync": (sync, "clones of one remote append, retain, edit and sync at random"),
+    "sync": (sync, "clones of one remote append, retain, edit, reflect and sync at random"),
 }
 
 
