@@ -7,11 +7,13 @@ import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from fixtures.build_fixture import build_fixture
+from gitmem import git as git_door
 from testing.chaos import describe, reap, wait_servers_gone
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
 
@@ -59,6 +61,20 @@ def _fail_on_servers(folder: str, what: str) -> None:
         said = [describe(pid) for pid in left]
         reap(left)
         pytest.fail(f"gitmem serve outlived {what}: {said}")
+
+
+@pytest.fixture
+def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """Every git process gitmem starts through its one door, by arguments."""
+    calls: list[tuple[str, ...]] = []
+    real = git_door.run
+
+    def counted(cwd: Path, *args: str, **kw: Any) -> Any:
+        calls.append(args)
+        return real(cwd, *args, **kw)
+
+    monkeypatch.setattr(git_door, "run", counted)
+    return calls
 
 
 @pytest.fixture

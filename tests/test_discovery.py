@@ -5,11 +5,9 @@ case (variables, a git dir, bare or moved work trees, another file system, no re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gitmem import git as git_door
 from gitmem.errors import GitmemError
 from gitmem.git import asked_repo_root, find_repo_root, plain_repo_root
 from testing.repo import commit_all, git, make_repo, write
@@ -67,15 +65,7 @@ def test_git_is_asked_out_of_the_plain_case(repo: Path, tmp_path: Path,
 
 
 def test_a_plain_repository_is_found_without_git(repo: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[str, ...]] = []
-    real = git_door.run
-
-    def counted(cwd: Path, *args: str, **kw: Any) -> Any:
-        calls.append(args)
-        return real(cwd, *args, **kw)
-
-    monkeypatch.setattr(git_door, "run", counted)
+                                                 git_calls: list[tuple[str, ...]]) -> None:
     found = find_repo_root(repo / "memory")
-    assert calls == []
-    assert found == asked_repo_root(repo / "memory") and len(calls) == 1
+    assert git_calls == []
+    assert found == asked_repo_root(repo / "memory") and len(git_calls) == 1

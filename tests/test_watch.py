@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from gitmem import git as git_door
 from gitmem.cli import run_captured
 from gitmem.index.watch import WarmState
 from testing.cli import gitmem
@@ -21,20 +20,6 @@ from testing.repo import commit_all, git, write
 
 NOTE = "memory/2025-11-28.md"
 ENTRY = "# 2025-11-28\n\n## Retain\n- W @Zed: The {word} moved to Oslo.\n"
-
-
-@pytest.fixture
-def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Every git process gitmem starts through its one door, by arguments."""
-    calls: list[tuple[str, ...]] = []
-    real = git_door.run
-
-    def counted(cwd: Path, *args: str, **kw: Any) -> Any:
-        calls.append(args)
-        return real(cwd, *args, **kw)
-
-    monkeypatch.setattr(git_door, "run", counted)
-    return calls
 
 
 @pytest.fixture
