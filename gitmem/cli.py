@@ -475,6 +475,10 @@ def _print_opinion(o: OpinionView, chart: bool) -> None:
     _echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  ",
           _style(o.source, fg="cyan"))
     if o.history is None or o.evidence_history is None:
+        if o.folded is not None:
+            span = (o.folded.first if o.folded.count == 1
+                    else f"{o.folded.first} … {o.folded.last}")
+            _echo(f"        {o.folded.count} earlier: {span}  (--history lists them)")
         for e in o.evidence:
             c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
             _echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")

@@ -78,6 +78,7 @@ class Config:
     reflect_digest_items: int = 5
     reflect_min_facts: int = 3  # a new entity page needs this many facts
     reflect_dormant_days: int = 90  # an opinion on one entry older than this is dormant
+    reflect_evidence_shown: int = 6  # evidence entries listed; older ones fold into one line
     reflect_lock_timeout: float = 300.0
     mcp_citations: str = "auto"  # a 'Source: path#Lx-Ly' footer on snippets: auto | on | off
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
@@ -145,6 +146,8 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("reflect", "drop_below"): ("reflect_drop_below", float, "a number from 0 to 1"),
     ("reflect", "digest_items"): ("reflect_digest_items", int, "a whole number from 1 to 100"),
     ("reflect", "min_facts"): ("reflect_min_facts", int, "a whole number from 1 to 1000"),
+    ("reflect", "evidence_shown"): ("reflect_evidence_shown", int,
+                                    "a whole number from 1 to 1000"),
     ("reflect", "dormant_days"): ("reflect_dormant_days", int, "a whole number of days, 1 to "
                                   "36500"),
     ("reflect", "lock_timeout"): ("reflect_lock_timeout", float, "seconds, 0 to 86400"),
@@ -178,6 +181,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "reflect_digest_items": (1, 100),
     "reflect_min_facts": (1, 1000),
     "reflect_dormant_days": (1, 36500),
+    "reflect_evidence_shown": (1, 1000),
     "reflect_lock_timeout": (0.0, 86400.0),
     "serve_idle_timeout": (1, 604800),
 }

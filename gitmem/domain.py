@@ -138,6 +138,25 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class FoldedEvidence:
+    """An opinion's older evidence folded into one line of bank/opinions.md: every fact id
+    (oldest first, so that none is applied twice and ``opinions --history`` lists them all),
+    those stated against it, and the citations of the oldest and the newest."""
+
+    fact_ids: tuple[str, ...]
+    against: tuple[str, ...]
+    first: str
+    last: str
+
+    def entries(self) -> tuple[Evidence, ...]:
+        """The folded entries as evidence (only the oldest and newest keep their citation)."""
+        n = len(self.fact_ids)
+        return tuple(Evidence("against" if fid in self.against else "for", fid,
+                              self.first if i == 0 else self.last if i == n - 1 else "", None)
+                     for i, fid in enumerate(self.fact_ids))
+
+
+@dataclass(frozen=True)
 class Opinion:
     opinion_id: str
     statement: str
@@ -150,6 +169,12 @@ class Opinion:
     # the merge driver flagged it: both machines changed it, the next reflect recomputes it
     # (not part of the index's version key: the marker is a comment, its opinion the same)
     merged: bool = False
+    folded: FoldedEvidence | None = None  # older evidence, folded into one line
+
+    @property
+    def cited(self) -> tuple[Evidence, ...]:
+        """Every evidence entry, folded ones first (oldest first)."""
+        return (*(self.folded.entries() if self.folded else ()), *self.evidence)
 
     @property
     def vkey(self) -> str:
@@ -164,7 +189,7 @@ class Opinion:
                 self.evidence,
                 self.start_line,
                 self.end_line,
-            )
+            ) + ((self.folded,) if self.folded else ())  # (versions indexed before keep theirs)
         )
         return hashlib.blake2b(raw.encode("utf-8"), digest_size=12).hexdigest()
 

@@ -644,7 +644,8 @@ def test_daily_runs_over_sixty_days_write_what_one_run_writes(tmp_path: Path) ->
         assert daily[rel] == once[rel], rel
     concise = next(op for op in read_opinions(once["bank/opinions.md"]).opinions
                    if op.opinion_id == "o-3fa9c2e1")
-    assert len(concise.evidence) == 1 + sum(n % 4 for n in range(60))
+    assert len(concise.cited) == 1 + sum(n % 4 for n in range(60))
+    assert len(concise.evidence) == 6  # the newest; the others fold into one line
     assert concise.updated == "2025-12-31"
     assert concise.confidence is not None and concise.confidence < 0.1
 

@@ -577,3 +577,42 @@ def test_a_stale_line_naming_evidence_the_index_lacks_stays_with_a_warning(tmp_p
     assert any(w.code == "reflect-skipped" and "cannot recompute yet" in w.message
                for w in report.warnings)  # the new entry waits for the recomputation
     assert (repo / "bank/opinions.md").read_text(encoding="utf-8") == flagged
+
+
+def test_evidence_one_side_folded_is_cited_once_after_the_merge() -> None:
+    from gitmem.reflect.opinionfile import read_opinions
+
+    ids = {x: f"f-{x * 12}" for x in "abcdef12"}
+    cite = {x: f"{ids[x]} memory/2025-11-1{n}.md#L5" for n, x in enumerate("abcdef12")}
+    base = "# Opinions\n\n" + _opinion("o-11111111", "@Peter prefers short replies", "0.70",
+                                       *(cite[x] for x in "abcdef"))
+    folded = ("  - 3 earlier: memory/2025-11-10.md#L5 … memory/2025-11-12.md#L5 "
+              "<!-- folded: f-aaaaaaaaaaaa f-bbbbbbbbbbbb f-cccccccccccc -->\n")
+    a = (base.replace("0.70", "0.80").replace(f"  - for {cite['a']}\n", folded)
+         .replace(f"  - for {cite['b']}\n", "").replace(f"  - for {cite['c']}\n", "")
+         .rstrip("\n") + f"\n  - for {cite['1']}\n")
+    b = base.replace("0.70", "0.75").rstrip("\n") + f"\n  - for {cite['2']}\n"
+    for x, y in ((a, b), (b, a)):
+        merged, conflicts, stale = merge_text(base, x, y, "bank/opinions.md")
+        doc = read_opinions(merged.encode())
+        [section] = doc.sections
+        assert (conflicts, stale, section.problems) == (0, 1, ()), merged
+        cited = [e.fact_id for e in section.opinion.cited]
+        assert sorted(cited) == sorted(ids.values()) and len(set(cited)) == 8, merged
+        assert set(_stale_of(merged).new or ()) == {ids["1"], ids["2"]}, merged
+    # the other side folded an entry of its own that this side never cited: folded in here
+    ids = {x: f"f-{x * 12}" for x in "abc1234"}
+    line = {x: f"  - for {ids[x]} memory/2025-11-1{n}.md#L5\n" for n, x in enumerate("abc1234")}
+    base = "# Opinions\n\n" + _opinion("o-11111111", "@Peter prefers short replies", "0.70",
+                                       *(f"{ids[x]} memory/2025-11-1{n}.md#L5"
+                                         for n, x in enumerate("abc")))
+    head = base.split("  - for")[0]
+    x = (head.replace("0.70", "0.90") + "  - 3 earlier: memory/2025-11-10.md#L5 … "
+         f"memory/2025-11-13.md#L5 <!-- folded: {ids['a']} {ids['b']} {ids['1']} -->\n"
+         + line["c"] + line["2"] + line["3"])
+    y = head.replace("0.70", "0.60") + line["a"] + line["b"] + line["c"] + line["4"]
+    for one, two in ((x, y), (y, x)):
+        merged = merge_text(base, one, two, "bank/opinions.md")[0]
+        [section] = read_opinions(merged.encode()).sections
+        assert section.problems == (), merged
+        assert sorted(e.fact_id for e in section.opinion.cited) == sorted(ids.values()), merged

@@ -259,3 +259,87 @@ def test_opinions_on_one_old_entry_are_listed_as_dormant(ten_days: Path) -> None
     assert report.to_json()["dormant"][0]["opinion_id"].startswith("o-")
     text = (ten_days / "bank/opinions.md").read_text(encoding="utf-8")
     assert "@Alice Prefers written design docs" in text  # listed, never deleted
+
+
+def test_old_evidence_folds_into_one_line_and_no_citation_is_lost(
+        ten_days: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from testing.repo import git
+
+    monkeypatch.setenv("GITMEM_REFLECT_EVIDENCE_SHOWN", "3")
+    run(ten_days, commit=True)
+    text = (ten_days / "bank/opinions.md").read_text(encoding="utf-8")
+    rust = text[text.index(f"## {RUST}"):]
+    rust = rust[:rust.index("\n\n")]
+    ids = [e["fact_id"] for e in next(
+        o for o in cli_json(ten_days, "opinions", "--history")["opinions"]
+        if o["statement"] == RUST)["evidence_history"]]
+    assert rust.splitlines()[4:] == [
+        "- evidence:",
+        "  - 3 earlier: memory/2026-11-03.md#L13 … memory/2026-11-11.md#L11 "
+        f"<!-- folded: {' '.join(ids[:3])} -->",
+        f"  - for {ids[3]} memory/2026-11-17.md#L6 (c=0.90)",
+        f"  - for {ids[4]} memory/2026-11-23.md#L7 (c=0.50)",
+        f"  - for {ids[5]} memory/2026-11-30.md#L7 (c=0.85)"]
+    assert not run(ten_days).changed  # folded entries are cited: never applied twice
+    [view] = [o for o in cli_json(ten_days, "opinions", "--history")["opinions"]
+              if o["statement"] == RUST]
+    assert view["folded"] == {"count": 3, "first": "memory/2026-11-03.md#L13",
+                              "last": "memory/2026-11-11.md#L11"}
+    assert [e["source"] for e in view["evidence"]] == [
+        "memory/2026-11-17.md#L6", "memory/2026-11-23.md#L7", "memory/2026-11-30.md#L7"]
+    # every entry, folded ones with their citation and c (from the index)
+    assert [(e["source"], e["confidence"]) for e in view["evidence_history"]] == [
+        ("memory/2026-11-03.md#L13", 0.7), ("memory/2026-11-05.md#L9", 0.4),
+        ("memory/2026-11-11.md#L11", 0.3), ("memory/2026-11-17.md#L6", 0.9),
+        ("memory/2026-11-23.md#L7", 0.5), ("memory/2026-11-30.md#L7", 0.85)]
+    out = gitmem("-C", str(ten_days), "opinions", "--entity", "Nadia")[1]
+    assert "3 earlier: memory/2026-11-03.md#L13 … memory/2026-11-11.md#L11" in out
+    # a later entry folds the oldest listed one in; review counts it added, none removed
+    from testing.repo import commit_all, write
+
+    write(ten_days, "memory/2026-12-03.md", "# 2026-12-03\n\n## Retain\n- O(c=0.9) @Nadia: "
+          "Thinks @Rust is the right choice for the ingest workers, now more than ever.\n")
+    commit_all(ten_days, "memory: 2026-12-03", "2026-12-03T21:00:00+00:00")
+    run(ten_days, since="2026-12-03", commit=True)
+    text = (ten_days / "bank/opinions.md").read_text(encoding="utf-8")
+    assert "  - 4 earlier: memory/2026-11-03.md#L13 … memory/2026-11-17.md#L6 " in text
+    code, md, err = gitmem("-C", str(ten_days), "review", "HEAD~2..HEAD")
+    assert code == 0, err
+    row = next(ln for ln in md.splitlines() if ln.startswith("| ") and "Rust" in ln)
+    assert "+1 for" in row and "−" not in row.split("|")[-2], row
+    assert git(ten_days, "status", "--porcelain") == ""
+
+
+def test_a_malformed_section_warns_once_not_on_every_cron_run(ten_days: Path) -> None:
+    from testing.repo import commit_all, write
+
+    run(ten_days, commit=True)
+    opinions = ten_days / "bank/opinions.md"
+    broken = opinions.read_text(encoding="utf-8").replace("- confidence: 0.87", "- confidence: high")
+    write(ten_days, "bank/opinions.md", broken)
+    commit_all(ten_days, "a hand edit", "2026-12-01T10:00:00+00:00")
+    write(ten_days, "memory/2026-12-01.md", "# 2026-12-01\n\n## Retain\n"
+          "- O(c=0.9) @Bob: Prefers async updates, as always.\n")
+    commit_all(ten_days, "memory: 2026-12-01", "2026-12-01T21:00:00+00:00")
+
+    def cron() -> list[str]:  # the same window each day: the entry stays in it for a week
+        code, _, err = gitmem("-C", str(ten_days), "reflect", "--since", "2026-12-01",
+                              "--commit")
+        assert code == 0, err
+        return [ln for ln in err.splitlines() if ln.startswith("warning:")]
+
+    first = cron()
+    assert any("bank/opinions.md#L5" in w and "not a number" in w for w in first), first
+    assert any("reflect-skipped" in w or "not applied until" in w for w in first), first
+    assert cron() == [] and cron() == []  # said once
+    # the person edits the section, still wrongly: said again, once
+    write(ten_days, "bank/opinions.md", broken.replace("confidence: high", "confidence: 1.5"))
+    commit_all(ten_days, "another hand edit", "2026-12-02T10:00:00+00:00")
+    again = cron()
+    assert any("'1.5'" in w for w in again), again
+    assert cron() == []
+    # fixed: the held-back entry is applied
+    write(ten_days, "bank/opinions.md", broken.replace("confidence: high", "confidence: 0.87"))
+    commit_all(ten_days, "fixed", "2026-12-02T11:00:00+00:00")
+    assert cron() == []
+    assert "memory/2026-12-01.md#L4" in opinions.read_text(encoding="utf-8")

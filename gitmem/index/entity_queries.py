@@ -256,13 +256,28 @@ def opinion_versions(store: Store, opinion_ids: Sequence[str], state: State) -> 
     return out
 
 
-def facts_said(store: Store, fact_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """fact id -> (the day it was said: its daily note's date, else its record day; its text)
-    as first recorded, current or not: what an opinion's evidence cites."""
-    out: dict[str, tuple[str, str]] = {}
+@dataclass(frozen=True)
+class Said:
+    """A fact as first recorded: the day it was said (its daily note's date, else its record
+    day), its text, where it was written (path, first and last line) and its stated c."""
+
+    day: str
+    content: str
+    path: str
+    start_line: int
+    end_line: int
+    confidence: float | None
+
+
+def facts_said(store: Store, fact_ids: Sequence[str]) -> dict[str, Said]:
+    """fact id -> the fact as first recorded, current or not: what an opinion's evidence
+    cites (a folded entry keeps only its id in bank/opinions.md)."""
+    out: dict[str, Said] = {}
     for part in batched(sorted(set(fact_ids))):
-        for fid, day, content in store.conn.execute(
-                f"SELECT i.fact_id, {STATED}, i.content FROM items i WHERE i.type = 'fact' "
+        for fid, day, content, path, start, end, c in store.conn.execute(
+                f"SELECT i.fact_id, {STATED}, i.content, i.path, i.start_line, i.end_line, "
+                f"i.confidence FROM items i WHERE i.type = 'fact' "
                 f"AND i.fact_id IN ({marks(part)}) ORDER BY i.valid_from", part):
-            out.setdefault(str(fid), (str(day), str(content)))
+            out.setdefault(str(fid), Said(str(day), str(content), str(path), int(start),
+                                          int(end), c))
     return out

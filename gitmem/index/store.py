@@ -453,7 +453,10 @@ class Store:
         )
 
     def insert_opinion(self, op: Opinion, *, seq: int, commit_id: str, at: str) -> None:
-        evidence = [e.to_json() for e in op.evidence]
+        # folded entries first (oldest first), marked: the opinion's whole evidence, in order
+        evidence = [*({**e.to_json(), "folded": True} for e in
+                      (op.folded.entries() if op.folded else ())),
+                    *(e.to_json() for e in op.evidence)]
         self.conn.execute(
             "INSERT INTO opinions (vkey, opinion_id, statement, entities, confidence, updated, "
             "evidence, path, start_line, end_line, recorded_at, commit_id, valid_from) "

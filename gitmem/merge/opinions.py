@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from gitmem.merge.lines import merge_lines
+from gitmem.parse.opinions import folded_ids
 from gitmem.parse.stale import is_stale_line, read_stale, stale_opinion_line
 
 _SECTION = re.compile(r"^##\s+(?P<statement>.+?)\s*#*\s*$")
@@ -91,7 +92,12 @@ def _spaced(section: str) -> str:
 
 
 def _evidence_ids(section: Section) -> list[str]:
-    return [m.group("id") for ln in section if (m := _EVIDENCE.match(ln)) and m.group("id")]
+    """The fact ids the section cites: its evidence lines' and its folded line's."""
+    out: list[str] = []
+    for ln in section:
+        m = _EVIDENCE.match(ln)
+        out += [m.group("id")] if m and m.group("id") else folded_ids(ln)
+    return out
 
 
 def _starting_point(base: Section | None) -> tuple[float | None, set[str]]:
@@ -107,15 +113,40 @@ def _starting_point(base: Section | None) -> tuple[float | None, set[str]]:
     return confidence, (ids if confidence is not None else set())
 
 
+def _fold_in(out: Section, theirs: str, have: set[str]) -> None:
+    """Fold into ``out`` the ids the other side's folded line holds and ``out`` cites nowhere:
+    into its own folded line (count and comment extended), else as that line (after the
+    evidence field). The oldest and newest citations stay as the line that is kept says."""
+    head, _, comment = theirs.partition("<!--")
+    tokens = [t for t in comment.removesuffix("\n").removesuffix("-->").split()[1:]
+              if t.removeprefix("against:") not in have]
+    at = next((i for i, ln in enumerate(out) if folded_ids(ln)), None)
+    if at is not None:
+        head, _, comment = out[at].partition("<!--")
+        tokens = [*comment.rstrip().removesuffix("-->").split()[1:], *tokens]
+    else:
+        at = next((i + 1 for i, ln in enumerate(out)
+                   if ln.lstrip("- ").lower().startswith("evidence")), len(out))
+        out.insert(at, "")
+    indent, _, span = head.partition("- ")
+    span = span.split("earlier:", 1)[1].strip()
+    out[at] = f"{indent}- {len(tokens)} earlier: {span} <!-- folded: {' '.join(tokens)} -->\n"
+
+
 def _stale_section(base: Section | None, ours: Section, theirs: Section) -> Section:
     keep, other = sorted((ours, theirs), key="".join, reverse=True)
     have = set(_evidence_ids(keep)) | {ln.strip() for ln in keep}
     extra = []
+    folded: list[str] = []  # the other side's fold line, if it folds ids never cited here
     for ln in other:
         m = _EVIDENCE.match(ln)
         if m and (m.group("id") or ln.strip()) not in have:
             extra.append(ln)
+        elif [i for i in folded_ids(ln) if i not in have]:
+            folded = [ln]
     out = [ln for ln in keep if not is_stale_line(ln)]
+    if folded:
+        _fold_in(out, folded[0], have)
     last = max((i for i, ln in enumerate(out) if _EVIDENCE.match(ln)), default=None)
     if last is None:
         last = next((i for i, ln in enumerate(out)

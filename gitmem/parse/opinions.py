@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
-from gitmem.domain import Evidence, Opinion, Stance, Warn
+from gitmem.domain import Evidence, FoldedEvidence, Opinion, Stance, Warn
 from gitmem.parse.retain import find_entities
 from gitmem.parse.stale import StaleMark, read_stale
 from gitmem.workspace import OPINIONS_PATH as OPINIONS_PATH  # its home: the layout
@@ -42,6 +42,13 @@ _EVIDENCE = re.compile(
     re.I,
 )
 _EVIDENCE_LIKE = re.compile(r"^\s+[-*+]\s*(?:for|against)\b", re.I)
+# Older evidence folded into one line:
+#   - 14 earlier: memory/2025-11-03.md#L5 … memory/2025-12-01.md#L7 <!-- folded: f-… against:f-… -->
+_FOLDED = re.compile(
+    r"^(?P<indent>\s+)[-*+]\s*(?P<n>\d+)\s+earlier:\s+(?P<first>\S+)(?:\s+…\s+(?P<last>\S+))?"
+    r"\s*<!--\s*folded:(?P<ids>[^>]*)-->\s*$")
+_FOLDED_LIKE = re.compile(r"<!--\s*folded\s*:", re.I)
+_FOLDED_ID = re.compile(r"^(?:(?P<against>against):)?(?P<id>f-[0-9a-f]+)$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -55,6 +62,23 @@ def evidence_line(ev: Evidence, indent: str = "  ") -> str:
     """How one evidence entry is written (the grammar the parser reads)."""
     c = "" if ev.confidence is None else f" (c={ev.confidence:.2f})"
     return f"{indent}- {ev.stance} {ev.fact_id} {ev.source}{c}"
+
+
+def folded_ids(line: str) -> list[str]:
+    """The fact ids a folded-evidence line lists (none: not such a line)."""
+    m = _FOLDED.match(line.rstrip("\r\n"))
+    if m is None:
+        return []
+    return [f.group("id") for t in m.group("ids").split() if (f := _FOLDED_ID.match(t))]
+
+
+def folded_line(folded: FoldedEvidence, indent: str = "  ") -> str:
+    """How folded evidence is written: the count, the oldest and newest cited, and (in a
+    comment, out of a reader's way) every fact id."""
+    n = len(folded.fact_ids)
+    span = folded.first if n == 1 else f"{folded.first} … {folded.last}"
+    ids = " ".join(f"against:{f}" if f in folded.against else f for f in folded.fact_ids)
+    return f"{indent}- {n} earlier: {span} <!-- folded: {ids} -->"
 
 
 @dataclass(frozen=True)
@@ -73,6 +97,7 @@ class OpinionSection:
     evidence_lines: tuple[int, ...]
     problems: tuple[Warn, ...]
     stale: StaleMark | None = None  # the merge driver's line: reflect recomputes the opinion
+    folded_line: int | None = None  # the line older evidence is folded into
 
     @property
     def malformed(self) -> bool:
@@ -85,7 +110,7 @@ def stale_evidence(section: OpinionSection) -> tuple[str, ...]:
     if section.stale is None:
         return ()
     found = (section.stale.new if section.stale.new is not None
-             else (e.fact_id for e in section.opinion.evidence))
+             else (e.fact_id for e in section.opinion.cited))
     return tuple(dict.fromkeys(found))
 
 
@@ -138,6 +163,7 @@ class _Fields:
         self.evidence: list[Evidence] = []
         self.evidence_at: list[int] = []
         self.stale: StaleMark | None = None
+        self.folded: FoldedEvidence | None = None
 
     def problem(self, line: int, code: str, message: str) -> None:
         self.problems.append(Warn(self.path, line + 1, code, message + "; this opinion is left "
@@ -165,6 +191,12 @@ class _Fields:
             self._field(mf.group("key").lower(), mf.group("value").strip(), i)
         elif (me := _EVIDENCE.match(line)) is not None:
             self._evidence(me, i)
+        elif (mf := _FOLDED.match(line)) is not None:
+            if not self.seen("folded", i):
+                self._folded(mf, i)
+        elif _FOLDED_LIKE.search(line):
+            self.problem(i, "opinion-malformed", "folded evidence does not read '- <n> earlier: "
+                         "<oldest> … <newest> <!-- folded: f-<hex> … -->'")
         elif _EVIDENCE_LIKE.match(line):
             self.problem(i, "opinion-malformed", "evidence line does not read "
                          "'- for|against f-<hex> <path>#L<line> (c=0.00)'")
@@ -186,6 +218,17 @@ class _Fields:
         self.evidence.append(Evidence(stance, me.group("fact"),
                                       me.group("source"), self._number(c, i) if c else None))
         self.evidence_at.append(i)
+
+    def _folded(self, mf: re.Match[str], i: int) -> None:
+        found = [_FOLDED_ID.match(t) for t in mf.group("ids").split()]
+        ids = [m.group("id") for m in found if m is not None]
+        if None in found or len(ids) != int(mf.group("n")) or len(set(ids)) != len(ids):
+            self.problem(i, "opinion-malformed", f"the folded evidence says {mf.group('n')} "
+                         f"earlier entries but its comment lists {len(ids)} fact ids")
+            return
+        against = tuple(m.group("id") for m in found if m is not None and m.group("against"))
+        self.folded = FoldedEvidence(tuple(ids), against, mf.group("first"),
+                                     mf.group("last") or mf.group("first"))
 
     def _number(self, value: str, i: int) -> float | None:
         try:
@@ -227,7 +270,7 @@ def _section(lines: list[str], start: int, stop: int, path: str
                           f"opinion has no '<!-- opinion: o-… -->' marker; using {oid}"))
     opinion = Opinion(oid, statement, tuple(find_entities(statement)), found.confidence,
                       found.updated, tuple(found.evidence), start + 1, stop,
-                      merged=found.stale is not None)
+                      merged=found.stale is not None, folded=found.folded)
     section = OpinionSection(
         opinion=opinion,
         heading=start,
@@ -239,6 +282,7 @@ def _section(lines: list[str], start: int, stop: int, path: str
         evidence_lines=tuple(found.evidence_at),
         problems=tuple(found.problems),
         stale=found.stale,
+        folded_line=found.at.get("folded"),
     )
     return section, notes
 

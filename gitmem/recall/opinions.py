@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.domain import Evidence, TimeWindow
+from gitmem.domain import Citation, Evidence, TimeWindow
 from gitmem.errors import UsageError
 from gitmem.index import entity_queries as eq
 from gitmem.index.entity_queries import State
@@ -58,6 +58,18 @@ class EvidencePoint:
 
 
 @dataclass(frozen=True)
+class Folded:
+    """The older evidence an opinion folds into one line: how many, the oldest and newest."""
+
+    count: int
+    first: str
+    last: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "first": self.first, "last": self.last}
+
+
+@dataclass(frozen=True)
 class OpinionView:
     opinion_id: str
     statement: str
@@ -69,6 +81,7 @@ class OpinionView:
     recorded_at: str | None
     history: tuple[ConfidencePoint, ...] | None = None  # with --history
     evidence_history: tuple[EvidencePoint, ...] | None = None  # with --history, oldest first
+    folded: Folded | None = None  # older evidence folded into one line of the file
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -79,6 +92,7 @@ class OpinionView:
             "updated": self.updated,
             "source": self.source,
             "evidence": [e.to_json() for e in self.evidence],
+            "folded": None if self.folded is None else self.folded.to_json(),
             "recorded_at": self.recorded_at,
         }
         if self.history is not None:
@@ -108,9 +122,19 @@ class OpinionsAnswer:
         }
 
 
-def _evidence(row: Row) -> tuple[Evidence, ...]:
+def _evidence(row: Row, *, folded: bool = False) -> tuple[Evidence, ...]:
+    """The evidence the file lists (``folded``: and, before it, the entries folded into its
+    older-evidence line)."""
     return tuple(Evidence(e["stance"], str(e["fact_id"]), str(e["source"]),
-                          e.get("confidence")) for e in row["evidence"])
+                          e.get("confidence")) for e in row["evidence"]
+                 if folded or not e.get("folded"))
+
+
+def _folded(row: Row) -> Folded | None:
+    entries = [e for e in row["evidence"] if e.get("folded")]
+    if not entries:
+        return None
+    return Folded(len(entries), str(entries[0]["source"]), str(entries[-1]["source"]))
 
 
 def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None,
@@ -126,6 +150,7 @@ def opinion_view(row: Row, history: tuple[ConfidencePoint, ...] | None = None,
         recorded_at=row["recorded_at"],
         history=history,
         evidence_history=evidence_history,
+        folded=_folded(row),
     )
 
 
@@ -149,12 +174,25 @@ def evidence_over_time(store: Store, versions: Sequence[Row]) -> tuple[EvidenceP
     """Every entry any version of an opinion cited (each once, as first cited: a fold of old
     evidence in a later version loses none), oldest first, with the day it was said."""
     cited: dict[str, Evidence] = {}
+    folded: set[str] = set()  # cited by no version but in its folded line
     for row in versions:
-        for e in _evidence(row):
-            cited.setdefault(e.fact_id, e)
+        for raw, e in zip(row["evidence"], _evidence(row, folded=True), strict=True):
+            if e.fact_id in cited and e.fact_id not in folded:
+                continue
+            cited[e.fact_id] = e
+            if raw.get("folded"):
+                folded.add(e.fact_id)
+            else:
+                folded.discard(e.fact_id)
     said = eq.facts_said(store, list(cited))
-    points = [EvidencePoint(said.get(fid, (None, None))[0], e, said.get(fid, (None, None))[1])
-              for fid, e in cited.items()]
+    points: list[EvidencePoint] = []
+    for fid, e in cited.items():
+        fact = said.get(fid)
+        if fact is not None and fid in folded:  # the file keeps only its id: the index says
+            e = Evidence(e.stance, fid, str(Citation(fact.path, fact.start_line,
+                                                     fact.end_line)), fact.confidence)
+        points.append(EvidencePoint(fact.day if fact else None, e,
+                                    fact.content if fact else None))
     return tuple(sorted(points, key=lambda p: (p.date or "", p.evidence.source)))
 
 

@@ -165,7 +165,7 @@ def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canoni
     """Match the new ``O`` entries among ``facts`` to opinions and apply the rule. An opinion
     the merge driver flagged (both machines changed it) is recomputed from its stale line's
     starting point with the evidence it names (``merged_evidence``: fact id -> the fact)."""
-    cited = {e.fact_id for op in doc.opinions for e in op.evidence}
+    cited = {e.fact_id for op in doc.opinions for e in op.cited}  # folded ones included
     plan = OpinionPlan()
     targets = [
         _Target(s.opinion.opinion_id, s.opinion.statement,
@@ -305,4 +305,4 @@ def dormant(doc: OpinionsFile, before: str) -> list[DormantOpinion]:
     return [DormantOpinion(op.opinion_id, op.statement, op.updated)
             for s in doc.sections if not s.malformed
             for op in (s.opinion,)
-            if len(op.evidence) == 1 and op.updated is not None and op.updated < before]
+            if len(op.cited) == 1 and op.updated is not None and op.updated < before]

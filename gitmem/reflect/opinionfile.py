@@ -1,7 +1,8 @@
 """Writing bank/opinions.md back (docs/opinions-file.md) without disturbing what a person wrote.
 
 gitmem manages a few fields of each opinion section: the id marker, ``confidence``, ``updated``
-and the ``evidence`` list, to which it only appends. Everything else — headings' text, other
+and the ``evidence`` list, to which it appends (folding the oldest entries into one line once
+more than ``reflect.evidence_shown`` are listed). Everything else — headings' text, other
 lines, comments, blank lines, order, line endings — is written back byte for byte. A section
 that is malformed (see :mod:`gitmem.parse.opinions`) is never edited. New opinions are appended
 at the end of the file, one section each.
@@ -13,13 +14,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gitmem.domain import Evidence, Opinion, Warn
+from gitmem.domain import Evidence, FoldedEvidence, Opinion, Warn
 from gitmem.parse.opinions import (
     OPINIONS_PATH,
     OPINIONS_TEMPLATE,
     OpinionSection,
     evidence_indent,
     evidence_line,
+    folded_line,
     opinion_id_for,
     scan_opinions,
     stale_evidence,
@@ -90,9 +92,11 @@ def merged_evidence_ids(doc: OpinionsFile) -> list[str]:
 
 
 def write_opinions(doc: OpinionsFile, edits: Sequence[OpinionEdit] = (),
-                   new: Sequence[NewOpinion] = ()) -> bytes:
-    """The file with ``edits`` applied and ``new`` sections appended. Editing a malformed or
-    unknown section is a programming error (ValueError): callers skip those, with a warning."""
+                   new: Sequence[NewOpinion] = (), *, shown: int | None = None) -> bytes:
+    """The file with ``edits`` applied and ``new`` sections appended. An opinion that gets
+    evidence lists its ``shown`` newest entries (None: all); older ones fold into one line
+    (``folded_line``). Editing a malformed or unknown section is a programming error
+    (ValueError): callers skip those, with a warning."""
     text = doc.text if doc.exists or not new else split_text(OPINIONS_TEMPLATE.encode())
     editor = Editor(text)
     by_id: Mapping[str, OpinionSection] = {s.opinion.opinion_id: s for s in doc.sections}
@@ -100,13 +104,14 @@ def write_opinions(doc: OpinionsFile, edits: Sequence[OpinionEdit] = (),
         section = by_id.get(edit.opinion_id)
         if section is None or section.malformed:
             raise ValueError(f"cannot edit opinion {edit.opinion_id}: unknown or malformed")
-        _edit(editor, section, edit)
+        _edit(editor, section, edit, shown)
     if new:
-        editor.append(_new_sections(editor.original, new))
+        editor.append(_new_sections(editor.original, new, shown))
     return editor.result().encode()
 
 
-def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit) -> None:
+def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit,
+          shown: int | None) -> None:
     lines = editor.original.lines
     if section.id_line is None:
         editor.insert_after(section.heading, [f"<!-- opinion: {edit.opinion_id} -->"])
@@ -129,12 +134,38 @@ def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit) -> None:
     if not edit.add_evidence:
         return
     indent = evidence_indent(list(lines), section)
-    items = [evidence_line(ev, indent) for ev in edit.add_evidence]
+    listed = (*old.evidence, *edit.add_evidence)
+    n = _folding(len(listed), shown)
+    for i in section.evidence_lines[:n]:  # the oldest listed entries go into the fold
+        editor.replace_range(i, i + 1, [])
+    items = [evidence_line(ev, indent) for ev in edit.add_evidence[max(0, n - len(old.evidence)):]]
+    fold = [folded_line(_fold(old.folded, listed[:n]), indent)] if n else []
     if section.evidence_line is None:
-        editor.insert_after(last_field, ["- evidence:", *items])
+        editor.insert_after(last_field, ["- evidence:", *fold, *items])
+        return
+    if fold and section.folded_line is not None:
+        editor.replace(section.folded_line, fold[0])
     else:
-        after = max((section.evidence_line, *section.evidence_lines))
-        editor.insert_after(after, items)
+        editor.insert_after(section.evidence_line, fold)
+    after = max((section.evidence_line, *section.evidence_lines,
+                 *(() if section.folded_line is None else (section.folded_line,))))
+    editor.insert_after(after, items)
+
+
+def _folding(listed: int, shown: int | None) -> int:
+    """How many of an opinion's listed evidence entries (oldest first) fold."""
+    return 0 if shown is None else max(0, listed - shown)
+
+
+def _fold(folded: FoldedEvidence | None, entries: Sequence[Evidence]) -> FoldedEvidence:
+    """``folded`` with ``entries`` (the next oldest) folded in (an entry listed and folded
+    both, as a merge of two machines' files may leave it, is folded once)."""
+    ids = tuple(dict.fromkeys((*(folded.fact_ids if folded else ()),
+                               *(e.fact_id for e in entries))))
+    against = tuple(dict.fromkeys((*(folded.against if folded else ()),
+                                   *(e.fact_id for e in entries if e.stance == "against"))))
+    first = folded.first if folded else entries[0].source
+    return FoldedEvidence(ids, against, first, entries[-1].source if entries else first)
 
 
 def _set_value(line: str, value: str) -> str:
@@ -143,19 +174,21 @@ def _set_value(line: str, value: str) -> str:
     return m.group("prefix") + value
 
 
-def _new_sections(text: TextFile, new: Sequence[NewOpinion]) -> list[str]:
+def _new_sections(text: TextFile, new: Sequence[NewOpinion], shown: int | None) -> list[str]:
     out: list[str] = []
     if text.lines and text.lines[-1].strip():
         out.append("")
     for n, op in enumerate(new):
         if n:
             out.append("")
+        n = _folding(len(op.evidence), shown)
         out += [f"## {one_line(op.statement)}",
                 f"<!-- opinion: {op.opinion_id} -->",
                 f"- confidence: {op.confidence:.2f}",
                 f"- updated: {op.updated}",
                 "- evidence:",
-                *(evidence_line(ev) for ev in op.evidence)]
+                *([folded_line(_fold(None, op.evidence[:n]))] if n else []),
+                *(evidence_line(ev) for ev in op.evidence[n:])]
     return out
 
 

@@ -80,14 +80,14 @@ def propose(memory: TextFile | None, opinions: Sequence[Opinion],
     out: list[Proposal] = []
     for op in opinions:
         strong = (op.confidence is not None and op.confidence >= params.propose_at
-                  and len(op.evidence) >= params.propose_evidence)
+                  and len(op.cited) >= params.propose_evidence)
         if op.confidence is None or not (strong or op.confidence < params.drop_below):
             continue
         op_keys = _keys(op.statement, canonical)
         said = [(i, ln) for i, ln, keys in items if _says(ln, keys, op, op_keys)]
         if strong and not said:
             out.append(Proposal("add", op.opinion_id, memory_line(op), None,
-                                f"held at {op.confidence:.2f} on {len(op.evidence)} evidence "
+                                f"held at {op.confidence:.2f} on {len(op.cited)} evidence "
                                 f"entries, and {path} does not say it"))
         elif not strong:
             out.extend(Proposal("remove", op.opinion_id, ln, i + 1,

@@ -47,7 +47,7 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
-from gitmem.reflect import pending
+from gitmem.reflect import pending, warned
 from gitmem.reflect.opinion_update import DormantOpinion, OpinionChange, dormant, plan_opinions
 from gitmem.reflect.opinionfile import (
     OpinionsFile,
@@ -138,6 +138,8 @@ class ReflectReport:
     # opinions on one entry, none since this day (reflect.dormant_days before the run)
     dormant_before: str = ""
     dormant: tuple[DormantOpinion, ...] = ()
+    # the text each warning is about (a section, a page): said once per text (reflect.warned)
+    contexts: dict[Warn, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -284,6 +286,8 @@ def reflect(ws: Workspace, cfg: Config, *, since: str | None = "7d", dry_run: bo
             for w in _plan(ws, cfg, start, report, _on_disk(ws)):
                 if not dry_run:
                     _write(ws.root / w.path, w.data)
+        if not dry_run:  # cron: a malformed section is said once, not every run
+            report.warnings = warned.new_only(ws.memory_dir, report.warnings, report.contexts)
     report.seconds = time.monotonic() - started
     return report
 
@@ -446,9 +450,10 @@ def _opinions(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow],
                          facts_by_fact_id(store, merged_evidence_ids(doc)))
     report.opinions = plan.changes
     report.warnings += plan.warnings
+    report.contexts.update((w, _section_text(doc, w.line)) for w in plan.warnings)
     if not plan.changed:
         return [], doc
-    data = write_opinions(doc, plan.edits, plan.new)
+    data = write_opinions(doc, plan.edits, plan.new, shown=cfg.reflect_evidence_shown)
     n = len(plan.changes)
     merged = sum(c.merged for c in plan.changes)
     why = (f"{n} opinion{'s' if n != 1 else ''} changed by new O entries" if not merged else
@@ -457,6 +462,14 @@ def _opinions(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow],
     change = FileChange(OPINIONS_PATH, "update" if old is not None else "create", "opinions",
                         why)
     return [_Write(OPINIONS_PATH, data, change)], read_opinions(data)
+
+
+def _section_text(doc: OpinionsFile, line: int) -> str:
+    """The text of the opinion section holding a 1-based line (a warning's context)."""
+    for s in doc.sections:
+        if s.heading < line <= s.stop:
+            return "\n".join(doc.text.lines[s.heading:s.stop])
+    return ""
 
 
 def _page_paths(ws: Workspace, names: EntityNames) -> dict[str, str]:
@@ -517,6 +530,7 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
         data, warn = splice(path, old, render_block(digest), name)
         if warn is not None:
             report.warnings.append(warn)
+            report.contexts[warn] = (old or b"").decode("utf-8", "surrogateescape")
         if data is None or data == old:
             continue
         cites = tuple(dict.fromkeys(str(Citation(f.path, f.start_line, f.end_line))

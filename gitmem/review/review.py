@@ -276,7 +276,7 @@ def _opinion_changes(before: Snapshot,
         if prev is None:
             out.append(OpinionDiff(oid, "added", op.statement, source,
                                      confidence_after=op.confidence, updated_after=op.updated,
-                                     evidence_added=lookup.resolve(op.evidence),
+                                     evidence_added=lookup.resolve(op.cited),
                                      merge="flagged" if op.merged else None))
         elif _differs(prev, op):
             out.append(_changed(prev, op, source, lookup))
@@ -294,8 +294,9 @@ def _opinion_changes(before: Snapshot,
 
 
 def _differs(old: Opinion, new: Opinion) -> bool:
-    return (old.statement, old.confidence, old.updated, old.evidence, old.merged) != (
-        new.statement, new.confidence, new.updated, new.evidence, new.merged)
+    return (old.statement, old.confidence, old.updated, old.evidence, old.folded,
+            old.merged) != (new.statement, new.confidence, new.updated, new.evidence,
+                            new.folded, new.merged)
 
 
 def _merge_note(old: Opinion, new: Opinion) -> MergeNote | None:
@@ -308,18 +309,19 @@ def _merge_note(old: Opinion, new: Opinion) -> MergeNote | None:
 def _changed(old: Opinion, new: Opinion, source: Citation,
              lookup: _EvidenceLookup) -> OpinionDiff:
     """Confidence before → after, and the evidence lines that came or went (by stance and fact
-    id): the evidence that moved it."""
-    had = {(e.stance, e.fact_id) for e in old.evidence}
-    has = {(e.stance, e.fact_id) for e in new.evidence}
+    id; an entry folded into the older-evidence line is still there): the evidence that moved
+    it."""
+    had = {(e.stance, e.fact_id) for e in old.cited}
+    has = {(e.stance, e.fact_id) for e in new.cited}
     return OpinionDiff(
         new.opinion_id, "changed", new.statement, source,
         confidence_before=old.confidence, confidence_after=new.confidence,
         updated_before=old.updated, updated_after=new.updated,
         statement_before=old.statement if old.statement != new.statement else None,
-        evidence_added=lookup.resolve(e for e in new.evidence if (e.stance, e.fact_id) not in had),
+        evidence_added=lookup.resolve(e for e in new.cited if (e.stance, e.fact_id) not in had),
         evidence_removed=tuple(EvidenceChange(e.stance, e.fact_id, e.source, e.confidence,
                                               None, None)
-                               for e in old.evidence if (e.stance, e.fact_id) not in has),
+                               for e in old.cited if (e.stance, e.fact_id) not in has),
         merge=_merge_note(old, new))
 
 
