@@ -18,7 +18,8 @@ OpinionStatus = Literal["added", "removed", "changed"]  # an opinion, between tw
 # flagged it for reflect, or reflect recomputed one so flagged
 MergeNote = Literal["flagged", "recomputed"]
 FileStatus = Literal["added", "modified", "deleted"]  # a memory file, between two revisions
-PageEdit = Literal["generated", "human", "both"]  # which part of an entity page changed
+# which part of an entity page changed ("blank": only blank lines of the human text)
+PageEdit = Literal["generated", "human", "both", "blank"]
 HookFileState = Literal["installed", "foreign", "missing"]
 WindowSource = Literal["flags", "query"]  # a recall's time window: from --since/... or the query
 WindowUse = Literal["filter", "boost"]  # the window selects results, or ranks them first

@@ -343,3 +343,32 @@ def test_a_malformed_section_warns_once_not_on_every_cron_run(ten_days: Path) ->
     commit_all(ten_days, "fixed", "2026-12-02T11:00:00+00:00")
     assert cron() == []
     assert "memory/2026-12-01.md#L4" in opinions.read_text(encoding="utf-8")
+
+
+# -- item 8: review tables -----------------------------------------------------------------------
+
+
+def test_review_tables_say_what_changed_once(ten_days: Path) -> None:
+    from testing.repo import commit_all, write
+
+    run(ten_days, commit=True)  # Alice's page gets its block, after one blank line
+    code, md, err = gitmem("-C", str(ten_days), "review", "HEAD~1..HEAD")
+    assert code == 0, err
+    rows = [ln for ln in md.splitlines() if ln.startswith("| `bank/entities/Alice.md`")]
+    assert rows == ["| `bank/entities/Alice.md` | modified | +28 −0 | generated block |"], rows
+    files = md[md.index("#### Memory files"):]
+    assert "bank/entities/" not in files.split("<sub>")[0], files  # the pages table has them
+    assert "| `bank/opinions.md` | bank | added |" in files
+    # a person's sentence on the page is human text; a blank line alone is still said
+    page = ten_days / "bank/entities/Alice.md"
+    write(ten_days, "bank/entities/Alice.md", page.read_text(encoding="utf-8").replace(
+        "over meetings.\n", "over meetings. Based in Lisbon.\n"))
+    commit_all(ten_days, "alice", "2026-12-02T09:00:00+00:00")
+    md = gitmem("-C", str(ten_days), "review", "HEAD~1..HEAD")[1]
+    assert "| `bank/entities/Alice.md` | modified | +1 −1 | human text |" in md, md
+    write(ten_days, "bank/entities/Alice.md", page.read_text(encoding="utf-8").replace(
+        "# Alice\n", "# Alice\n\n"))
+    commit_all(ten_days, "a blank line", "2026-12-02T10:00:00+00:00")
+    md = gitmem("-C", str(ten_days), "review", "HEAD~1..HEAD")[1]
+    assert "| `bank/entities/Alice.md` | modified | +1 −0 | human text (blank lines) |" in md, md
+    assert "#### Memory files" not in md  # nothing but the page changed

@@ -199,10 +199,21 @@ def _file_change(change: TreeChange, before: Snapshot, after: Snapshot) -> FileC
     plus, minus, touched_old, touched_new = _line_delta(old_lines, new_lines)
     where: PageEdit | None = None
     if mf.file_class == "entity" and status == "modified":
-        inside = ([_in_generated(old_lines, n) for n in touched_old]
-                  + [_in_generated(new_lines, n) for n in touched_new])
-        where = "generated" if all(inside) else "human" if not any(inside) else "both"
+        where = _where(old_lines, touched_old, new_lines, touched_new)
     return FileChange(change.path, mf.file_class, status, plus, minus, where)
+
+
+def _where(old: list[str], touched_old: list[int], new: list[str],
+           touched_new: list[int]) -> PageEdit:
+    """Which part of a page the changed lines are in. A blank line outside a generated block
+    is the space around it (reflect puts one before a block it adds): it makes no human edit,
+    unless blank lines are all that changed."""
+    inside = [_in_generated(lines, n) for lines, changed in ((old, touched_old),
+                                                              (new, touched_new))
+              for n in changed if _in_generated(lines, n) or _line_at(lines, n).strip()]
+    if not inside:
+        return "blank"
+    return "generated" if all(inside) else "human" if not any(inside) else "both"
 
 
 def _lines(parsed: ParsedFile | None) -> list[str]:

@@ -241,7 +241,8 @@ def _capped(rows: list[str], most: int = ROWS_MAX) -> list[str]:
 # -- pages, files, warnings --------------------------------------------------------------------
 
 _WHERE = {"generated": "generated block", "human": "human text",
-          "both": "generated block and human text", None: ""}
+          "both": "generated block and human text", "blank": "human text (blank lines)",
+          None: ""}
 
 
 def _pages(review: Review) -> list[str]:
@@ -256,12 +257,16 @@ def _pages(review: Review) -> list[str]:
 
 
 def _files(review: Review) -> list[str]:
+    """The changed memory files the entity pages table does not list already."""
+    others = [f for f in review.files if f not in review.pages]
+    if not others:
+        return []
     body = ["| file | class | change | lines |", "| --- | --- | --- | --- |"]
     body += _capped([f"| `{f.path}` | {f.file_class} | {f.status} | +{f.lines_added} "
-                     f"−{f.lines_removed} |" for f in review.files])
+                     f"−{f.lines_removed} |" for f in others])
     return ["#### Memory files", "",
-            *_fold(plural(len(review.files), "memory file") + " changed", [*body, ""],
-                   len(review.files) > FOLD_ROWS)]
+            *_fold(plural(len(others), "memory file") + " changed", [*body, ""],
+                   len(others) > FOLD_ROWS)]
 
 
 def _warnings(review: Review) -> list[str]:
