@@ -235,3 +235,42 @@ def test_a_match_of_few_query_words_is_marked_weak(fixture_repo: Path) -> None:
     good = recall_json(fixture_repo, "gateway host", "--mode", "lexical")
     assert not good["results"][0]["weak"]
     assert not any("weak match" in w for w in good["warnings"])
+
+
+def test_an_index_of_schema_6_gets_the_current_items_index_in_place(fixture_repo: Path) -> None:
+    """m007: the ids of the open versions as an index of their own (an entity's spellings
+    are recounted after each commit from it, not from the items' rows); an index made before
+    it gets it in place, and a commit's recount gives what a rebuild gives."""
+    from gitmem.index.store import open_store
+
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    path = fixture_repo / ".memory" / "index.sqlite"
+    store = open_store(path)
+    try:
+        with store.conn:  # what an index of schema 6 looks like
+            store.conn.execute("DROP INDEX items_current")
+            store.conn.execute("DELETE FROM migrations WHERE version > 6")
+            store.conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    finally:
+        store.close()
+    (fixture_repo / "memory" / "2025-11-28.md").write_text(
+        "# 2025-11-28\n\n## Retain\n- W @peter: Spelled in lower case, once.\n", encoding="utf-8")
+    git(fixture_repo, "add", "-A")
+    git(fixture_repo, "commit", "-q", "-m", "a mention")
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    store = open_store(path, readonly=True)
+    try:
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+        entities = sorted(store.conn.execute("SELECT key, name, page FROM entities").fetchall())
+    finally:
+        store.close()
+    assert "items_current" in names
+    rebuilt = fixture_repo.parent / "rebuilt"
+    git(fixture_repo.parent, "clone", "-q", str(fixture_repo), str(rebuilt))
+    assert gitmem("-C", str(rebuilt), "index")[0] == 0
+    again = open_store(rebuilt / ".memory" / "index.sqlite", readonly=True)
+    try:
+        assert sorted(again.conn.execute("SELECT key, name, page FROM entities").fetchall()) \
+            == entities
+    finally:
+        again.close()

@@ -20,7 +20,6 @@ from gitmem.errors import GitmemError
 from gitmem.git import GitRepo, chain_changes, read_blobs
 from gitmem.index.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.index.items import ItemVersion, item_versions
-from gitmem.index.pool import parse_pool
 from gitmem.index.store import (
     UNUSABLE,
     WORKTREE,
@@ -90,6 +89,8 @@ class _Replay:
         if len(todo) < PARALLEL_MIN_FILES or workers < 2:
             return
         slices = [todo[i :: workers * 4] for i in range(workers * 4)]
+        from gitmem.index.pool import parse_pool  # concurrent.futures: big replays only
+
         with parse_pool(workers) as pool:
             for batch in pool.map(_parse_blobs, [str(self.git.git_dir)] * len(slices), slices):
                 for parsed, versions in batch:

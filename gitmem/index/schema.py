@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -220,6 +220,14 @@ def m006_han_table(conn: apsw.Connection) -> None:
     conn.execute(HAN_DDL)
 
 
+def m007_current_items_index(conn: apsw.Connection) -> None:
+    """The ids of the open versions (``valid_to IS NULL``) as an index of their own: recounting
+    an entity's spellings after a commit asks, for each of its mentions, whether the item is
+    current, and reading that from the items' rows (text and all) took ~0.2 s on ten years of
+    notes. Applied in place."""
+    conn.execute("CREATE INDEX IF NOT EXISTS items_current ON items (id) WHERE valid_to IS NULL")
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -228,4 +236,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (4, "m004_cjk_characters", m004_cjk_characters),
     (5, "m005_declared_replacements", m005_declared_replacements),
     (6, "m006_han_table", m006_han_table),
+    (7, "m007_current_items_index", m007_current_items_index),
 )

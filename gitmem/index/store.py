@@ -230,12 +230,13 @@ class Store:
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
         self.drop_vectors([i for (i,) in ids])
-        for table in ("items", "opinions"):
+        # Only the versions closed after seq reopen (ended_commit is set with valid_to alone):
+        # an UPDATE of every open version cost ~40 ms a rollback on ten years of notes.
+        for table, ended in (("items", ", ended_commit = NULL"), ("opinions", "")):
             self.conn.execute(f"DELETE FROM {table} WHERE valid_from > ?", (seq,))
             self.conn.execute(
-                f"UPDATE {table} SET valid_to = NULL, ended_at = NULL WHERE valid_to > ?", (seq,)
-            )
-        self.conn.execute("UPDATE items SET ended_commit = NULL WHERE valid_to IS NULL")
+                f"UPDATE {table} SET valid_to = NULL, ended_at = NULL{ended} WHERE valid_to > ?",
+                (seq,))
         self.conn.execute("DELETE FROM commits WHERE seq > ?", (seq,))
         self._next_id = None  # entity pages that change with it are recounted by put_file
 
@@ -584,10 +585,14 @@ class Store:
                 return
             self.conn.executemany("DELETE FROM entities WHERE key = ? AND page IS NULL",
                                   [(k,) for k in keys])
+        # The mentions of the changed entities first, then whether each item is current: an
+        # index of the open versions' ids answers that without reading the items' rows (the
+        # planner, left alone, walked every open item instead: ~0.2 s after each commit).
         counted = (
             "SELECT e.entity AS entity, e.name AS name, row_number() OVER ("
             "  PARTITION BY e.entity ORDER BY count(*) DESC, e.name) AS rank "
-            "FROM item_entities e JOIN items i ON i.id = e.item_id AND i.valid_to IS NULL "
+            "FROM item_entities e CROSS JOIN items i INDEXED BY items_current "
+            "ON i.id = e.item_id AND i.valid_to IS NULL "
             "WHERE e.role != 'page' {only} GROUP BY e.entity, e.name")
         if keys is None:
             sql, args = counted.format(only=""), []
