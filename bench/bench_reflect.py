@@ -17,21 +17,36 @@ window opened (reflect has not run since). Then, ``--repeat`` times from that st
 
 Reported: facts read, files touched, opinions moved (updated / created / capped), entity pages
 written, proposed MEMORY.md edits. Standard library only; prints a Markdown table, writes JSON.
+
+    python bench/bench_reflect.py --reviewer [--out bench/results/reflect_reviewer.json]
+
+The reviewer table (issue 18): what a person reviewing reflect's pull request gets, on the 1-year
+synthetic workspace (one run over the year, ``bank/opinions.md`` as it stood when the year
+began) and on ten days of a new user's notes (``testing/newuser.py``), with the shipped pruning
+settings and without them (``min_facts = 1``, ``evidence_shown = 1000``): entity pages created,
+opinions created / updated / dormant, evidence lines per opinion (median, max), and recall@3 of
+a question set before and after reflect's commit (after must not be lower: generated text must
+not push the notes out). Questions: the ten days' own (``newuser.QUESTIONS``); on the synthetic
+year, 30 facts spread over it, each asked as its subject and its first words. Runs gitmem in
+this process (lexical recall), so only the figures, not the times, matter here.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +191,167 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# -- the reviewer table (issue 18) --------------------------------------------------------------
+
+PRUNING_OFF = {"GITMEM_REFLECT_MIN_FACTS": "1", "GITMEM_REFLECT_EVIDENCE_SHOWN": "1000"}
+SYNTH_QUESTIONS = 30
+_WORD = re.compile(r"[^\W_][\w'-]*")
+
+
+def cli(ws: Path, *args: str) -> Any:
+    """``gitmem -C ws ARGS --json`` in this process; its JSON."""
+    from testing.cli import gitmem
+
+    code, out, err = gitmem("-C", str(ws), *args, "--json")
+    if code:
+        raise SystemExit(f"gitmem {' '.join(args)} failed ({code}): {err.strip()}")
+    return json.loads(out)
+
+
+def recall_at_3(ws: Path, questions: Sequence[tuple[str, str]]) -> float:
+    """The share of questions with a result from the expected file among the first three."""
+    hits = 0
+    for query, expected in questions:
+        results = cli(ws, "recall", query, "--k", "3")["results"]
+        hits += any(r["path"] == expected for r in results[:3])
+    return round(hits / len(questions), 3)
+
+
+def synthetic_questions(ws: Path, since: str) -> list[tuple[str, str]]:
+    """Facts spread over the window (world and experience entries with a subject), each asked
+    as its subject's name and its first six words, answered by its daily note."""
+    from gitmem.index.reflect_queries import facts_recorded
+    from gitmem.index.store import open_store
+
+    store = open_store(ws / ".memory" / "index.sqlite", readonly=True)
+    try:
+        facts = [f for f in facts_recorded(store, since) if f.kind in ("world", "experience")
+                 and f.path.startswith("memory/") and any(r == "subject" for *_, r in f.entities)]
+    finally:
+        store.close()
+    step = max(1, len(facts) // SYNTH_QUESTIONS)
+    out = []
+    for f in facts[::step][:SYNTH_QUESTIONS]:
+        subject = next(name for _, name, role in f.entities if role == "subject")
+        words = _WORD.findall(f.text.replace("@", " "))[:6]
+        out.append((f"{subject} {' '.join(words)}", f.path))
+    return out
+
+
+def evidence_lines(ws: Path) -> list[int]:
+    """Evidence lines per opinion of bank/opinions.md (listed entries plus a folded line)."""
+    from gitmem.reflect.opinionfile import read_opinions
+
+    path = ws / "bank" / "opinions.md"
+    doc = read_opinions(path.read_bytes() if path.exists() else None)
+    return [len(s.evidence_lines) + (s.folded_line is not None) for s in doc.sections]
+
+
+@contextlib.contextmanager
+def settings(extra: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def reviewer_row(label: str, ready: Path, since: str, questions: list[tuple[str, str]],
+                 now: datetime, pruning: bool) -> dict[str, Any]:
+    """One reflect --commit on a private copy of ``ready`` (indexed), and what it gives a
+    reviewer."""
+    from gitmem.reflect.run import reflect
+    from gitmem.workspace import open_workspace
+
+    ws = ready.parent / f"{ready.name}-{'pruned' if pruning else 'all'}"
+    shutil.copytree(ready, ws, symlinks=True)
+    with settings({} if pruning else PRUNING_OFF):
+        before = recall_at_3(ws, questions)
+        opened, cfg = open_workspace(ws)
+        report = reflect(opened, cfg, since=since, commit=True, now=now)
+        cli(ws, "index")
+        after = recall_at_3(ws, questions)
+    lines = evidence_lines(ws)
+    return {
+        "workspace": label, "pruning": pruning, "since": since,
+        "facts_read": report.facts_read,
+        "pages_created": sum(p.created for p in report.pages),
+        "pages_updated": sum(not p.created for p in report.pages),
+        "below_min_facts": len(report.sparse),
+        "opinions_created": sum(o.created for o in report.opinions),
+        "opinions_updated": sum(not o.created for o in report.opinions),
+        "opinions_dormant": len(report.dormant),
+        "opinions_in_file": len(lines),
+        "evidence_lines_median": statistics.median(lines) if lines else 0,
+        "evidence_lines_max": max(lines, default=0),
+        "questions": len(questions),
+        "recall_at_3_before": before,
+        "recall_at_3_after": after,
+    }
+
+
+def bench_reviewer(cache: Path) -> dict[str, Any]:
+    from testing import newuser
+
+    env = {"GITMEM_EMBED_PROVIDER": "none"}
+    scratch = Path(tempfile.mkdtemp(prefix="gitmem-reflect-reviewer-"))
+    rows: list[dict[str, Any]] = []
+    try:
+        with settings(env):
+            ten = newuser.build(scratch, "ten-days")
+            cli(ten, "index")
+            for pruning in (False, True):
+                rows.append(reviewer_row("ten days of a new user's notes", ten, "2026-11-01",
+                                         list(newuser.QUESTIONS), datetime(2026, 12, 1,
+                                                                           tzinfo=UTC), pruning))
+            src, info = lex.workspace(1, 0, cache)
+            year = scratch / "year"
+            subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(year)],
+                           check=True)
+            for key, value in (("user.name", "bench"), ("user.email", "bench@example.invalid")):
+                git(year, "config", key, value)
+            start = info["start"]
+            root = git(year, "rev-list", "--max-parents=0", "HEAD").strip()
+            (year / "bank" / "opinions.md").write_bytes(subprocess.run(
+                ["git", "-C", str(year), "show", f"{root}:bank/opinions.md"], check=True,
+                capture_output=True).stdout)  # as the year began: no evidence applied yet
+            git(year, "commit", "-q", "-am", "bench: bank/opinions.md as the year began",
+                f"--date={info['end']}T23:00:00Z")
+            cli(year, "index")
+            questions = synthetic_questions(year, start)
+            end = datetime.fromisoformat(info["end"]).replace(tzinfo=UTC) + timedelta(days=1)
+            for pruning in (False, True):
+                rows.append(reviewer_row("1-year synthetic workspace", year, start, questions,
+                                         end, pruning))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"rows": rows, "load_average": os.getloadavg()}
+
+
+def reviewer_markdown(result: dict[str, Any]) -> str:
+    lines = [
+        "| workspace | pruning | facts read | entity pages created (updated; left without, "
+        "under min_facts) | opinions created / updated / dormant | opinions in the file | "
+        "evidence lines per opinion, median (max) | recall@3 before → after reflect |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['workspace']} | {'shipped settings' if r['pruning'] else 'off'} | "
+            f"{r['facts_read']} | {r['pages_created']} ({r['pages_updated']}; "
+            f"{r['below_min_facts']}) | {r['opinions_created']} / {r['opinions_updated']} / "
+            f"{r['opinions_dormant']} | {r['opinions_in_file']} | "
+            f"{r['evidence_lines_median']:g} ({r['evidence_lines_max']}) | "
+            f"{r['recall_at_3_before']:.2f} → {r['recall_at_3_after']:.2f} "
+            f"({r['questions']} questions) |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--years", type=int, default=10)
@@ -183,7 +359,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=lex.DEFAULT_CACHE)
     ap.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "reflect.json")
     ap.add_argument("--repeat", type=int, default=3, help="runs per window (median)")
+    ap.add_argument("--reviewer", action="store_true",
+                    help="only the reviewer table: what reflect's pull request holds")
     args = ap.parse_args(argv)
+    if args.reviewer:
+        found = bench_reviewer(args.cache_dir)
+        print(reviewer_markdown(found))
+        print(f"load average at the end: {found['load_average']}")
+        out = (args.out if args.out != BENCH_DIR / "results" / "reflect.json"
+               else BENCH_DIR / "results" / "reflect_reviewer.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(found, indent=2), encoding="utf-8")
+        return 0
     cmd = lex.resolve_gitmem(args.gitmem)
     env = {**os.environ, "GITMEM_EMBED_PROVIDER": "none"}
     result = bench_years(args.years, cmd, args.cache_dir, env, args.repeat)

@@ -372,3 +372,21 @@ def test_review_tables_say_what_changed_once(ten_days: Path) -> None:
     md = gitmem("-C", str(ten_days), "review", "HEAD~1..HEAD")[1]
     assert "| `bank/entities/Alice.md` | modified | +1 −0 | human text (blank lines) |" in md, md
     assert "#### Memory files" not in md  # nothing but the page changed
+
+
+# -- item 9: reflect's commit pushes no note out of recall's first three -----------------------
+
+
+def test_recall_at_3_is_not_lower_after_reflect(ten_days: Path) -> None:
+    from datetime import UTC, datetime
+
+    from bench.bench_reflect import reviewer_row
+
+    ten_days_indexed = ten_days.parent / "indexed"
+    shutil.copytree(ten_days, ten_days_indexed, symlinks=True)
+    cli_json(ten_days_indexed, "index")
+    row = reviewer_row("ten days", ten_days_indexed, "2026-11-01", list(newuser.QUESTIONS),
+                       datetime(2026, 12, 1, tzinfo=UTC), pruning=True)
+    assert row["recall_at_3_after"] >= row["recall_at_3_before"] >= 0.9, row
+    assert (row["pages_created"], row["below_min_facts"], row["opinions_created"]) == (5, 1, 4)
+    assert row["evidence_lines_max"] <= 7
