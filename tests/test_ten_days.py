@@ -390,3 +390,22 @@ def test_recall_at_3_is_not_lower_after_reflect(ten_days: Path) -> None:
     assert row["recall_at_3_after"] >= row["recall_at_3_before"] >= 0.9, row
     assert (row["pages_created"], row["below_min_facts"], row["opinions_created"]) == (5, 1, 4)
     assert row["evidence_lines_max"] <= 7
+
+
+def test_no_fold_line_for_a_single_entry(ten_days: Path) -> None:
+    from testing.repo import commit_all, write
+
+    run(ten_days, commit=True)
+    for n, day in enumerate(("2026-12-03", "2026-12-04"), start=7):
+        write(ten_days, f"memory/{day}.md", f"# {day}\n\n## Retain\n- O(c=0.9) @Nadia: Thinks "
+              f"@Rust is the right choice for the ingest workers (entry {n}).\n")
+        commit_all(ten_days, f"memory: {day}", f"{day}T21:00:00+00:00")
+        run(ten_days, since=day, commit=True)
+        text = (ten_days / "bank/opinions.md").read_text(encoding="utf-8")
+        rust = text[text.index(f"## {RUST}"):].split("\n\n")[0].splitlines()
+        evidence = rust[rust.index("- evidence:") + 1:]
+        # 7 entries: all listed (a fold line for one would save nothing); 8: 2 fold, 6 listed
+        assert len(evidence) == 7, evidence
+        assert ("earlier:" in evidence[0]) == (n == 8), evidence
+    assert evidence[0].startswith("  - 2 earlier: memory/2026-11-03.md#L13 … "
+                                  "memory/2026-11-05.md#L9 <!-- folded: ")

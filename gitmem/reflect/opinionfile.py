@@ -135,7 +135,7 @@ def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit,
         return
     indent = evidence_indent(list(lines), section)
     listed = (*old.evidence, *edit.add_evidence)
-    n = _folding(len(listed), shown)
+    n = _folding(len(listed), len(old.folded.fact_ids) if old.folded else 0, shown)
     for i in section.evidence_lines[:n]:  # the oldest listed entries go into the fold
         editor.replace_range(i, i + 1, [])
     items = [evidence_line(ev, indent) for ev in edit.add_evidence[max(0, n - len(old.evidence)):]]
@@ -152,9 +152,14 @@ def _edit(editor: Editor, section: OpinionSection, edit: OpinionEdit,
     editor.insert_after(after, items)
 
 
-def _folding(listed: int, shown: int | None) -> int:
-    """How many of an opinion's listed evidence entries (oldest first) fold."""
-    return 0 if shown is None else max(0, listed - shown)
+def _folding(listed: int, folded: int, shown: int | None) -> int:
+    """How many of an opinion's listed evidence entries (oldest first) fold: none until the
+    opinion has more than ``shown + 1`` entries in all (a fold line for one entry saves no
+    line), then all but the ``shown`` newest. A function of the count alone, so daily runs
+    and one run fold alike."""
+    if shown is None or folded + listed <= shown + 1:
+        return 0
+    return max(0, listed - shown)
 
 
 def _fold(folded: FoldedEvidence | None, entries: Sequence[Evidence]) -> FoldedEvidence:
@@ -181,7 +186,7 @@ def _new_sections(text: TextFile, new: Sequence[NewOpinion], shown: int | None) 
     for n, op in enumerate(new):
         if n:
             out.append("")
-        n = _folding(len(op.evidence), shown)
+        n = _folding(len(op.evidence), 0, shown)
         out += [f"## {one_line(op.statement)}",
                 f"<!-- opinion: {op.opinion_id} -->",
                 f"- confidence: {op.confidence:.2f}",
