@@ -122,6 +122,7 @@ def cli_figures(ws: Path, env: dict[str, str], rounds: int) -> dict[str, Any]:
             time.sleep(0.2)
         cold_env = {**env, "GITMEM_WARM": "0"}
         samples: dict[str, list[float]] = {}
+        floor = [sys.executable, "-c", "pass"]
         for mode in ("lexical", "hybrid"):
             for query in synth.QUERIES[:rounds]:
                 argv = [sys.executable, "-m", "gitmem", "-C", str(ws), "recall", query,
@@ -131,10 +132,20 @@ def cli_figures(ws: Path, env: dict[str, str], rounds: int) -> dict[str, Any]:
                     if run.returncode:
                         raise SystemExit(f"recall failed: {lex.tail(run.stderr)}")
                     samples.setdefault(f"{kind}_{mode}", []).append(run.seconds)
+                # the floor of any process, interleaved with what it is the floor of
+                samples.setdefault("python_pass", []).append(lex.run_child(floor,
+                                                                           env=env).seconds)
+        note = sorted((ws / "memory").glob("????-??-??.md"))[-1]
+        for n, query in enumerate(synth.QUERIES[:rounds]):  # each right after an edit
+            with note.open("a", encoding="utf-8") as fh:
+                fh.write(f"- W @Bench: an uncommitted line {n} zqedit{n}x.\n")
+            run = lex.run_child([sys.executable, "-m", "gitmem", "-C", str(ws), "recall", query,
+                                 "--mode", "lexical", "--json"], env=env)
+            if run.returncode:
+                raise SystemExit(f"recall failed: {lex.tail(run.stderr)}")
+            samples.setdefault("warm_after_edit", []).append(run.seconds)
         served = client.request(str(ws.resolve()), "ping")
-        assert served is not None and int(served["served"]) >= 2 * rounds, served
-        samples["python_pass"] = [lex.run_child([sys.executable, "-c", "pass"], env=env).seconds
-                                  for _ in range(rounds)]
+        assert served is not None and int(served["served"]) >= 3 * rounds, served
         return {key: lex.summary_ms(values) for key, values in samples.items()}
     finally:
         server.terminate()
@@ -152,21 +163,23 @@ def markdown(years: int, fig: dict[str, Any]) -> str:
         f"| measure ({years}-year workspace, local model warm) | p50 ms | p95 ms | target p50 |",
         "|---|---:|---:|---:|",
         f"| `memory_search` tool call, lexical | {p50('search_lexical')} | "
-        f"{p95('search_lexical')} | ≤ 30 |",
+        f"{p95('search_lexical')} | ≤ 25 |",
         f"| `memory_search` tool call, hybrid | {p50('search_hybrid')} | "
-        f"{p95('search_hybrid')} | ≤ 80 |",
+        f"{p95('search_hybrid')} | ≤ 50 |",
         f"| `memory_retain` call (append, commit, index, embed) | {p50('retain_call')} | "
         f"{p95('retain_call')} | — |",
         f"| `memory_retain` → found by `memory_search` | {p50('retain_to_searchable')} | "
         f"{p95('retain_to_searchable')} | ≤ 500 |",
         f"| `gitmem recall --json` via warm process, lexical | {p50('warm_lexical')} | "
-        f"{p95('warm_lexical')} | ≤ 60 |",
+        f"{p95('warm_lexical')} | ≤ pass + 20 |",
         f"| `gitmem recall --json` via warm process, hybrid | {p50('warm_hybrid')} | "
-        f"{p95('warm_hybrid')} | ≤ 60 |",
+        f"{p95('warm_hybrid')} | ≤ pass + 45 |",
         f"| `gitmem recall --json` alone (cold), lexical | {p50('cold_lexical')} | "
         f"{p95('cold_lexical')} | — |",
         f"| `gitmem recall --json` alone (cold), hybrid | {p50('cold_hybrid')} | "
         f"{p95('cold_hybrid')} | — |",
+        f"| `gitmem recall --json` via warm process right after an uncommitted edit | "
+        f"{p50('warm_after_edit')} | {p95('warm_after_edit')} | ≤ 80 |",
         f"| `python -c pass` (the floor of any process) | {p50('python_pass')} | "
         f"{p95('python_pass')} | — |",
     ])

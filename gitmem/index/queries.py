@@ -145,10 +145,20 @@ def lexical(store: Store, flt: ItemFilter, match: str, limit: int,
                  f"{HAN_WEIGHT} * bm25(items_han) FROM items_han WHERE items_han MATCH ?) "
                  "GROUP BY rid")
         matches.append(han_match)
-    sql = (
-        f"SELECT {columns}, m.score FROM ({words}) m "
-        f"JOIN items i ON i.id = m.rid WHERE {where} ORDER BY m.score LIMIT ?"
-    )
+    if where == "i.valid_to IS NULL":  # the current memory, nothing else asked
+        # The best of the open versions first, from the index of their ids (a common word
+        # matches thousands of items over ten years: their rows were all read and sorted,
+        # text and all), then the rows of those alone.
+        best = (f"SELECT m.rid AS rid, m.score AS score FROM ({words}) m "
+                f"JOIN items i INDEXED BY items_current ON i.id = m.rid WHERE {where} "
+                "ORDER BY m.score LIMIT ?")
+        sql = f"SELECT {columns}, m.score FROM ({best}) m JOIN items i ON i.id = m.rid " \
+              "ORDER BY m.score"
+    else:
+        sql = (
+            f"SELECT {columns}, m.score FROM ({words}) m "
+            f"JOIN items i ON i.id = m.rid WHERE {where} ORDER BY m.score LIMIT ?"
+        )
     records = store.conn.execute(sql, [*col_args, *matches, *args, limit]).fetchall()
     rows = _rows(records)
     return [(row, -float(str(rec[-1]))) for row, rec in zip(rows, records, strict=True)]
