@@ -59,11 +59,22 @@ def _env(scratch: Path) -> dict[str, str]:
     return env
 
 
-def _gitmem(ws: Path, env: dict[str, str], *args: str) -> lex.Run:
-    run = lex.run_child([sys.executable, "-m", "gitmem", "-C", str(ws), *args], env=env)
-    if run.returncode:
-        raise SystemExit(f"gitmem {' '.join(args)} failed: {lex.tail(run.stderr)}")
-    return run
+# Peak memory of a command, from a small launcher: a child forked from this (large) process
+# would count this process's memory at the fork in its own peak (Linux keeps the high-water
+# mark across exec).
+_PEAK = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
+         "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN)"
+         ".ru_maxrss)); sys.exit(code)")
+
+
+def _gitmem(ws: Path, env: dict[str, str], *args: str) -> tuple[lex.Run, float]:
+    """``gitmem ARGS`` as a process: the run (through the launcher) and its peak memory, MB."""
+    with tempfile.NamedTemporaryFile(suffix=".peak") as peak:
+        run = lex.run_child([sys.executable, "-S", "-c", _PEAK, peak.name, sys.executable, "-m",
+                             "gitmem", "-C", str(ws), *args], env=env)
+        if run.returncode:
+            raise SystemExit(f"gitmem {' '.join(args)} failed: {lex.tail(run.stderr)}")
+        return run, int(Path(peak.name).read_text() or 0) / 1024
 
 
 def fill_vectors(ws: Path, dims: int, fingerprint: str, seed: int = 1) -> int:
@@ -137,7 +148,7 @@ def workspace_figures(years: int, rounds: int, commits: int, model: Path,
     for key, value in (("user.name", "bench"), ("user.email", "bench@example.invalid")):
         hist.git(ws, "config", key, value)
     env = _env(scratch)
-    full = _gitmem(ws, env, "index", "--no-embed", "--force")
+    full, full_peak = _gitmem(ws, env, "index", "--no-embed", "--force")
     size = sum(p.stat().st_size for p in (ws / ".memory").glob("index.sqlite*"))
     items = _count(ws, "SELECT count(*) FROM items WHERE valid_to IS NULL")
     subprocess.run(["git", "-C", str(ws), "status", "--porcelain"], check=True,
@@ -145,15 +156,18 @@ def workspace_figures(years: int, rounds: int, commits: int, model: Path,
     incremental = []
     for n in range(commits):
         hist.commit_one(ws, n, env)
-        incremental.append(_gitmem(ws, env, "index", "--no-embed").seconds)
-    cold = _gitmem(ws, env, "recall", "gateway host", "--mode", "lexical", "--json")
+        run = lex.run_child([sys.executable, "-m", "gitmem", "-C", str(ws), "index",
+                             "--no-embed"], env=env)  # directly: the launcher adds its start
+        assert run.returncode == 0, lex.tail(run.stderr)
+        incremental.append(run.seconds)
+    _, cold_peak = _gitmem(ws, env, "recall", "gateway host", "--mode", "lexical", "--json")
     out = {"years": years, "days": info["days"], "items": items,
            "generate_s": round(info.get("generate_s", generated), 1),
            "full_index_s": round(full.seconds, 2), "full_index_cpu_s": round(full.cpu_seconds, 2),
-           "full_index_peak_mb": round(full.maxrss_kb / 1024, 1),
+           "full_index_peak_mb": round(full_peak, 1),
            "index_mb": round(size / 1048576, 1),
            "incremental_index": lex.summary_ms(incremental),
-           "cold_recall_peak_mb": round(cold.maxrss_kb / 1024, 1)}
+           "cold_recall_peak_mb": round(cold_peak, 1)}
     out.update(recall_figures(ws, rounds, model))
     shutil.rmtree(ws, ignore_errors=True)
     return out
@@ -225,7 +239,31 @@ def million(n: int, dims: int, rounds: int, scratch: Path,
                 "recall_at_10": round(float(np.mean(hits)), 3)}
     finally:
         store.close()
+    figures["in_memory_bits"] = _in_memory_bits(data, asked, exact, candidates)
     return figures
+
+
+def _in_memory_bits(data: Any, asked: Any, exact: list[set[int]],
+                    candidates: tuple[int, ...]) -> dict[str, Any]:
+    """The same candidates from the sign bits held in memory (numpy popcount), rescored from
+    the float vectors in memory: what a warm process could keep instead of asking vec0."""
+    import numpy as np
+
+    bits = np.packbits(data > 0, axis=1).view(np.uint64)
+    out: dict[str, Any] = {"bits_mb": round(bits.nbytes / 1048576, 1)}
+    for k in candidates:
+        times, hits = [], []
+        for q, truth in zip(asked, exact, strict=True):
+            t0 = time.perf_counter()
+            distance = np.bitwise_count(bits ^ np.packbits(q > 0).view(np.uint64)).sum(
+                axis=1, dtype=np.uint16)
+            near = np.argpartition(distance, 2 * k)[:2 * k]
+            top = near[np.argsort(-(data[near] @ q))[:10]]
+            times.append(time.perf_counter() - t0)
+            hits.append(len(truth & set(top.tolist())) / 10)
+        out[str(k)] = {"hamming_candidates": 2 * k, **lex.summary_ms(times),
+                       "recall_at_10": round(float(np.mean(hits)), 3)}
+    return out
 
 
 def plot(result: dict[str, Any], folder: Path) -> list[Path]:
@@ -272,6 +310,10 @@ def plot(result: dict[str, Any], folder: Path) -> list[Path]:
                 label="k-NN p50 (ms)")
         ax.set(xlabel="Hamming candidates (sign bits), rescored exactly", ylabel="ms",
                title=f"{vec['vectors']:,} vectors of {vec['dims']} dimensions")
+        mem = vec.get("in_memory_bits", {})
+        if mem:
+            ax.plot([2 * int(k) for k in ks], [mem[k]["p50_ms"] for k in ks], "o-",
+                    color="tab:purple", label="sign bits in memory (numpy), p50 (ms)")
         twin = ax.twinx()
         twin.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["recall_at_10"] for k in ks],
                   "s--", color="tab:green", label="recall@10 of exact k-NN")
