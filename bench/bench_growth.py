@@ -307,7 +307,7 @@ def plot(result: dict[str, Any], folder: Path) -> list[Path]:
         ks = sorted(vec["by_candidates"], key=int)
         fig, ax = plt.subplots(figsize=(6, 4.2))
         ax.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["p50_ms"] for k in ks], "o-",
-                label="k-NN p50 (ms)")
+                label="sqlite-vec sign bits (vec0), p50 (ms)")
         ax.set(xlabel="Hamming candidates (sign bits), rescored exactly", ylabel="ms",
                title=f"{vec['vectors']:,} vectors of {vec['dims']} dimensions")
         mem = vec.get("in_memory_bits", {})
@@ -318,7 +318,7 @@ def plot(result: dict[str, Any], folder: Path) -> list[Path]:
         twin.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["recall_at_10"] for k in ks],
                   "s--", color="tab:green", label="recall@10 of exact k-NN")
         twin.set(ylabel="recall@10", ylim=(0, 1.02))
-        fig.legend(loc="lower right")
+        fig.legend(loc="center right", bbox_to_anchor=(0.88, 0.55), fontsize="small")
         fig.tight_layout()
         out.append(folder / "vectors-1m.png")
         fig.savefig(out[1], dpi=100)
