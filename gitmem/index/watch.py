@@ -190,6 +190,7 @@ class WarmState:
         self.watch = watch or ChangeWatch()
         self._opened: dict[tuple[str, bool], tuple[int, Workspace, Config]] = {}
         self._current: dict[Workspace, tuple[int, Config]] = {}
+        self._followed: dict[tuple[Workspace, Config], int] = {}  # targets watched as of
 
     def open_workspace(self, start: Path, *, lenient: bool = False) -> tuple[Workspace, Config]:
         """``workspace.open_workspace``, remembered until something it read changes."""
@@ -206,8 +207,11 @@ class WarmState:
     def index_known(self, ws: Workspace, cfg: Config) -> tuple[bool, int]:
         """(whether the index of ``ws`` was found current with ``cfg`` and nothing changed
         since, the change count now: give it to ``found_current`` after a check)."""
-        self.watch.follow(targets(ws, cfg))
         count = self.watch.changes()
+        if self._followed.get((ws, cfg)) != count:  # folders may have come or gone
+            self.watch.follow(targets(ws, cfg))
+            count = self.watch.changes()
+            self._followed[(ws, cfg)] = count
         return self._current.get(ws) == (count, cfg), count
 
     def found_current(self, ws: Workspace, cfg: Config, count: int) -> None:
