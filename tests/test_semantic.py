@@ -9,6 +9,7 @@ import math
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from embed_server import EmbedServer, Fault
 
 from fixtures.build_fixture import DEFAULT_SOURCE, build_fixture
 from gitmem.embed.registry import select
+from gitmem.hooks import COALESCED
 from gitmem.index.replay import index_workspace
 from gitmem.index.store import Store, open_store
 from gitmem.index.vectors import BATCH_ITEMS, embed_pending
@@ -209,13 +211,23 @@ def _first_batch_requests(repo: Path) -> int:
 
 
 def _wait_for_background_run(repo: Path) -> str:
-    """The hook log once the background run a recall started has ended: no process names the
-    repository any more (recall returned after starting it; it writes its 'indexed' line, then
-    its 'embedded' one, so a line is no sign of its end). The deadline is for failures only."""
-    left = wait_gone(str(repo), 120)
-    assert not left, f"the background run is still going: {left}"
+    """The hook log once the background run a recall started has ended. Its last line is the
+    sign ('embedded', 'embedding failed', 're-index failed' or the coalesced line: it writes
+    'indexed' first, then 'embedded'), and then no process may name the repository any more.
+    Waiting for the processes alone raced under load. The deadline is for failures only."""
     log = repo / ".memory" / "hook.log"
-    return log.read_text(encoding="utf-8") if log.exists() else ""
+    ends = ("recall: embedded", "recall: embedding failed", "recall: re-index failed",
+            "recall: not indexed", f"recall: {COALESCED}")
+
+    def text() -> str:
+        return log.read_text(encoding="utf-8") if log.exists() else ""
+
+    deadline = time.monotonic() + 120
+    while not any(end in text() for end in ends) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = wait_gone(str(repo), max(1.0, deadline - time.monotonic()))
+    assert not left, f"the background run is still going: {left}\n{text()}"
+    return text()
 
 
 def test_an_interrupted_embedding_run_resumes_from_the_next_recall(
@@ -261,9 +273,10 @@ def test_a_switch_of_model_is_embedded_from_the_next_recall(
     assert data["mode"] == "lexical"
     assert any("yet (embedding them in the background now); results are lexical" in w
                for w in data["warnings"]), data["warnings"]
-    assert "recall: embedded" in _wait_for_background_run(fixture_repo)
+    log = _wait_for_background_run(fixture_repo)
+    assert "recall: embedded" in log, log
     again = recall_json(fixture_repo, "gateway host")
-    assert again["mode"] == "hybrid" and not again["warnings"], again["warnings"]
+    assert again["mode"] == "hybrid" and not again["warnings"], (again["warnings"], log)
     assert openai_env.requests[-1].body["dimensions"] == 8
 
 
