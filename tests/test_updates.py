@@ -255,3 +255,38 @@ def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
     assert [(r["source"].split("#")[0], (r["superseded_by"] or "").split("#")[0])
             for r in shown[:2]] == [("memory/2026-08-04.md", ""),
                                     ("memory/2026-07-07.md", "memory/2026-08-04.md")]
+
+
+def _prose_repo(tmp_path: Path, lines: list[tuple[str, str]]) -> Path:
+    repo = make_repo(tmp_path)
+    for day, text in lines:
+        write(repo, f"memory/{day}.md", f"# {day}\n\n## Notes\n\n{text}\n")
+        commit_all(repo, day, f"{day}T20:00:00+00:00")
+    return repo
+
+
+@pytest.mark.parametrize(("question", "older", "newer", "mention"), [
+    # the newer line names the one asked about and words a change, without the attribute word
+    ("when is Lena flying to Montreal?", "Lena's flight to Montreal is AC 837 on the 14th.",
+     "Lena rebooked, she now leaves on the 16th with AC 835.",
+     "Lena needs someone to water her plants while she is away."),
+    # a question that names nobody: the newer line shares the thing and words a change
+    ("hvornår går børnene til svømning?", "Børnene går til svømning om tirsdagen.",
+     "Svømningen er nu om torsdagen kl. 17.", "Husk svømmetøj og håndklæde til svømning."),
+    # 何階 asks for a floor: the lines say 三階 and 五階
+    ("吉田さんのチームは何階にいますか", "吉田さんのチームは三階の奥にいる。",
+     "吉田さんたちは先週五階に移った。", "吉田さんから打ち合わせの連絡があった。"),
+])
+def test_a_prose_update_without_the_question_s_word_replaces_what_answered_it(
+        tmp_path: Path, question: str, older: str, newer: str, mention: str) -> None:
+    """Issue 17 item 4: an update in plain note lines often words the change without the
+    question's attribute word. The older line answers the question; the newer names the one
+    (or the thing) asked about and words a change: it is shown first and marks the older
+    replaced. A line that only mentions the subject, between the two, stays current."""
+    repo = _prose_repo(tmp_path, [("2026-07-01", older), ("2026-07-20", mention),
+                                  ("2026-08-12", newer)])
+    shown = {r["source"].split("#")[0]: r for r in recall_json(repo, question)["results"]}
+    by = shown["memory/2026-07-01.md"]["superseded_by"] or ""
+    assert by.split("#")[0] == "memory/2026-08-12.md", shown
+    assert next(iter(shown)) == "memory/2026-08-12.md"
+    assert shown.get("memory/2026-07-20.md", {}).get("superseded_by") is None

@@ -20,7 +20,7 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
-from gitmem.parse.updates import UPDATABLE, Statement, topic_phrases
+from gitmem.parse.updates import UPDATABLE, Statement, topic_phrases, words_change
 from gitmem.parse.updates import replaces as statement_replaces
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
@@ -285,22 +285,32 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
         if int(older["id"]) in found or place in within:
             continue
         for _, newer, (n_text, n_line, n_terms) in lines:
-            if _place(newer) == place or not n_terms & o_terms & attributes:
+            if _place(newer) == place:
                 continue
+            shared = n_terms & o_terms
             if older["type"] == newer["type"] == "chunk" and not _note_lines(o_text, n_text):
                 continue
-            # the same subject: the name asked about, a shared entity, or (a question that
-            # names nobody: "who is our landlord?") the thing asked about itself
-            # a question that names nobody ("when is the summer party?") asks about a thing: the
-            # lines must share it and one more of its words, the attribute
-            if not (n_terms & o_terms & names or _share_entity(newer, older)
-                    or (not names and _words(n_terms & o_terms & attributes) >= 2)):
+            # Both answer the question with the same word of it, about the same subject: the
+            # name asked about, a shared entity, or (a question that names nobody: "when is the
+            # summer party?") the thing asked about and one more of its words, the attribute.
+            answered = bool(shared & attributes) and bool(
+                shared & names or _share_entity(newer, older)
+                or (not names and _words(shared & attributes) >= 2))
+            # Or the older line answers the question (two of its words) and the newer words a
+            # change of what it is about without the question's attribute word: the name asked
+            # about ("Lena's flight to Montreal is AC 837" / "Lena rebooked, she now leaves on
+            # the 16th"), or for a question naming nobody the thing ("Sommerfesten holdes i
+            # Fælledparken" / "rykker vi sommerfesten indendørs"). Then the rule decides
+            # without the question's support: it still wants a family or a shared word.
+            relaxed = not answered and words_change(n_text) and _words(o_terms) >= 2 and bool(
+                shared & names or (not names and _thing(shared & attributes)))
+            if not (answered or relaxed):
                 continue
             # the names asked about are the subject, not words the lines share
             subject = written or ("question-subject",)
             basis = statement_replaces(_line_statement(newer, n_text, n_line, subject),
                                        _line_statement(older, o_text, o_line, subject),
-                                       answered=True)
+                                       answered=answered)
             if basis is not None and (place not in out or _newest(newer) > _newest(
                     out[place].row)):
                 out[place] = Replacement(newer, basis)
@@ -319,6 +329,17 @@ def _words(terms: frozenset[str]) -> int:
             words += 1
         seen.update(term)
     return words
+
+
+def _thing(terms: frozenset[str]) -> bool:
+    """Whether these shared terms name a thing by themselves: a word that is not itself a
+    change word (现在, "now"), and in CJK text a word of three characters or more (two
+    overlapping bigrams: 歓迎会), not one bigram (会議 of 定例会議 is not 会議室)."""
+    plain = frozenset(t for t in terms if not words_change(t))
+    cjk = {t for t in plain if not t.isascii() and all(ord(c) >= 0x3000 for c in t)}
+    if plain - cjk:
+        return True
+    return any(a != b and a[1:] == b[:-1] for a in cjk for b in cjk)
 
 
 def _note_lines(*texts: str) -> bool:
@@ -363,6 +384,9 @@ def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tupl
         written.append(match.group(1))
         names.update(statement_terms(match.group(1)))
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
+    # 何階 / 几点 ask for a number of floors / hours: the counter is the attribute asked about
+    # (the lines say 三階 and 五階, never 何階)
+    attributes.update(m.group(1) for m in re.finditer(r"[何幾几]([\u3400-\u9fff])", question))
     return frozenset(names), frozenset(attributes), tuple(dict.fromkeys(written))
 
 
