@@ -273,6 +273,9 @@ def _prose_repo(tmp_path: Path, lines: list[tuple[str, str]]) -> Path:
     # a question that names nobody: the newer line shares the thing and words a change
     ("hvornår går børnene til svømning?", "Børnene går til svømning om tirsdagen.",
      "Svømningen er nu om torsdagen kl. 17.", "Husk svømmetøj og håndklæde til svømning."),
+    # with the name asked about, a shared attribute family is the change (on leave / back)
+    ("松本さんはまだ産休中ですか", "松本さんは産休中で、復帰は来年の春の予定。",
+     "松本さんが職場に戻ってきた。しばらくは時短勤務。", "松本さんにお祝いのカードを送った。"),
     # 何階 asks for a floor: the lines say 三階 and 五階
     ("吉田さんのチームは何階にいますか", "吉田さんのチームは三階の奥にいる。",
      "吉田さんたちは先週五階に移った。", "吉田さんから打ち合わせの連絡があった。"),

@@ -20,7 +20,7 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
-from gitmem.parse.updates import UPDATABLE, Statement, topic_phrases, words_change
+from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
 from gitmem.parse.updates import replaces as statement_replaces
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
@@ -302,8 +302,12 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
             # the 16th"), or for a question naming nobody the thing ("Sommerfesten holdes i
             # Fælledparken" / "rykker vi sommerfesten indendørs"). Then the rule decides
             # without the question's support: it still wants a family or a shared word.
-            relaxed = not answered and words_change(n_text) and _words(o_terms) >= 2 and bool(
-                shared & names or (not names and _thing(shared & attributes)))
+            # (with the name asked about, a shared attribute family counts as the change:
+            # "松本さんは産休中" / "職場に戻ってきた")
+            change = words_change(n_text)
+            relaxed = not answered and _words(o_terms) >= 2 and bool(
+                (shared & names and (change or families(n_text) & families(o_text)))
+                or (not names and change and _thing(shared & attributes, n_text, o_text)))
             if not (answered or relaxed):
                 continue
             # the names asked about are the subject, not words the lines share
@@ -331,15 +335,24 @@ def _words(terms: frozenset[str]) -> int:
     return words
 
 
-def _thing(terms: frozenset[str]) -> bool:
+def _thing(terms: frozenset[str], *texts: str) -> bool:
     """Whether these shared terms name a thing by themselves: a word that is not itself a
     change word (现在, "now"), and in CJK text a word of three characters or more (two
-    overlapping bigrams: 歓迎会), not one bigram (会議 of 定例会議 is not 会議室)."""
+    overlapping bigrams: 歓迎会), not one bigram (会議 of 定例会議 is not 会議室), unless the
+    bigram is a whole katakana word in every text (ゴミ: the script marks its ends)."""
     plain = frozenset(t for t in terms if not words_change(t))
     cjk = {t for t in plain if not t.isascii() and all(ord(c) >= 0x3000 for c in t)}
     if plain - cjk:
         return True
-    return any(a != b and a[1:] == b[:-1] for a in cjk for b in cjk)
+    if any(a != b and a[1:] == b[:-1] for a in cjk for b in cjk):
+        return True
+    return any(all(t in _katakana_words(text) for text in texts) for t in cjk)
+
+
+def _katakana_words(text: str) -> set[str]:
+    import re
+
+    return set(re.findall(r"[\u30a0-\u30ff]{2,}", text))
 
 
 def _note_lines(*texts: str) -> bool:
