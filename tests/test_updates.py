@@ -36,6 +36,13 @@ UPDATES = [
     ("Иван живёт в Самаре.", "Иван переехал в Екатеринбург.", "Иван"),
     ("Mette bor i Aarhus.", "Mette er flyttet til København.", "Mette"),
     ("Lars arbejder hos Vestas.", "Lars har fået nyt job hos Ørsted.", "Lars"),
+    ("Анна учится в МГУ на химфаке.", "Анна перевелась в Бауманку, на второй курс.", "Анна"),
+    ("本番環境はさくらのVPSで動いている。", "先週末に本番をAWSの東京リージョンへ移行した。",
+     "本番サーバー"),
+    ("高橋さんの携帯は090-1234-5678。", "高橋さんは機種変更で番号も変わった。新しい番号は080-8765-4321。",
+     "高橋"),
+    ("Nadia is on the payments team and leads its on-call rota.",
+     "Nadia handed payments over to Ravi and joined search in October.", "Nadia"),
 ]
 CONTROLS = [
     ("Alice has a dog named Rex.", "Alice speaks Portuguese.", "Alice"),
@@ -46,6 +53,9 @@ CONTROLS = [
     ("Nightly builds start at 02:00 UTC.", "bx-02 replaced bx-01 as build server.", "ci"),
     ("Lena visited Porto in May.", "Lena visited Faro last week.", "Lena"),
     ("田中さんは猫を飼っている。", "田中さんはピアノを弾ける。", "田中"),
+    # a backup is a topic of its own, not what the server runs on
+    ("本番のバックアップは毎晩三時に取る。", "先週末に本番をAWSの東京リージョンへ移行した。",
+     "本番サーバー"),
 ]
 
 

@@ -245,13 +245,13 @@ _FAMILIES: dict[str, str] = {
         r"|(?:работа[ею]т? (?:в|на)\b|работал\w* (?:в|на)\b|устроил\w*|трудится|компани\w*|"
         r"должност\w*|уволил\w*|перешл?[её]л? (?:в|на) работу|новая работа|новую работу|"
         r"работу в)"
-        r"|(?:勤め|勤務|働い|働く|入社|転職|会社|職場|退職|就職|社員)"
+        r"|(?:勤め|勤務|働い|働く|入社|転職|職場|退職|就職|社員)"
         r"|(?:工作|上班|公司|入职|跳槽|辞职)"
     ),
     "role": (
         r"\b(?:in charge of|responsible for|responsibility|owner of|lead(?:s|ing)? the|"
         r"manag(?:es|er of|ing) the|maintainer|on call|point of contact|takes care of|"
-        r"handles|handling|took over|hands? over|handed over|runs the)\b"
+        r"handles|handling|took over|hands? over|handed (?:\w+ ){0,2}over|runs the)\b"
         r"|\b(?:ansvarlig|ansvaret|står for|tovholder|overtaget|overtog)\b"
         r"|(?:отвечает за|ответственн\w*|руковод\w*|занимается|курирует)"
         r"|(?:担当|責任者|リーダー|窓口|当番|引き継)"
@@ -278,7 +278,7 @@ _FAMILIES: dict[str, str] = {
         r"university|college|grad school|phd|school|primary|secondary|kindergarten|nursery)\b"
         r"|\b(?:studerer|læser (?:på|til)|læser|universitet|uddannelse|gymnasium|\w*skole|"
         r"\w*skolen|klasse|børnehave|vuggestue)\b"
-        r"|(?:учится|учился|училась|университет\w*|институт\w*|поступил\w*|школ\w*|"
+        r"|(?:учится|учился|училась|университет\w*|институт\w*|поступил\w*|школ\w*|курс[еа]?\b|"
         r"детск\w* сад\w*)"
         r"|(?:大学|専攻|在学|学校|入学)"
         r"|(?:大学|专业|读书)"
@@ -294,7 +294,7 @@ _FAMILIES: dict[str, str] = {
         r"\b(?:phone|mobile|cell|number|e-?mail|address|contact|reach (?:him|her|them) at)\b"
         r"|\b(?:telefon\w*|\w*nummer|nummeret|mobil\w*|\w*mail|kontakt\w*)\b"
         r"|(?:телефон\w*|номер\w*|почт\w*|контакт\w*)"
-        r"|(?:電話|番号|メール|アドレス|連絡先|担当者)|(?:电话|号码|邮箱|联系)"
+        r"|(?:電話|番号|携帯|メール|アドレス|連絡先|担当者)|(?:电话|号码|手机|邮箱|联系)"
     ),
     "vehicle": (
         r"\b(?:drives?|drove|driving|car|vehicle|motorbike|motorcycle|scooter)\b"
@@ -309,11 +309,11 @@ _FAMILIES: dict[str, str] = {
     "tool": (
         r"\b(?:uses|using|used for|runs on|running on|hosted (?:on|at|by)|stored (?:in|on)|"
         r"stores (?:its|their|the)|migrated (?:to|from)|moved (?:\w+ )?(?:off|onto)|"
-        r"lives? on|database|backend|stack|backups?|deployed (?:on|to))\b"
-        r"|\b(?:bruger|kører på|ligger på|gemmes|database|backup)\b"
-        r"|(?:использу\w*|хран\w*|работает на\b|развёрнут\w*|база данных|бэкап\w*)"
-        r"|(?:使って|使用|で動|動いて|保存|データベース|バックアップ|管理して)"
-        r"|(?:使用|运行在|部署|数据库|备份)"
+        r"lives? on|database|backend|stack|deployed (?:on|to))\b"
+        r"|\b(?:bruger|kører på|ligger på|gemmes|database)\b"
+        r"|(?:использу\w*|хран\w*|работает на\b|развёрнут\w*|база данных)"
+        r"|(?:使って|使用|で動|動いて|保存|データベース|管理して|移行)"
+        r"|(?:使用|运行在|部署|数据库|迁移)"
     ),
     "manager": (
         r"\b(?:manager|boss|reports to|supervisor|team lead)\b"
@@ -341,7 +341,7 @@ _FAMILIES: dict[str, str] = {
     "commute": (
         r"\b(?:commutes?|commuting|to work by|takes the (?:train|bus|tube|metro))\b"
         r"|\b(?:pendler|cykler på arbejde|tager toget)\b|(?:добирается|ездит на работу)"
-        r"|(?:通勤)|(?:通勤|上班坐)"
+        r"|(?:通勤|(?:会社|職場|オフィス)に(?:来て|来る|通って|通う)|で出社)|(?:通勤|上班坐)"
     ),
     "leave": (
         r"\b(?:on (?:parental|sick|maternity|paternity) leave|back at work|back from leave|"
@@ -385,7 +385,8 @@ _NEEDS_SHARED_WORD = frozenset({"schedule"})
 _CHANGE = (
     r"\b(?:now|no longer|not anymore|any ?more|moved|moving|switched|switching|changed|"
     r"replaced|replacing|replaces|instead|since|became|become|has become|upgraded|"
-    r"migrated|took over|taken over|handed over|from now on|these days|currently|as of|"
+    r"migrated|took over|taken over|handed (?:\w+ ){0,2}over|from now on|these days|"
+    r"currently|as of|"
     r"starting|started|left|quit|retired|decommissioned|renamed|transferred|promoted|"
     r"rescheduled|postponed|shifted|sold|from (?:this|next) \w+ on|off the|went up|went down|"
     r"rebooked|no more|raised|increased|dropped)\b"
