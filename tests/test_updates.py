@@ -283,6 +283,13 @@ def _prose_repo(tmp_path: Path, lines: list[tuple[str, str]]) -> Path:
     # a question that names nobody: the newer line shares the thing and words a change
     ("hvornår går børnene til svømning?", "Børnene går til svømning om tirsdagen.",
      "Svømningen er nu om torsdagen kl. 17.", "Husk svømmetøj og håndklæde til svømning."),
+    # "Sommerfesten" may stay whole in one line and be stemmed in the question
+    ("hvor holdes sommerfesten?", "Sommerfesten holdes i Fælledparken.",
+     "Pga. vejrudsigten rykker vi sommerfesten indendørs i kantinen.",
+     "Husk at bestille pølser og øl til sommerfesten."),
+    # 七時 / 六時 are clock times; ことにした words a decision to change
+    ("犬の散歩は何時に行っていますか", "犬の散歩は毎朝七時に行っている。",
+     "暑いので、散歩は夕方六時過ぎにすることにした。", "犬のフィラリアの薬を忘れずに。"),
     # with the name asked about, a shared attribute family is the change (on leave / back)
     ("松本さんはまだ産休中ですか", "松本さんは産休中で、復帰は来年の春の予定。",
      "松本さんが職場に戻ってきた。しばらくは時短勤務。", "松本さんにお祝いのカードを送った。"),
@@ -303,3 +310,13 @@ def test_a_prose_update_without_the_question_s_word_replaces_what_answered_it(
     assert by.split("#")[0] == "memory/2026-08-12.md", shown
     assert next(iter(shown)) == "memory/2026-08-12.md"
     assert shown.get("memory/2026-07-20.md", {}).get("superseded_by") is None
+
+
+@pytest.mark.parametrize(("text", "timed"), [
+    ("犬の散歩は毎朝七時に行っている。", True), ("散歩は夕方六時過ぎにする。", True),
+    ("十一時に寝る。", True), ("プロジェクトXは予算の都合で一時停止中。", False),
+    ("会議は三時間かかった。", False)])
+def test_kanji_clock_times_are_times_and_durations_are_not(text: str, timed: bool) -> None:
+    from gitmem.parse.updates import families
+
+    assert ("schedule" in families(text)) is timed

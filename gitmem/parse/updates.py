@@ -355,6 +355,8 @@ _FAMILIES: dict[str, str] = {
         r"days?|weeks?|years?|minutes|hours))"
         r"|\bkl\.? ?\d{1,2}\b|\bklokken \d{1,2}\b|\bв \d{1,2}(?::\d{2})?\b"
         r"|\d{1,2}時|\d{1,2}点"
+        # 七時, 十二時 (not 一時停止 "paused for now", not 三時間 "three hours")
+        r"|(?<![一二三四五六七八九十])(?:十[一二]|[二三四五六七八九十])[時点](?!間|停|的|期)"
         r"|\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|daily|"
         r"weekly|every (?:day|week|morning|evening))\b"
         r"|\b(?:mandag|tirsdag|onsdag|torsdag|fredag|lørdag|søndag)(?:e|en)?\b"
@@ -398,7 +400,7 @@ _CHANGE = (
     r"с тех пор|перенес\w*|перенёс\w*|переназначил\w*|уволил\w*|перевел\w*|перевёл\w*|"
     r"ушл?[аи]? из|ушёл из|отключил\w*|поднял\w*|подорожал\w*|снизил\w*)"
     r"|(?:今は|今では|現在|もう|引っ越|変更|変わ|替え|代わり|交代|移転|移っ|移し|"
-    r"になりました|になった|ことになった|乗り換え|切り替え|異動|転職|退職|後任|引き継|移行|延び|"
+    r"になりました|になった|ことになった|ことにした|乗り換え|切り替え|異動|転職|退職|後任|引き継|移行|延び|"
     r"更新|再開|手放)"
     r"|(?:现在|已经|不再|搬到|换成|改为|改成|变成|替换|换了|改到)"
 )

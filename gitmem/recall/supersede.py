@@ -413,10 +413,19 @@ def _answering_line(row: Row, asked: frozenset[str],
     for n, text in enumerate(str(row["content"]).split("\n")):
         if not text.strip() or text.lstrip().startswith("#"):
             continue
-        held = frozenset(statement_terms(text)) & asked
+        held = _held(frozenset(statement_terms(text)), asked)
         if held and (best is None or len(held) > best[0]):
             best = (len(held), text, int(row["start_line"]) + n, held)
     return None if best is None else (best[1], best[2], best[3])
+
+
+def _held(terms: frozenset[str], asked: frozenset[str]) -> frozenset[str]:
+    """The question's terms a line holds: the same term, or a word of five letters or more
+    that starts with it or it with the word (a short line's language is guessed from its few
+    words, so "Sommerfesten" may stay whole in one and be stemmed to "sommerfest" in another)."""
+    long = [t for t in terms if len(t) >= 5 and t.isalpha()]
+    return frozenset(q for q in asked if q in terms or (len(q) >= 5 and q.isalpha() and any(
+        t.startswith(q) or q.startswith(t) for t in long)))
 
 
 def _line_statement(row: Row, text: str, line: int, subject: tuple[str, ...]) -> Statement:
