@@ -9,4 +9,7 @@
 - ``index``: a canonical dump of a workspace's index.
 - ``contract``: the keys of the JSON output, as reviewed.
 - ``mcp``: ``gitmem mcp`` driven by the MCP SDK's own client over stdio.
+- ``chromium``: Debian's headless Chromium over the DevTools protocol on a pipe.
+- ``review_history``, ``review_page``: a memory that reflect commits moved, and its review
+  comment rendered as GitHub shows it (cmark-gfm, Mermaid, Chromium).
 """

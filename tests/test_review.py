@@ -365,7 +365,7 @@ def test_markdown_reads_as_a_pull_request_comment(tmp_path: Path) -> None:
                     "#### Entity pages", "#### Memory files"):
         assert f"\n{heading}\n" in md
     assert "| 1 | `@Peter` prefers concise replies | 0.90 → 0.75 | ▼ −0.15 | +1 against |" in md
-    assert (f"- + against `{LONG_OK}` (c=0.20): Long replies are fine today. · "
+    assert (f"- \\+ against `{LONG_OK}` (c=0.20): Long replies are fine today. · "
             f"`memory/2025-11-12.md#L4@{head[:7]}`") in md
     chart = re.search(r"```mermaid\n(.*?)\n```", md, re.S)
     assert chart is not None

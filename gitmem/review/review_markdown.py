@@ -176,7 +176,9 @@ def _opinion_detail(n: int, op: OpinionDiff, ref: _Refs) -> list[str]:
 
 def _evidence_line(e: EvidenceChange, sign: str, ref: _Refs) -> str:
     c = f" (c={e.confidence:.2f})" if e.confidence is not None else ""
-    head = f"- {sign} {e.stance} `{e.fact_id}`{c}"
+    # "- + for" would be a list in a list item (GFM: "+ " starts one), showing no sign at all.
+    mark = "\\+" if sign == "+" else sign
+    head = f"- {mark} {e.stance} `{e.fact_id}`{c}"
     if e.text is not None and e.found is not None:
         return f"{head}: {inline(e.text)} · {ref(e.found)}"
     if sign == "−":
