@@ -89,7 +89,15 @@ def test_review_comment_renders_as_github_shows_it(browser: Browser, comment: st
         ("bank/entities/Peter.md", "modified", "+28 −0", "generated block"),
         ("bank/entities/The-Castle.md", "added", "+35 −0", ""),
     )
-    assert ("", "kind", "fact", "source") in {t[0] for t in rendered.tables}  # facts by entity
+    assert rendered.table_with("class")[1:] == (
+        ("bank/opinions.md", "bank", "modified", "+16 −4"),
+        ("memory/2025-12-02.md", "daily", "added", "+9 −0"),
+        ("memory/2025-12-03.md", "daily", "added", "+8 −0"),
+        ("memory/2025-12-04.md", "daily", "added", "+8 −0"),
+    )
+    facts = [t for t in rendered.tables if t[0] == ("", "kind", "fact", "source")]
+    assert [len(t) - 1 for t in facts] == [6, 4, 1]  # @The-Castle, @Peter, @warelay
+    assert facts[2][1][:3] == ("+", "opinion", "Reconnects cleanly after a network drop.")
     # Each evidence line is one item that keeps its sign ("- + for" would nest a list instead).
     assert rendered.nested_lists == 0
     assert [i.split(" · ")[0] for i in rendered.items if i.startswith("+ for")][:2] == [
