@@ -5,10 +5,11 @@ Each migration runs in one transaction together with the row that records it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import apsw
+
+from gitmem.parse.patterns import compiled
 
 SCHEMA_VERSION = 7
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
@@ -144,8 +145,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS items_han USING fts5 (
 """
 
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
-TABLES = frozenset(re.findall(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)",
-                              DDL_V1 + DDL_REPLACES + HAN_DDL)) | {"migrations"}
+TABLES = frozenset(compiled(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
+    DDL_V1 + DDL_REPLACES + HAN_DDL)) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:

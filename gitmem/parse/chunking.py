@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from gitmem.domain import Chunk, Section
+from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import count_tokens
 
 CHUNK_TOKENS = 400
@@ -26,7 +26,7 @@ class ChunkParams:
 DEFAULT_CHUNKING = ChunkParams()
 
 
-_RULE = re.compile(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
+_RULE = compiled(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
 
 
 def _has_content(lines: Sequence[str], rows: Sequence[int], headings: Container[int]) -> bool:

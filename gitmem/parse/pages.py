@@ -6,14 +6,14 @@ lines; everything outside them (front matter aside) belongs to people.
 
 from __future__ import annotations
 
-import re
+from gitmem.parse.patterns import compiled
 
-BEGIN = re.compile(r"^\s*<!--\s*gitmem:begin\b.*-->\s*$")
-END = re.compile(r"^\s*<!--\s*gitmem:end\s*-->\s*$")
+BEGIN = compiled(r"^\s*<!--\s*gitmem:begin\b.*-->\s*$")
+END = compiled(r"^\s*<!--\s*gitmem:end\s*-->\s*$")
 # reflect's own one-line comments outside the blocks (a new page's hint to its reader); the
 # second form is the hint pages written before it said "gitmem:"
-OWN_COMMENT = re.compile(r"^\s*<!--\s*(?:gitmem:(?!begin\b|end\b)|Notes about .*: write "
-                         r"anything outside the gitmem markers; reflect keeps it\.).*-->\s*$")
+OWN_COMMENT = compiled(r"^\s*<!--\s*(?:gitmem:(?!begin\b|end\b)|Notes about .*: write "
+                       r"anything outside the gitmem markers; reflect keeps it\.).*-->\s*$")
 
 
 def page_aliases(front_matter: object) -> list[str]:

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import STOPWORDS, _cjk, fold
 
@@ -59,7 +60,7 @@ class _Patterns:
 @functools.cache
 def _cjk_script() -> re.Pattern[str]:
     """Compiled on the first non-ASCII statement: wide Unicode classes take milliseconds."""
-    return re.compile(
+    return compiled(
         "(?P<ideographs>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
         "|(?P<katakana>[\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
         "|(?P<hangul>[\uac00-\ud7af]+)"
@@ -75,14 +76,14 @@ def _cjk_run() -> re.Pattern[str]:
 def _rx() -> _Patterns:
     """Compiled on first use, not at import: recall imports this module for every query."""
     return _Patterns(
-        word=re.compile(r"[^\W_]+(?:'[^\W_]+)?"),
-        cyrillic=re.compile("[\u0400-\u04ff]"),
-        ja_negation=re.compile("ない|ません|なかった|ず(?:に|、|。|$)|不"),
-        parenthetical=re.compile(r"\([^)]*\)|（[^）]*）"),
-        clause_end=re.compile(r"[;:—–；。]| - "),
-        code=re.compile(r"`([^`]+)`"),
-        dotted=re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b"),
-        sentence_end=re.compile("[.!?:;]|[。！？]"),
+        word=compiled(r"[^\W_]+(?:'[^\W_]+)?"),
+        cyrillic=compiled("[\u0400-\u04ff]"),
+        ja_negation=compiled("ない|ません|なかった|ず(?:に|、|。|$)|不"),
+        parenthetical=compiled(r"\([^)]*\)|（[^）]*）"),
+        clause_end=compiled(r"[;:—–；。]| - "),
+        code=compiled(r"`([^`]+)`"),
+        dotted=compiled(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b"),
+        sentence_end=compiled("[.!?:;]|[。！？]"),
     )
 
 _DANISH_STOP = frozenset(

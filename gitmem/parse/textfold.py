@@ -22,6 +22,8 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
+from gitmem.parse.patterns import compiled
+
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
     "\u31f0-\u31ff"  # katakana extensions
@@ -38,10 +40,10 @@ _CJK_CLASS = (
 def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """(a CJK run, one CJK character, one Han character). Compiled on first non-ASCII text:
     these ranges take milliseconds to compile, which an English query never needs to pay."""
-    han = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-    return re.compile(f"[{_CJK_CLASS}]+"), re.compile(f"[{_CJK_CLASS}]"), han
+    han = compiled("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+    return compiled(f"[{_CJK_CLASS}]+"), compiled(f"[{_CJK_CLASS}]"), han
 
-_WORD = re.compile(r"\w+")
+_WORD = compiled(r"\w+")
 # Letters that do not decompose under NFKD but that users type without the accent.
 _SPECIAL = str.maketrans(
     {
@@ -118,7 +120,7 @@ def _quote(tokens: list[str]) -> str:
     return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"'
 
 
-_QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
+_QUOTED = compiled(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
 
 
 def query_terms(query: str) -> list[list[str]]:

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gitmem.domain import Basis, ResultKind
+from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, texts_match
 
@@ -46,7 +47,7 @@ from gitmem.parse.similarity import Claim, claim, texts_match
 # crash again".
 UPDATABLE = frozenset({"world", "observation", "opinion", "note"})
 _STATE_KINDS = frozenset({"world", "observation", "note"})
-_WS = re.compile(r"\s+")
+_WS = compiled(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -442,10 +443,10 @@ def _compiled() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str], re.Pattern
                          re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str],
                          re.Pattern[str]]:
     """Compiled on first use: recall imports this module for every query."""
-    return ({name: re.compile(rx) for name, rx in _FAMILIES.items()}, re.compile(_CHANGE),
-            re.compile(_EVENT), re.compile(r"(?<!\S)joined (?=[A-Z0-9])"),
-            re.compile(r"[^\W\d_][\w'-]*"), re.compile(_RELATION), re.compile(_MANY),
-            re.compile(_HOUSEHOLD))
+    return ({name: compiled(rx) for name, rx in _FAMILIES.items()}, compiled(_CHANGE),
+            compiled(_EVENT), compiled(r"(?<!\S)joined (?=[A-Z0-9])"),
+            compiled(r"[^\W\d_][\w'-]*"), compiled(_RELATION), compiled(_MANY),
+            compiled(_HOUSEHOLD))
 
 
 def _plain(text: str) -> str:
@@ -468,7 +469,12 @@ def families(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=8192)
 def additive(text: str) -> bool:
     """Whether a statement adds one more of something ("also", "også", "тоже", "も")."""
-    return bool(re.search(_ADDITIVE, _plain(text)))
+    return bool(_additive().search(_plain(text)))
+
+
+@functools.cache
+def _additive() -> re.Pattern[str]:
+    return compiled(_ADDITIVE)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -382,18 +382,17 @@ def _share_entity(a: Row, b: Row) -> bool:
 def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
     """The question's name terms (capitalised words inside it; a CJK name before さん, 様,
     君, ちゃん, 氏) and its other full-weight terms (the attribute it asks about)."""
-    import re
-
+    from gitmem.parse.patterns import compiled
     from gitmem.parse.similarity import statement_terms
 
     terms = statement_terms(question)
     names: set[str] = set()
     written: list[str] = []
-    for word in re.findall(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+", question.strip()):
+    for word in compiled(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+").findall(question.strip()):
         written.append(word.removesuffix("'s"))
         names.update(statement_terms(written[-1]))
-    for match in re.finditer(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)",
-                             question):
+    for match in compiled(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)"
+                          ).finditer(question):
         written.append(match.group(1))
         names.update(statement_terms(match.group(1)))
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
