@@ -14,14 +14,13 @@ workspace's), so this module depends on nothing but the domain types.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.domain import Classified, MemoryFile
 from gitmem.errors import GitmemError, UsageError
+from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     import pygit2
@@ -260,6 +260,8 @@ def init_or_open(target: Path) -> tuple[Path, Path, bool]:
 
 def blob_id(data: bytes) -> str:
     """The id git gives a blob with this content (for uncommitted files)."""
+    import hashlib  # OpenSSL's start-up: only when a memory file is uncommitted
+
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 

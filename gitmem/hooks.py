@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import shutil
 import sys
-import traceback
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +21,7 @@ from gitmem.domain import HookFileState
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.git import find_repo_root, hooks_dir
 from gitmem.locks import QUEUE_LOCK, file_lock, writer_lock
+from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.workspace import Workspace
@@ -66,6 +63,8 @@ def hook_script(name: str, python: str | None) -> str:
     """The hook ``name``: it runs gitmem with ``python`` (the interpreter gitmem is installed
     in, so a hook works whatever PATH git gives it), or the ``gitmem`` command on PATH when
     ``python`` is None (the copies in the repository's hooks/ folder, for hook managers)."""
+    import shlex
+
     command = "gitmem" if python is None else f"{shlex.quote(python)} -m gitmem"
     return _TEMPLATE.format(marker=MARKER, name=name, suffix=CHAINED_SUFFIX, command=command)
 
@@ -79,6 +78,9 @@ def is_ours(path: Path) -> bool:
 
 def _runner_ok(path: Path) -> bool:
     """Whether the program a gitmem hook runs still exists: its Python, or ``gitmem`` on PATH."""
+    import shlex
+    import shutil
+
     try:
         for line in path.read_text(encoding="utf-8").splitlines():
             if " hooks run " in line:
@@ -157,6 +159,8 @@ def log_line(memory_dir: Path, message: str) -> None:
 
 
 def log_exception(memory_dir: Path, name: str, exc: BaseException) -> None:
+    import traceback  # a failure only: a hook run imports what indexing needs
+
     detail = "".join(traceback.format_exception(exc)).rstrip()
     log_line(memory_dir, f"{name}: re-index failed: {exc}\n{detail}")
 

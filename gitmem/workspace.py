@@ -7,7 +7,6 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -16,6 +15,7 @@ from gitmem.config import REPO_CONFIG, Config, load_config, private_dir
 from gitmem.domain import Classified, FileClass, MemoryFile, Warn
 from gitmem.errors import GitmemError
 from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root, tree_status
+from gitmem.records import dataclass
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 # The memory layout (docs/memory-format.md), in one place: files at the workspace root, and folders

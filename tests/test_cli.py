@@ -386,7 +386,7 @@ def test_status_and_index_json(repo: Path) -> None:
 # reviewed change (every import is start-up time; see bench/bench_startup.py).
 RECALL_MODULES = {
     "gitmem", "gitmem.cli", "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
-    "gitmem.workspace", "gitmem.embed", "gitmem.embed.base", "gitmem.embed.batch",
+    "gitmem.workspace", "gitmem.embed", "gitmem.embed.base",
     "gitmem.embed.registry", "gitmem.embed.download",  # auto: is the local model present?
     "gitmem.index", "gitmem.index.changes", "gitmem.index.items",
     "gitmem.index.queries", "gitmem.index.run", "gitmem.index.schema", "gitmem.index.store",
@@ -404,10 +404,12 @@ RECALL_MODULES = {
     "gitmem.parse.pages",  # an entity page's aliases, as the store reads them (re only)
     "gitmem.parse.stale",  # the merge driver's stale lines in opinions.md (re only)
     "gitmem.parse.patterns",  # regular expressions from the interpreter's cached programs
+    "gitmem.records",  # dataclasses made on first use
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
 NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",
-                  "multiprocessing", "concurrent", "ssl", "tomli_w")
+                  "multiprocessing", "concurrent", "ssl", "tomli_w",
+                  "hashlib", "_hashlib", "struct")  # hashes and vectors: indexing, embedding
 
 
 def _imported(repo: Path, *args: str) -> set[str]:

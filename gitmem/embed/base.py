@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Literal
@@ -40,6 +39,8 @@ class Embedder(ABC):
 
         A change of fingerprint invalidates stored vectors (cached ones under the old
         fingerprint stay reusable should the user switch back)."""
+        import hashlib  # with a provider only: a lexical recall imports this module too
+
         raw = "\x1f".join([self.name, self.model, self.endpoint or "", str(self.dimensions or "")])
         return f"{self.name}:{hashlib.sha256(raw.encode('utf-8')).hexdigest()[:16]}"
 

@@ -12,17 +12,16 @@ the SHA-256, then renamed into place atomically. A lock file keeps two pulls of 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from gitmem.config import private_dir, private_file, user_cache_dir
 from gitmem.embed.base import EmbeddingError
 from gitmem.errors import LockBusy
+from gitmem.records import dataclass
 
 if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
     import httpx
@@ -270,6 +269,8 @@ def _fetch(client: httpx.Client, hf: HfRef, url: str, part: Path,
             mode = "wb"
         total = total if total is not None else _linked_size(resp)
         expected_sha = _linked_sha256(resp)
+
+        import hashlib  # a download only: recall asks whether a model file exists
 
         digest = hashlib.sha256()
         if mode == "ab":

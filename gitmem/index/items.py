@@ -8,15 +8,13 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-
 from gitmem.domain import ParsedFile, ResultKind
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
+from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH
 
 
@@ -42,6 +40,8 @@ class ItemVersion:
 
 
 def _key(*parts: object) -> str:
+    import hashlib  # indexing only: not on a recall's path
+
     raw = "\x1f".join("" if p is None else str(p) for p in parts)
     return hashlib.blake2b(raw.encode("utf-8"), digest_size=12).hexdigest()
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypedDict, cast
 
 from gitmem.domain import ResultKind, TimeWindow
-from gitmem.embed.batch import unpack
 from gitmem.index.items import MAX_PASSAGES, page_entity
 from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
+from gitmem.records import dataclass
 
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
 # BM25 column weights: exact words, the file path, word stems (lower: exact forms rank first).
@@ -206,6 +205,8 @@ def nearest(store: Store, qvec: bytes, k: int,
                 f"SELECT item_id, part, vec_distance_cosine(vector, ?) FROM vectors "
                 f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
     else:
+        from gitmem.embed.batch import unpack  # vectors only: not on a lexical recall's path
+
         query = unpack(qvec)
         parts = [(int(i), int(n), sum(a * b for a, b in zip(query, unpack(bytes(v)),
                                                            strict=False)))
@@ -231,6 +232,8 @@ def passage_similarities(store: Store, qvec: bytes,
                 f"SELECT item_id, part, vec_distance_cosine(vector, ?) FROM vectors "
                 f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
         return out
+    from gitmem.embed.batch import unpack  # vectors only: not on a lexical recall's path
+
     query = unpack(qvec)
     for part in batched(ids):
         for i, n, v in store.conn.execute(
@@ -255,6 +258,8 @@ def typical_similarity(store: Store, qvec: bytes) -> float | None:
             f"SELECT avg(1.0 - vec_distance_cosine(vector, ?)), count(*) FROM ({sample})",
             (qvec,)).fetchone()
         return None if row is None or not row[1] else float(row[0])
+    from gitmem.embed.batch import unpack  # vectors only: not on a lexical recall's path
+
     query = unpack(qvec)
     sims = [sum(a * b for a, b in zip(query, unpack(bytes(v)), strict=False))
             for (v,) in store.conn.execute(sample)]

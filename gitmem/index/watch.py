@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.config import REPO_CONFIG, Config, user_config_path
 from gitmem.git import common_dir, head_files
+from gitmem.records import dataclass
 from gitmem.workspace import MEMORY_FOLDERS, ROOT_FILES, Workspace, open_workspace
 
 if TYPE_CHECKING:

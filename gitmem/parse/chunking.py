@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
 
 from gitmem.domain import Chunk, Section
 from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import count_tokens
+from gitmem.records import dataclass
 
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 
 from gitmem.domain import Evidence, FoldedEvidence, Opinion, Stance, Warn
 from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import find_entities
 from gitmem.parse.stale import StaleMark, read_stale
+from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH as OPINIONS_PATH  # its home: the layout
 
 # A heading only: every line of a memory file is indexed, and an explanation here would come

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import KIND_NAMES, Fact, Warn
 from gitmem.parse.patterns import compiled
+from gitmem.records import dataclass
 
 # An entity: '@', then a letter or digit, then letters, digits, '_', '-', '.'. Not after a word
 # character (so 'user@host' is no entity). A trailing '.' is punctuation.
@@ -43,6 +42,8 @@ def find_entities(text: str) -> list[str]:
 
 def fact_id(kind: str, text: str, entities: tuple[str, ...], day: date | None) -> str:
     """A short, stable hash of what the fact says; survives line moves and unrelated edits."""
+    import hashlib  # parsing only: recall imports this module for entity_key
+
     norm = _SPACE_RE.sub(" ", text).strip()
     keys = ",".join(sorted({entity_key(e) for e in entities}))
     payload = "\x1f".join([kind, norm, keys, day.isoformat() if day else ""])

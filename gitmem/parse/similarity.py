@@ -27,12 +27,12 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import STOPWORDS, _cjk, fold
+from gitmem.records import dataclass
 
 # The shared part must weigh at least this fraction of the larger statement. Tested paraphrases
 # and updates score 0.5 or more, unrelated statements about the same entity 0.4 or less.

@@ -19,9 +19,9 @@ They are comments reflect wrote: not memory text (never chunked, never shown as 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from gitmem.parse.patterns import compiled
+from gitmem.records import dataclass
 
 STALE_BEGIN = ("<!-- gitmem:begin reflect (stale: merged from two machines; the next "
                "'gitmem reflect' of this entity writes it again) -->")

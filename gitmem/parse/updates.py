@@ -35,12 +35,13 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gitmem.domain import Basis, ResultKind
 from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, texts_match
+from gitmem.records import dataclass
 
 # Kinds whose statements a later one can replace ("note": a plain line outside Retain
 # sections). Experience entries (B) are events: "fixed the crash" stays true after "fixed the

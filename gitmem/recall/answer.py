@@ -4,7 +4,7 @@ ranked, and the JSON contract of docs/json.md assembled."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from gitmem.recall.asof import AsOf, as_of_seq, resolve_as_of
 from gitmem.recall.ranking import Ranking
 from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
+from gitmem.records import dataclass
 from gitmem.workspace import Workspace, first_time
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ that wrote it until the one that changed it), so none of this reads git.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +26,7 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import fold
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.supersede import citation
+from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 _WORD = compiled(r"\w+")

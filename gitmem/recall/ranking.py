@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import STOPWORDS, fold, ideographs
+from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.queries import Row

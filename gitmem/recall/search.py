@@ -4,7 +4,7 @@ then made into cited results (docs/json.md)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Any, get_args
 
@@ -53,6 +53,7 @@ from gitmem.recall.supersede import (
     superseded_within,
     superseders,
 )
+from gitmem.records import dataclass
 
 CANDIDATES_MIN = 200
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their

@@ -12,7 +12,7 @@ only shown facts are checked, against candidates the full-text index preselects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from gitmem.domain import Basis, Citation, ResultKind
 from gitmem.index import queries
@@ -22,6 +22,7 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
 from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
 from gitmem.parse.updates import replaces as statement_replaces
+from gitmem.records import dataclass
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
 SCANNED = 160  # later fact versions with one of its subjects read to find them

@@ -4,7 +4,6 @@ phrase in the query, and how a result's times are shown."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,6 +12,7 @@ from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import build_window, find_query_window, show_time
 from gitmem.recall.search import Result
+from gitmem.records import dataclass
 from gitmem.workspace import classify
 
 # Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.

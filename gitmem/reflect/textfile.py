@@ -5,7 +5,8 @@ final newline, bytes that are not UTF-8 (carried through as surrogate escapes)."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from gitmem.records import dataclass
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"

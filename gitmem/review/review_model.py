@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from gitmem.domain import (
@@ -25,6 +25,7 @@ from gitmem.domain import (
     Warn,
 )
 from gitmem.parse.updates import Statement
+from gitmem.records import dataclass
 
 OPINION_STATUSES: tuple[OpinionStatus, ...] = ("changed", "added", "removed")
 

@@ -27,7 +27,6 @@ import heapq
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import Basis, Citation, Fact
@@ -35,6 +34,7 @@ from gitmem.git import GrepJob
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.textfold import STOPWORDS
 from gitmem.parse.updates import UPDATABLE, plausible, replaces
+from gitmem.records import dataclass
 from gitmem.review.review_model import ReviewFact, Supersession
 from gitmem.review.snapshot import Snapshot
 

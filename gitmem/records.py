@@ -1,0 +1,85 @@
+"""``dataclass``: the standard library's, made when the class is first instantiated.
+
+``dataclasses.dataclass`` writes and compiles each class's methods (``__init__``, ``__repr__``,
+``__eq__``, ``__hash__``, and for a frozen class ``__setattr__`` and ``__delattr__``) when the
+class is defined: about a millisecond a class here, and a command imports some forty it mostly
+never instantiates (a lexical recall made 43 and used 22; the parser's, the indexer's, the
+embedder's types come with their modules). This decorator defers that work to the class's
+first instance: its first ``__init__``, or the first ``__setstate__`` of an instance unpickled
+or copied from another process's (a parse worker's results), so every instance is a real
+dataclass instance. The class is the same object all
+along; what ``dataclasses`` makes of it is exactly what it would have made at definition
+(nothing it reads changes in between: no class here subclasses a dataclass, and the class body
+is run once). Only asking the class itself before any instance exists differs:
+``dataclasses.fields(cls)`` and ``is_dataclass(cls)`` need :func:`made` first, and a
+``default_factory`` field's class attribute is still its ``Field``.
+
+Type checkers read it as ``dataclasses.dataclass`` (``dataclass_transform``).
+"""
+
+from __future__ import annotations
+
+import _thread
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar, dataclass_transform, overload
+
+T = TypeVar("T")
+_LOCK = _thread.RLock()
+_PENDING = "__gitmem_dataclass__"  # in a class's own namespace until it is made: its frozen flag
+
+
+@overload
+def dataclass(cls: type[T], /) -> type[T]: ...
+
+
+@overload
+def dataclass(*, frozen: bool = False) -> Callable[[type[T]], type[T]]: ...
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def dataclass(cls: type[T] | None = None, /, *,
+              frozen: bool = False) -> type[T] | Callable[[type[T]], type[T]]:
+    """``@dataclass`` or ``@dataclass(frozen=True)``, made on first use."""
+
+    def wrap(klass: type[T]) -> type[T]:
+        for name, value in ((_PENDING, frozen), ("__init__", _first_init),
+                            ("__setstate__", _first_setstate)):
+            setattr(klass, name, value)
+        return klass
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _make_pending(klass: type) -> None:
+    for base in reversed(klass.__mro__):
+        if _PENDING in base.__dict__:
+            made(base)
+
+
+def _first_init(self: object, *args: Any, **kwargs: Any) -> None:
+    """The ``__init__`` of a class not made yet: make it, then initialise as it does."""
+    _make_pending(type(self))
+    type(self).__init__(self, *args, **kwargs)
+
+
+def _first_setstate(self: object, state: Any) -> None:
+    """Unpickling or copying an instance of a class not made yet (an instance made in another
+    process): make the class, then set the state as pickle would."""
+    _make_pending(type(self))
+    setstate = getattr(self, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+    else:
+        self.__dict__.update(state)
+
+
+def made(cls: type[T]) -> type[T]:
+    """Make ``cls`` now if it is still pending (a no-op for any other class)."""
+    with _LOCK:
+        frozen = cls.__dict__.get(_PENDING)
+        if frozen is None:
+            return cls
+        for name in (_PENDING, "__init__", "__setstate__"):
+            delattr(cls, name)
+        return dataclasses.dataclass(frozen=frozen)(cls)  # noqa: TID251 (made here, once)
