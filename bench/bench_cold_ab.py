@@ -1,0 +1,159 @@
+"""Cold commands of two checkouts, interleaved in one run: what a change did to start-up.
+
+    python bench/bench_cold_ab.py --before DIR --after DIR [--rounds 20] [--years 10]
+        [--cache DIR] [--out bench/results/cold-ab.json]
+
+Each checkout (a worktree, clone or ``git archive`` export: its directory goes first on
+``PYTHONPATH``, and its commands run from a folder of their own) is byte-compiled as pip does
+on install and gets its own copies of the sample workspace (``fixtures/build_fixture.py``) and
+of the cached N-year synthetic workspace, each indexed by that checkout, and its own user
+folders (config, cache), warmed by one run of each command. Then round after round, the
+checkout going first alternating: ``python -c pass``, a lexical ``gitmem recall`` on the sample
+workspace and on the N-year one, and ``gitmem index`` after a one-file commit on the N-year one
+(the command a post-commit hook runs). No warm process answers (none is started). Wall and CPU
+time (user + system, git children included); read each against ``python -c pass`` of the same
+rounds. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from bench import bench_history as hist  # noqa: E402
+from bench import bench_lexical as lex  # noqa: E402
+
+QUERY = "gateway host"
+Samples = tuple[list[float], list[float]]  # (wall seconds, CPU seconds)
+
+
+class Checkout:
+    """One checkout's environment and workspaces."""
+
+    def __init__(self, name: str, code: Path, scratch: Path, src: Path) -> None:
+        self.name, self.code = name, code.resolve()
+        self.home = home = scratch / name
+        home.mkdir(parents=True)
+        env = dict(os.environ)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.pop("GITMEM_EMBED_PROVIDER", None)
+        env.update(PYTHONPATH=str(self.code), GITMEM_WARM_AUTOSTART="false",
+                   XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"))
+        self.env = env
+        py = sys.executable
+        subprocess.run([py, "-m", "compileall", "-q", str(self.code / "gitmem")], check=True,
+                       env=env)
+        self.gm = [py, "-m", "gitmem"]
+        self.fixture = home / "fixture"
+        subprocess.run([py, str(self.code / "fixtures" / "build_fixture.py"), str(self.fixture)],
+                       check=True, capture_output=True, env=env)
+        self.ws = home / "ws"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(self.ws)],
+                       check=True)
+        for key, value in (("user.name", "bench"), ("user.email", "bench@example.invalid")):
+            hist.git(self.ws, "config", key, value)
+        self.must([*self.gm, "-C", str(self.fixture), "index"])
+        self.must([*self.gm, "-C", str(self.ws), "index", "--no-embed"])
+        self.commits = 0
+
+    def must(self, argv: list[str]) -> lex.Run:
+        # Run from the checkout's own folder: ``python -m`` puts the working directory first on
+        # sys.path, which would otherwise import whatever gitmem stands where the bench runs.
+        run = lex.run_child(argv, cwd=self.home, env=self.env)
+        if run.returncode:
+            raise SystemExit(f"{self.name}: {' '.join(argv)} failed: {lex.tail(run.stderr)}")
+        return run
+
+    def commands(self) -> dict[str, list[str]]:
+        return {
+            "recall (lexical, sample workspace)": [*self.gm, "-C", str(self.fixture), "recall",
+                                                   QUERY, "--mode", "lexical"],
+            "recall (lexical, N y)": [*self.gm, "-C", str(self.ws), "recall", QUERY, "--mode",
+                                      "lexical"],
+        }
+
+    def index_after_commit(self) -> lex.Run:
+        hist.commit_one(self.ws, self.commits, self.env)
+        self.commits += 1
+        return self.must([*self.gm, "-C", str(self.ws), "index", "--no-embed"])
+
+
+def bench(before: Path, after: Path, rounds: int, years: int, cache: Path) -> dict[str, Any]:
+    scratch = Path(tempfile.mkdtemp(prefix="gitmem-cold-ab-"))
+    try:
+        src, info = lex.workspace(years, 0, cache)
+        sides = [Checkout("before", before, scratch, src), Checkout("after", after, scratch, src)]
+        samples: dict[str, Samples] = {}
+
+        def add(key: str, run: lex.Run) -> None:
+            wall, cpu = samples.setdefault(key, ([], []))
+            wall.append(run.seconds)
+            cpu.append(run.cpu_seconds)
+
+        for side in sides:  # warm-up: page cache, bytecode, the user cache folder
+            for argv in side.commands().values():
+                side.must(argv)
+            side.index_after_commit()
+        for n in range(rounds):
+            order = sides if n % 2 == 0 else sides[::-1]
+            add("python -c pass", order[0].must([sys.executable, "-c", "pass"]))
+            for side in order:
+                for what, argv in side.commands().items():
+                    add(f"{what} | {side.name}", side.must(argv))
+            for side in order:
+                add(f"index after a one-file commit (N y) | {side.name}",
+                    side.index_after_commit())
+            add("python -c pass", order[1].must([sys.executable, "-c", "pass"]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    base_wall, base_cpu = (lex.pct(xs, 50) for xs in samples["python -c pass"])
+    rows = [{"what": what.replace("N y", f"{years} y"), **lex.summary_ms(wall),
+             "cpu_p50_ms": round(lex.pct(cpu, 50) * 1000, 2),
+             "over_pass_p50_ms": round((lex.pct(wall, 50) - base_wall) * 1000, 1),
+             "cpu_over_pass_p50_ms": round((lex.pct(cpu, 50) - base_cpu) * 1000, 1)}
+            for what, (wall, cpu) in samples.items()]
+    return {"rounds": rounds, "years": years, "days": info["days"], "before": str(before),
+            "after": str(after), "python": sys.version.split()[0],
+            "load": os.getloadavg(), "rows": rows}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["| what | wall p50 / p95 / min ms | over pass p50 | CPU p50 ms | CPU over pass |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in result["rows"]:
+        lines.append(f"| {r['what']} | {r['p50_ms']:.0f} / {r['p95_ms']:.0f} / {r['min_ms']:.0f}"
+                     f" | {r['over_pass_p50_ms']:+.0f} | {r['cpu_p50_ms']:.0f} | "
+                     f"{r['cpu_over_pass_p50_ms']:+.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--years", type=int, default=10)
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitmem-bench")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "cold-ab.json")
+    args = parser.parse_args(argv)
+    result = bench(args.before, args.after, args.rounds, args.years, args.cache)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
