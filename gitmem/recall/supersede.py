@@ -11,6 +11,8 @@ only shown facts are checked, against candidates the full-text index preselects.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import field, replace
 
@@ -18,6 +20,7 @@ from gitmem.domain import Basis, Citation, ResultKind
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
+from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
 from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
@@ -351,9 +354,12 @@ def _thing(terms: frozenset[str], *texts: str) -> bool:
 
 
 def _katakana_words(text: str) -> set[str]:
-    import re
+    return set(_katakana_run().findall(text))
 
-    return set(re.findall(r"[\u30a0-\u30ff]{2,}", text))
+
+@functools.cache
+def _katakana_run() -> re.Pattern[str]:
+    return compiled(r"[\u30a0-\u30ff]{2,}")
 
 
 def _note_lines(*texts: str) -> bool:
@@ -361,9 +367,7 @@ def _note_lines(*texts: str) -> bool:
     ("[1:56 pm] Caroline: ...", "Caroline: ...") nor a question. A conversation log is full of
     changes and names, and its turns tell what happened, not what holds (measured on LoCoMo:
     comparing turns cost 7 points of evidence recall at 500 tokens)."""
-    import re
-
-    turn = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
+    turn = _turn()
 
     def is_turn(text: str) -> bool:
         # a speaker is a name: no word of it lower-case ("No more Oak room: ..." is a statement)
@@ -380,10 +384,14 @@ def _share_entity(a: Row, b: Row) -> bool:
     return bool(keys[0] & keys[1])
 
 
+@functools.cache
+def _turn() -> re.Pattern[str]:
+    return compiled(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
+
+
 def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
     """The question's name terms (capitalised words inside it; a CJK name before さん, 様,
     君, ちゃん, 氏) and its other full-weight terms (the attribute it asks about)."""
-    from gitmem.parse.patterns import compiled
     from gitmem.parse.similarity import statement_terms
 
     terms = statement_terms(question)
@@ -399,7 +407,8 @@ def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tupl
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
     # 何階 / 几点 ask for a number of floors / hours: the counter is the attribute asked about
     # (the lines say 三階 and 五階, never 何階)
-    attributes.update(m.group(1) for m in re.finditer(r"[何幾几]([\u3400-\u9fff])", question))
+    counter = compiled(r"[何幾几]([\u3400-\u9fff])")
+    attributes.update(m.group(1) for m in counter.finditer(question))
     return frozenset(names), frozenset(attributes), tuple(dict.fromkeys(written))
 
 
