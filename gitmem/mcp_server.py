@@ -363,7 +363,9 @@ def build_server(ws: Workspace) -> "MCPServer":
                                                       "strongly")] = None,
         as_of: Annotated[str | None, Field(description="The confidence as it stood "
                                            "then: a time or a commit")] = None,
-        history: Annotated[bool, Field(description="How each confidence moved, commit by "
+        history: Annotated[bool, Field(description="Each opinion's evidence over time "
+                                       "(every entry it cited, with its day, c and "
+                                       "citation) and how its confidence moved, commit by "
                                        "commit")] = False,
     ) -> CallToolResult:
         """The opinions of bank/opinions.md, strongest first: statement, confidence, updated

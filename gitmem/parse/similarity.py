@@ -130,7 +130,7 @@ _ANTONYMS = frozenset({("short", "long"), ("prefer", "dislik"), ("prefer", "hate
 _LIGHT_TERMS = frozenset(
     """prefer use have get make go move now current old new still today anymor longer default sinc
     becom chang updat upgrad replac set keep kept also alway usual realli much mani thing one two
-    nu stadig gammel ny nye altid теперь сейчас стар нов всегда""".split()  # noqa: SIM905 - a word list reads better as text
+    everi hver nu stadig gammel ny nye altid теперь сейчас стар нов всегда кажд""".split()  # noqa: SIM905 - a word list reads better as text
 )
 
 
