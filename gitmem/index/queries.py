@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from gitmem.domain import ResultKind, TimeWindow
 from gitmem.index.items import MAX_PASSAGES, page_entity
@@ -14,7 +14,19 @@ from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
 from gitmem.records import dataclass
 
+if TYPE_CHECKING:
+    from gitmem.index.signbits import SignBits
+
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
+# Hamming candidates (passages) per item asked, rescored exactly (bench/bench_growth.py,
+# clustered vectors). 2 give recall@10 of the exact k-NN 1.0 up to 135,000 vectors, 0.84-0.91
+# at 1,000,000, where 4 give 0.995; but vec0's scan costs more than linearly in them (297 ms
+# for 2 per item of 100 there, 697 ms for 4). The sign bits in memory scan as fast either way:
+# above WIDE_ABOVE vectors they take 4; below, each extra candidate would only be one more
+# exact rescoring read from the index.
+HAMMING_PER_ITEM = 2
+HAMMING_PER_ITEM_WIDE = 4
+WIDE_ABOVE = 150_000
 # BM25 column weights: exact words, the file path, word stems (lower: exact forms rank first).
 BM25_WEIGHTS = (1.0, 0.3, 0.5)
 # The weight of the Han characters table, whose BM25 is added to the words' (bigrams first).
@@ -188,36 +200,41 @@ def memory_span(store: Store, flt: ItemFilter) -> tuple[str | None, str | None]:
 
 
 def nearest(store: Store, qvec: bytes, k: int,
-            passages: dict[tuple[int, int], float] | None = None) -> dict[int, float]:
+            passages: dict[tuple[int, int], float] | None = None,
+            bits: SignBits | None = None) -> dict[int, float]:
     """Item id -> cosine similarity of its closest passage, for the ``k`` nearest items; each
     passage's similarity goes into ``passages`` too, (item id, passage number) -> similarity,
     when it is given.
 
-    Candidates come from the sign bits by Hamming distance in vec0 (fast), rescored by exact
-    cosine; when the extension cannot be loaded, an exact scan gives the same answer slower."""
-    if store.vec_error is None and store.has_vec_table():
+    Candidates come from the sign bits by Hamming distance, rescored by exact cosine: from
+    ``bits``, the bits a warm process holds in memory (brought up to date in the same read
+    transaction as the rescoring), else from vec0 (fast); when the extension cannot be
+    loaded, an exact scan gives the same answer slower."""
+    if bits is not None:
+        with store.transaction():
+            bits.sync(store)
+            wide = HAMMING_PER_ITEM_WIDE if len(bits) > WIDE_ABOVE else HAMMING_PER_ITEM
+            near = bits.nearest_items(qvec, k * wide)
+            found = passage_similarities(store, qvec, near)
+    elif store.vec_error is None and store.has_vec_table():
         near = sorted({int(r) // MAX_PASSAGES for (r,) in store.conn.execute(
             "SELECT rowid FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
-            (qvec, min(k * 2, VEC_K_MAX)))})
-        parts: list[tuple[int, int, float]] = []
-        for part in batched(near):
-            parts.extend((int(i), int(n), 1.0 - float(d)) for i, n, d in store.conn.execute(
-                f"SELECT item_id, part, vec_distance_cosine(vector, ?) FROM vectors "
-                f"WHERE item_id IN ({marks(part)})", (qvec, *part)))
+            (qvec, min(k * HAMMING_PER_ITEM, VEC_K_MAX)))})
+        found = passage_similarities(store, qvec, near)
     else:
         from gitmem.embed.batch import unpack  # vectors only: not on a lexical recall's path
 
         query = unpack(qvec)
-        parts = [(int(i), int(n), sum(a * b for a, b in zip(query, unpack(bytes(v)),
-                                                           strict=False)))
-                 for i, n, v in store.conn.execute("SELECT item_id, part, vector FROM vectors")]
+        found = {(int(i), int(n)): sum(a * b for a, b in zip(query, unpack(bytes(v)),
+                                                             strict=False))
+                 for i, n, v in store.conn.execute("SELECT item_id, part, vector FROM vectors")}
     best: dict[int, float] = {}
-    for item_id, _, similarity in parts:  # an item is as close as its closest passage
+    for (item_id, _), similarity in found.items():  # an item is as close as its closest passage
         if similarity > best.get(item_id, -2.0):
             best[item_id] = similarity
     top = dict(heapq.nlargest(k, best.items(), key=lambda pair: pair[1]))
     if passages is not None:
-        passages.update(((i, n), sim) for i, n, sim in parts if i in top)
+        passages.update((key, sim) for key, sim in found.items() if key[0] in top)
     return top
 
 

@@ -11,7 +11,7 @@ import apsw
 
 from gitmem.parse.patterns import compiled
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -144,9 +144,34 @@ CREATE VIRTUAL TABLE IF NOT EXISTS items_han USING fts5 (
 )
 """
 
+# The items whose vectors changed, in order (every insert, delete or update of ``vectors``, by
+# trigger): a long-running process that holds the vectors' sign bits in memory
+# (``index.signbits``) reads it from where it left off. The log keeps its newest
+# VECTOR_LOG_KEEP entries (trimmed by trigger); ``vector_epoch`` in meta is new with each file
+# and each new model, and a reader older than either loads everything again.
+VECTOR_LOG_KEEP = 65536
+DDL_VECTOR_LOG = f"""
+CREATE TABLE IF NOT EXISTS vector_changes (seq INTEGER PRIMARY KEY, item_id INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS vectors_added AFTER INSERT ON vectors BEGIN
+    INSERT INTO vector_changes (item_id) VALUES (NEW.item_id);
+END;
+CREATE TRIGGER IF NOT EXISTS vectors_removed AFTER DELETE ON vectors BEGIN
+    INSERT INTO vector_changes (item_id) VALUES (OLD.item_id);
+END;
+CREATE TRIGGER IF NOT EXISTS vectors_changed AFTER UPDATE ON vectors BEGIN
+    INSERT INTO vector_changes (item_id) VALUES (OLD.item_id), (NEW.item_id);
+END;
+CREATE TRIGGER IF NOT EXISTS vector_changes_trimmed AFTER INSERT ON vector_changes
+WHEN NEW.seq % 4096 = 0 BEGIN
+    DELETE FROM vector_changes WHERE seq <= NEW.seq - {VECTOR_LOG_KEEP};
+END;
+"""
+NEW_VECTOR_EPOCH = ("INSERT OR REPLACE INTO meta VALUES ('vector_epoch', "
+                    "lower(hex(randomblob(8))))")
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
 TABLES = frozenset(compiled(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
-    DDL_V1 + DDL_REPLACES + HAN_DDL)) | {"migrations"}
+    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG)) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:
@@ -229,6 +254,14 @@ def m007_current_items_index(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS items_current ON items (id) WHERE valid_to IS NULL")
 
 
+def m008_vector_log(conn: apsw.Connection) -> None:
+    """The log of vector changes (``DDL_VECTOR_LOG``, issue 21): a warm process keeps the sign
+    bits of 1,000,000 vectors in memory in step with the index by reading it. Applied in
+    place: a reader loads every vector once at the new epoch, then follows the log."""
+    conn.execute(DDL_VECTOR_LOG)
+    conn.execute(NEW_VECTOR_EPOCH)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -238,4 +271,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (5, "m005_declared_replacements", m005_declared_replacements),
     (6, "m006_han_table", m006_han_table),
     (7, "m007_current_items_index", m007_current_items_index),
+    (8, "m008_vector_log", m008_vector_log),
 )

@@ -31,6 +31,7 @@ from gitmem.index.items import (
 )
 from gitmem.index.schema import (
     MIGRATIONS,
+    NEW_VECTOR_EPOCH,
     REBUILD_BELOW,
     SCHEMA_VERSION,
     TABLES,
@@ -381,8 +382,11 @@ class Store:
                 [(i * MAX_PASSAGES, i * MAX_PASSAGES + MAX_PASSAGES - 1) for i in ids])
 
     def reset_vectors(self, fingerprint: str, dims: int) -> None:
-        """Start over for a new embedding model (or dimension)."""
+        """Start over for a new embedding model (or dimension): a new vector epoch, whose log
+        starts empty (a reader of the sign bits loads them again)."""
         self.conn.execute("DELETE FROM vectors")
+        self.conn.execute("DELETE FROM vector_changes")
+        self.conn.execute(NEW_VECTOR_EPOCH)
         if self.vec_error is None:
             self.conn.execute("DROP TABLE IF EXISTS vec_bits")
             self.conn.execute(

@@ -30,6 +30,8 @@ from gitmem.workspace import MEMORY_FOLDERS, ROOT_FILES, Workspace, open_workspa
 if TYPE_CHECKING:
     from inotify_simple import INotify
 
+    from gitmem.index.signbits import SignBits
+
 # A change to a file or folder: written, touched, created, removed or renamed (either end).
 _MASK = 0x2 | 0x4 | 0x100 | 0x200 | 0x40 | 0x80 | 0x400 | 0x800  # MODIFY ATTRIB CREATE
 #   DELETE MOVED_FROM MOVED_TO DELETE_SELF MOVE_SELF
@@ -191,6 +193,24 @@ class WarmState:
         self._opened: dict[tuple[str, bool], tuple[int, Workspace, Config]] = {}
         self._current: dict[Workspace, tuple[int, Config]] = {}
         self._followed: dict[tuple[Workspace, Config], int] = {}  # targets watched as of
+        self._bits: dict[Path, SignBits | None] = {}  # by index file; None: no numpy
+
+    def sign_bits(self, ws: Workspace) -> SignBits | None:
+        """The sign bits of the vectors of ``ws``'s index, held in memory (``index.signbits``:
+        they follow the index's own log of vector changes, not this watch); None without
+        numpy, and the caller asks vec0."""
+        if ws.index_path not in self._bits:
+            try:
+                from gitmem.index.signbits import SignBits
+            except ImportError:  # no numpy 2
+                self._bits[ws.index_path] = None
+            else:
+                self._bits[ws.index_path] = SignBits()
+        return self._bits[ws.index_path]
+
+    def vectors_held(self) -> int:
+        """How many vectors' sign bits are held in memory (``gitmem serve``'s ping)."""
+        return sum(len(bits) for bits in self._bits.values() if bits is not None)
 
     def open_workspace(self, start: Path, *, lenient: bool = False) -> tuple[Workspace, Config]:
         """``workspace.open_workspace``, remembered until something it read changes."""

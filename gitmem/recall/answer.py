@@ -25,6 +25,7 @@ from gitmem.records import dataclass
 from gitmem.workspace import Workspace, first_time
 
 if TYPE_CHECKING:
+    from gitmem.index.signbits import SignBits
     from gitmem.index.watch import WarmState
 
 ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
@@ -139,13 +140,13 @@ def answer(
     warnings = list(cfg.warnings) + ensure_index(ws, cfg, warm)
     semantic = _QueryVector(ws, cfg, req, text, warnings) if text.strip() else None
     try:
-        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)
+        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now, warm)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
         from gitmem.index.replay import index_workspace
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)
-        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now)
+        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now, warm)
     except BUSY:
         raise GitmemError("the index is locked by a long update in another process; "
                           "try again in a moment") from None
@@ -162,8 +163,8 @@ def answer(
 
 
 def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
-            semantic: _QueryVector | None, ranking: Ranking | None,
-            warnings: list[str], now: datetime) -> tuple[list[Result], RecallMode]:
+            semantic: _QueryVector | None, ranking: Ranking | None, warnings: list[str],
+            now: datetime, warm: WarmState | None) -> tuple[list[Result], RecallMode]:
     store = open_store(ws.index_path, readonly=True)
     try:
         qvec = semantic.usable_vector(store) if semantic else None
@@ -175,7 +176,9 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
             warnings.append("as of an earlier commit, text that is no longer current "
                             "is found lexically only (vectors cover current text)")
         q = replace(q, as_of_seq=seq)
-        results = _ranked(store, q, now, req.entities, qvec, mode, ranking)
+        # A warm process scans the vectors' sign bits in memory; a command alone asks vec0.
+        bits = warm.sign_bits(ws) if warm is not None and qvec is not None else None
+        results = _ranked(store, q, now, req.entities, qvec, mode, ranking, bits)
         if not results:
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
@@ -330,9 +333,10 @@ def _ranked(
     qvec: bytes | None,
     mode: RecallMode,
     ranking: Ranking | None,
+    bits: SignBits | None,
 ) -> list[Result]:
     keys = resolve_entities(store, names)
-    return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking)
+    return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking, bits=bits)
 
 
 __all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer", "shown_dates"]

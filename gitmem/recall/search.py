@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import field
 from datetime import datetime
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from gitmem.domain import KIND_NAMES, Evidence, RecallMode, ResultKind, TimeWindow
 from gitmem.errors import UsageError
@@ -54,6 +54,9 @@ from gitmem.recall.supersede import (
     superseders,
 )
 from gitmem.records import dataclass
+
+if TYPE_CHECKING:
+    from gitmem.index.signbits import SignBits
 
 CANDIDATES_MIN = 200
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
@@ -195,11 +198,12 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
 
 def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,
                       passages: dict[tuple[int, int], float] | None = None,
-                      ) -> list[tuple[Row, float]]:
+                      bits: SignBits | None = None) -> list[tuple[Row, float]]:
     """Nearest items by cosine similarity (vectors are unit length), filters applied; their
-    passages' similarities go into ``passages`` when it is given."""
+    passages' similarities go into ``passages`` when it is given. ``bits``: the sign bits a
+    warm process holds in memory (``index.signbits``)."""
     k = limit * 10 if flt.narrows else limit
-    sim = queries.nearest(store, qvec, k, passages)
+    sim = queries.nearest(store, qvec, k, passages, bits)
     if not sim:
         return []
     out = [(row, sim[int(row["id"])]) for row in queries.rows_by_id(store, list(sim), flt)]
@@ -216,6 +220,7 @@ def rank(
     qvec: bytes | None = None,
     mode: RecallMode = "lexical",
     ranking: Ranking | None = None,
+    bits: SignBits | None = None,
 ) -> list[Result]:
     """Candidates scored by relevance × recency decay × importance, then diversified.
 
@@ -235,7 +240,7 @@ def rank(
     )
     psim: dict[tuple[int, int], float] = {}
     semantic = (
-        vector_candidates(store, flt, qvec, ranking.vector_candidates, psim)
+        vector_candidates(store, flt, qvec, ranking.vector_candidates, psim, bits)
         if qvec is not None and mode != "lexical"
         else []
     )

@@ -194,7 +194,7 @@ class WarmServer:
         op = message.get("op")
         if op == "ping":
             self._send(conn, {"done": True, "pid": os.getpid(), "repo": self.repo,
-                              "served": self._served})
+                              "served": self._served, "vectors_held": self.warm.vectors_held()})
         elif op == "stop":
             self._send(conn, {"done": True, "pid": os.getpid()})
             self.stop()

@@ -1,0 +1,172 @@
+"""The sign bits a warm process holds in memory (``gitmem.index.signbits``), against the real
+sqlite-vec index: the exact k-NN when the candidates cover every vector, vec0's own Hamming
+distances when they do not, and a copy that follows every vector write of the index (new
+embeddings, closed and removed items, a rollback, a new model, a rebuilt file, a trimmed
+log) to exactly what loading everything again gives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from embed_server import EmbedServer
+
+from gitmem.index import queries
+from gitmem.index.items import MAX_PASSAGES
+from gitmem.index.signbits import SignBits, pack
+from gitmem.index.store import Store, open_store
+from testing.cli import gitmem
+from testing.repo import commit_all, git, write
+
+DIMS = 48  # not a multiple of 64: the last word is padded
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.fixture
+def small_index(tmp_path: Path) -> Iterator[tuple[Store, np.ndarray, list[tuple[int, int]]]]:
+    """A real index with vec0 holding 150 items of one to three passages (clustered unit
+    vectors, as embeddings of related texts are): (store, vectors, their (item, passage))."""
+    rng = np.random.default_rng(7)
+    keys = [(item, part) for item in range(1, 151) for part in range(1 + item % 3)]
+    centres = unit(rng.standard_normal((12, DIMS)))
+    data = unit(centres[rng.integers(0, 12, len(keys))] +
+                0.15 * rng.standard_normal((len(keys), DIMS)))
+    store = open_store(tmp_path / "index.sqlite")
+    with store.transaction():
+        store.reset_vectors("test:small", DIMS)
+        store.conn.executemany("INSERT INTO vectors VALUES (?, ?, ?)",
+                               [(i, n, v.tobytes()) for (i, n), v in zip(keys, data, strict=True)])
+        store.conn.executemany(
+            "INSERT INTO vec_bits (rowid, embedding) VALUES (?, vec_quantize_binary(?))",
+            [(i * MAX_PASSAGES + n, v.tobytes()) for (i, n), v in zip(keys, data, strict=True)])
+    yield store, data, keys
+    store.close()
+
+
+def exact_knn(data: np.ndarray, keys: list[tuple[int, int]], q: np.ndarray,
+              k: int) -> list[int]:
+    best: dict[int, float] = {}
+    for (item, _), sim in zip(keys, (data @ q).tolist(), strict=True):
+        best[item] = max(best.get(item, -2.0), sim)
+    return sorted(best, key=lambda i: -best[i])[:k]
+
+
+@pytest.mark.parametrize("wide_above", [queries.WIDE_ABOVE, 0])
+def test_candidates_covering_every_vector_give_the_exact_knn_and_vec0s_answer(
+        small_index: tuple[Store, np.ndarray, list[tuple[int, int]]], wide_above: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Either number of candidates per item (2, or 4 above WIDE_ABOVE vectors) that covers
+    all 300 passages gives the exact k-NN."""
+    store, data, keys = small_index
+    monkeypatch.setattr(queries, "WIDE_ABOVE", wide_above)
+    bits = SignBits()
+    for q in unit(np.random.default_rng(8).standard_normal((12, DIMS))):
+        k = 150 if wide_above else 75
+        warm_passages: dict[tuple[int, int], float] = {}
+        warm = queries.nearest(store, q.tobytes(), k, warm_passages, bits)
+        assert list(warm) == exact_knn(data, keys, q, k)
+        for (item, part), sim in warm_passages.items():
+            assert sim == pytest.approx(float(data[keys.index((item, part))] @ q), abs=1e-5)
+        # vec0 with as many candidates covers them all too: the same answer, to the bit
+        assert queries.nearest(store, q.tobytes(), len(keys)) == \
+            queries.nearest(store, q.tobytes(), len(keys), bits=bits)
+    assert bits.loads == 1 and len(bits) == len(keys)
+
+
+def test_fewer_candidates_are_vec0s_nearest_by_hamming_distance(
+        small_index: tuple[Store, np.ndarray, list[tuple[int, int]]]) -> None:
+    """The packed bits are vec_quantize_binary's, and the candidates are the passages vec0
+    finds nearest (the same distances; ties may pick other passages)."""
+    store, data, _ = small_index
+    bits = SignBits()
+    with store.transaction():
+        bits.sync(store)
+    for v in data[:5]:
+        quantized = store.conn.execute("SELECT vec_quantize_binary(?)", (v.tobytes(),)).fetchone()
+        assert pack(v[None, :])[:, 0].tobytes()[: DIMS // 8] == quantized[0]
+    for q in unit(np.random.default_rng(9).standard_normal((8, DIMS))):
+        vec0 = store.conn.execute(
+            "SELECT rowid, distance FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) "
+            "AND k = 40", (q.tobytes(),)).fetchall()
+        qbits = pack(q[None, :])[:, 0]
+        mine = bits.nearest_items(q.tobytes(), 40)
+        held = np.isin(bits.keys // MAX_PASSAGES, mine)
+        distance = sum(np.bitwise_count(w ^ qw).astype(np.int64)
+                       for w, qw in zip(bits.words, qbits, strict=True))
+        # every passage of a chosen item is held; the 40 nearest of them are vec0's distances
+        assert sorted(distance[held].tolist())[:40] == sorted(int(d) for _, d in vec0)
+        assert {int(r) // MAX_PASSAGES for r, _ in vec0} <= set(mine) | {
+            int(k) // MAX_PASSAGES for k in bits.keys[distance == max(d for _, d in vec0)]}
+
+
+def same_as_loaded(repo: Path, bits: SignBits) -> None:
+    """``bits``, brought up to date as a warm process does before a query (a connection of
+    its own each time), hold what a fresh load of the index holds: its vectors, each once."""
+    store = open_store(repo / ".memory" / "index.sqlite", readonly=True)
+    try:
+        with store.transaction():
+            bits.sync(store)
+            fresh = SignBits()
+            fresh.sync(store)
+            have = sorted(i * MAX_PASSAGES + n for i, n in store.conn.execute(
+                "SELECT item_id, part FROM vectors"))
+    finally:
+        store.close()
+    assert bits.keys.tolist() == fresh.keys.tolist() == have
+    assert bits.words.tobytes() == fresh.words.tobytes() and bits.dims == fresh.dims
+
+
+@pytest.fixture
+def embedded(fixture_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    with EmbedServer(dim=16) as server:
+        monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "openai")
+        monkeypatch.setenv("GITMEM_EMBED_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+        yield fixture_repo
+
+
+def test_the_bits_follow_every_vector_write(embedded: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = embedded
+    bits = SignBits()
+    same_as_loaded(repo, bits)
+    assert bits.loads == 1 and len(bits) > 100
+    # new and changed text embedded, a removed file's items closed: followed through the log
+    write(repo, "memory/2025-12-01.md", "# 2025-12-01\n\n## Retain\n- W @Peter: Back home.\n")
+    (repo / "memory" / "2025-11-27.md").unlink()
+    commit_all(repo, "a day more, one less", date="2025-12-01T21:00:00+00:00")
+    held = len(bits)
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    same_as_loaded(repo, bits)
+    assert len(bits) != held
+    # a rewrite of history: the rollback drops the vectors of the versions it undoes
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    same_as_loaded(repo, bits)
+    assert bits.loads == 1 and len(bits) == held
+    # a log trimmed past this copy (another process wrote a great deal): loaded again
+    seen = bits.seen
+    write(repo, "memory/2025-12-02.md", "# 2025-12-02\n\n## Retain\n- W @Peter: Out again.\n")
+    commit_all(repo, "another day", date="2025-12-02T21:00:00+00:00")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    writer = open_store(repo / ".memory" / "index.sqlite")
+    with writer.transaction():
+        writer.conn.execute("DELETE FROM vector_changes WHERE seq <= ?", (seen + 1,))
+    writer.close()
+    same_as_loaded(repo, bits)
+    assert bits.loads == 2
+    # another model: a new epoch, everything loaded again
+    monkeypatch.setenv("GITMEM_EMBED_MODEL", "another-model")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    same_as_loaded(repo, bits)
+    assert bits.loads == 3
+    # a rebuilt file: its own epoch
+    assert gitmem("-C", str(repo), "index", "--force")[0] == 0
+    same_as_loaded(repo, bits)
+    assert bits.loads == 4
