@@ -16,12 +16,15 @@ implementation, a file from another build, a damaged file, no cache folder) fall
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+_re_compile = re.compile  # re's own, also while :func:`routed` stands in for it
 _FORMAT = 1  # of the file; a change makes older files unused
 _MAX_ENTRIES = 2000  # a file past this (patterns of many versions) starts again
 # (pattern, flags, program, groups - 1, groupindex, indexgroup): _sre.compile's arguments
@@ -147,14 +150,14 @@ def compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
     flags = int(flags)
     programs = _programs()
     if programs.sre is None or flags & re.DEBUG:
-        return re.compile(pattern, flags)
+        return _re_compile(pattern, flags)
     key = (pattern, flags)
     entry = programs.load().get(key)
     if entry is not None:
         built = programs.build(entry)
         if built is not None and built.pattern == pattern:
             return built
-    made = re.compile(pattern, flags)
+    made = _re_compile(pattern, flags)
     if programs.sre is not None:
         _learn(programs, key, made)
     return made
@@ -174,3 +177,21 @@ def _learn(programs: _Programs, key: tuple[str, int], made: re.Pattern[str]) -> 
 
         atexit.register(programs.save)
     programs.added[key] = entry
+
+
+def _any_compile(pattern: Any, flags: int = 0) -> Any:
+    if isinstance(pattern, str):
+        return compiled(pattern, flags)
+    return _re_compile(pattern, flags)  # bytes, or a pattern already compiled
+
+
+@contextlib.contextmanager
+def routed() -> Iterator[None]:
+    """``re.compile`` answered by :func:`compiled` meanwhile: for importing a library that
+    compiles its patterns at import (markdown-it's sixty, on every index run). The patterns are
+    equal to re's, so a thread that compiles meanwhile gets what it would have got."""
+    re.compile = _any_compile  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        re.compile = _re_compile
