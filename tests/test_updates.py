@@ -41,6 +41,7 @@ UPDATES = [
      "本番サーバー"),
     ("高橋さんの携帯は090-1234-5678。", "高橋さんは機種変更で番号も変わった。新しい番号は080-8765-4321。",
      "高橋"),
+    ("Kim is on parental leave until August.", "Kim's back! Part-time for now, Mondays.", "Kim"),
     ("Nadia is on the payments team and leads its on-call rota.",
      "Nadia handed payments over to Ravi and joined search in October.", "Nadia"),
 ]
@@ -52,6 +53,7 @@ CONTROLS = [
     ("Søren bor i Valby.", "Søren bor sammen med sin kæreste.", "Søren"),
     ("Nightly builds start at 02:00 UTC.", "bx-02 replaced bx-01 as build server.", "ci"),
     ("Lena visited Porto in May.", "Lena visited Faro last week.", "Lena"),
+    ("Kim is on parental leave until August.", "Kim's back hurts after the move.", "Kim"),
     ("田中さんは猫を飼っている。", "田中さんはピアノを弾ける。", "田中"),
     # a backup is a topic of its own, not what the server runs on
     ("本番のバックアップは毎晩三時に取る。", "先週末に本番をAWSの東京リージョンへ移行した。",

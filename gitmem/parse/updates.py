@@ -347,8 +347,9 @@ _FAMILIES: dict[str, str] = {
     ),
     "leave": (
         r"\b(?:on (?:parental|sick|maternity|paternity) leave|back at work|back from leave|"
-        r"returned to work)\b"
-        r"|\b(?:barsel|barselsorlov|orlov|tilbage på arbejde)\b|(?:декрет\w*|больничн\w*)"
+        r"returned to work|(?:'s|is|are) back(?=[!.,;]| at\b| from\b| to work\b|$))"
+        r"|\b(?:barsel|barselsorlov|orlov|tilbage på arbejde|er tilbage)\b"
+        r"|(?:декрет\w*|больничн\w*|вышл?[аи]? на работу|вернул\w* на работу)"
         r"|(?:産休|育休|復帰|職場に戻)|(?:产假|复工)"
     ),
     "schedule": (
