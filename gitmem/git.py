@@ -244,6 +244,35 @@ def head_files(git_dir: Path) -> tuple[list[tuple[Path, frozenset[str]]], list[P
     return named, [common / "refs" / "heads", common / "reftable"]
 
 
+def head_from_files(git_dir: Path) -> str | None:
+    """HEAD's commit id read from git's files (``HEAD``, a loose branch ref, ``packed-refs``),
+    without a process; None when that is not plain (no commit yet, a reftable repository,
+    anything unexpected). A hint only: recall's freshness check uses it to see that a commit
+    was made since the index was written, and asks ``git status`` otherwise."""
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head if _is_commit_id(head) else None
+        ref = head[len("ref: "):]
+        common = common_dir(git_dir)
+        loose = common / ref
+        if ref.startswith("refs/heads/") and ".." not in ref and loose.is_file():
+            found = loose.read_text(encoding="utf-8").strip()
+            return found if _is_commit_id(found) else None
+        with (common / "packed-refs").open(encoding="utf-8") as fh:
+            for line in fh:
+                oid, _, name = line.rstrip("\n").partition(" ")
+                if name == ref and _is_commit_id(oid):
+                    return oid
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _is_commit_id(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
 def init_or_open(target: Path) -> tuple[Path, Path, bool]:
     """(work tree root, git dir, created) for the repository at or above ``target``, making a
     new one (branch ``main``) when there is none. Refuses bare repositories."""

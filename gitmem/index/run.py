@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.errors import LockBusy
-from gitmem.git import head_id
+from gitmem.git import head_from_files, head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
 from gitmem.records import dataclass
 from gitmem.workspace import Workspace, first_time, scope_fingerprint, worktree_layer
@@ -58,16 +58,12 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -
     """True when the index already holds HEAD and the uncommitted layer as they are, with the
     same settings (no indexer needed).
 
-    One ``git status`` (which also names HEAD) and one meta read: recall runs this before every
-    query. Only the memory files git reports as changed are read, to compare their content with
-    the layer the index holds."""
+    One meta read, then HEAD read from git's files: a commit since the index was written is
+    seen without a process; otherwise one ``git status`` (which also names HEAD): recall runs
+    this before every query. Only the memory files git reports as changed are read, to compare
+    their content with the layer the index holds."""
     if not ws.index_path.exists():
         return False
-    if cfg.worktree if worktree is None else worktree:
-        layer = worktree_layer(ws, cfg)
-        head, layer_state = layer.head, layer.key
-    else:
-        head, layer_state = head_id(ws.repo_root), "off"
     from gitmem.parse.chunking import DEFAULT_CHUNKING
 
     try:
@@ -78,6 +74,14 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -
         meta = store.meta()
     finally:
         store.close()
+    hint = head_from_files(ws.git_dir)
+    if hint is not None and hint != meta.get("last_indexed_commit"):
+        return False  # committed (or checked out) since: known without running git
+    if cfg.worktree if worktree is None else worktree:
+        layer = worktree_layer(ws, cfg)
+        head, layer_state = layer.head, layer.key
+    else:
+        head, layer_state = head_id(ws.repo_root), "off"
     return (meta.get("last_indexed_commit") == (head or "")
             and meta.get("worktree") == layer_state
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
