@@ -106,14 +106,24 @@ class FactLink:
     start_line: int
 
 
-def fact_links(store: Store) -> list[FactLink]:
-    """Every (current fact, entity) pair, subjects and mentions: one pass over the index, so
-    that summing up any number of entities costs the same (a much-mentioned one has thousands
-    of facts, and a query per entity would visit them all again)."""
+def fact_links(store: Store, keys: Sequence[str] | None = None) -> list[FactLink]:
+    """Every (current fact, entity) pair, subjects and mentions, of the facts that name one of
+    ``keys`` (all facts when None): one query, so that summing up any number of entities costs
+    the same (a much-mentioned one has thousands of facts, and a query per entity would visit
+    them all again). A week's reflect names a few dozen entities of the index's two hundred:
+    reading only their facts' links halves its work on ten years."""
+    about, args = "", []
+    if keys is not None:
+        key_list = sorted(set(keys))
+        if not key_list:
+            return []
+        about = ("AND i.id IN (SELECT item_id FROM item_entities WHERE role != 'page' AND "
+                 f"entity IN ({marks(key_list)})) ")
+        args = key_list
     rows: list[Any] = store.conn.execute(
         f"SELECT i.id, e.entity, i.kind, {FACT_DAY}, i.path, i.start_line FROM items i "
         "JOIN item_entities e ON e.item_id = i.id AND e.role != 'page' "
-        "WHERE i.valid_to IS NULL AND i.type = 'fact'").fetchall()
+        f"WHERE i.valid_to IS NULL AND i.type = 'fact' {about}", args).fetchall()
     return [FactLink(int(r[0]), str(r[1]), r[2], str(r[3] or ""), str(r[4]), int(r[5]))
             for r in rows]
 

@@ -504,7 +504,8 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
         new_by_key.setdefault(key, [])
     if not new_by_key:
         return []
-    by_entity, keys_of = group_links(fact_links(store), names.canonical)
+    wanted = [*new_by_key, *(alias for alias, key in names.aliases.items() if key in new_by_key)]
+    by_entity, keys_of = group_links(fact_links(store, wanted), names.canonical)
     summaries = {key: summarise(key, by_entity[key], keys_of, newest=cfg.reflect_digest_items)
                  for key in sorted(new_by_key)}
     full = {f.item_id: f for f in facts_by_id(
