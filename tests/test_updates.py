@@ -322,3 +322,18 @@ def test_kanji_clock_times_are_times_and_durations_are_not(text: str, timed: boo
     from gitmem.parse.updates import families
 
     assert ("schedule" in families(text)) is timed
+
+
+def test_an_update_ranked_below_the_shown_results_still_replaces_what_they_show(
+        tmp_path: Path) -> None:
+    """The update that changed the answer often shares fewer of the question's words than
+    what it replaced, and ranks below the k shown (with a model, semantic neighbours push it
+    further down). The results ranked next are read for updates of the shown ones: with k = 1
+    the answer is the newer line, not the older one unmarked."""
+    repo = _prose_repo(tmp_path, [
+        ("2026-07-01", "Lena's flight to Montreal is AC 837 on the 14th."),
+        ("2026-07-20", "Lena needs someone to water her plants while she is away."),
+        ("2026-08-12", "Lena rebooked, she now leaves on the 16th with AC 835.")])
+    shown = recall_json(repo, "when is Lena flying to Montreal?", "--k", "1")["results"]
+    assert [r["source"].split("#")[0] for r in shown] == ["memory/2026-08-12.md"], shown
+    assert shown[0]["superseded_by"] is None

@@ -59,6 +59,9 @@ if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
 
 CANDIDATES_MIN = 200
+# Results ranked next after the k shown, RUNNERS_UP x k in all, are read for the updates that
+# replace a shown one (``supersede.answered_updates``); they are shown only then.
+RUNNERS_UP = 3
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
 # whole-item score: the rest cannot place a passage among the first k in practice, and
 # cutting and scoring passages is recall's costliest step.
@@ -271,15 +274,18 @@ def rank(
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        chosen = [(p.score, _cited(p)) for p in pick_units(units, q.k, ranking.diversity)]
+        picked = [(p.score, _cited(p)) for p in pick_units(units, RUNNERS_UP * q.k,
+                                                           ranking.diversity)]
+        chosen, runners_up = picked[:q.k], picked[q.k:]
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
-        chosen = _diverse(scored + opinions, q.k, ranking.diversity)
+        picked = _diverse(scored + opinions, RUNNERS_UP * q.k, ranking.diversity)
+        chosen, runners_up = picked[:q.k], picked[q.k:]
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
-    within.update(answered_updates(q.text, chosen, found, within))
+    within.update(answered_updates(q.text, chosen, found, within, runners_up))
     typical = queries.typical_similarity(store, qvec) if qvec is not None else None
     return [_result(store, row, score, terms, newer,
                     None if typical is None else _lift(row, cosines, typical))

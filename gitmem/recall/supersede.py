@@ -266,7 +266,8 @@ def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
 
 def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
                      found: dict[int, Replacement],
-                     within: dict[tuple[int, int], Replacement]) -> dict[tuple[int, int],
+                     within: dict[tuple[int, int], Replacement],
+                     runners_up: Sequence[tuple[float, Row]] = ()) -> dict[tuple[int, int],
                                                                           Replacement]:
     """(item id, first line) -> the newest shown result that replaces it, found through the
     question itself: two results about the question's subject (a shared entity, or the name
@@ -274,21 +275,34 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     words) hold the same other word of it answer the same question, so they state the same
     attribute; the rule's guards still apply (``parse.updates``). This is how an update written
     in plain note lines outside Retain sections is found ("Ines's team sits on the 3rd floor"
-    / "Ines and her people moved up to the fifth floor"). Results already marked are kept."""
+    / "Ines and her people moved up to the fifth floor"). Results already marked are kept.
+    ``runners_up``: the results ranked next, which may replace a shown one (and are then
+    shown above it): the update that changed the answer often shares fewer of the question's
+    words than what it replaced."""
     names, attributes, written = _question_terms(question)
     if not attributes:
         return {}
     asked = names | attributes
-    lines: list[tuple[tuple[int, int], Row, tuple[str, int, frozenset[str]]]] = []
-    for _, row in chosen:
-        line = _answering_line(row, asked) if row["type"] in ("fact", "chunk") else None
-        if line is not None:
-            lines.append((_place(row), row, line))
+    def answering(results: Sequence[tuple[float, Row]],
+                  ) -> list[tuple[tuple[int, int], Row, tuple[str, int, frozenset[str]]]]:
+        out = []
+        for _, row in results:
+            line = _answering_line(row, asked) if row["type"] in ("fact", "chunk") else None
+            if line is not None:
+                out.append((_place(row), row, line))
+        return out
+
+    lines = answering(chosen)
+    shown = {place for place, _, _ in lines}
+    # the runners-up only where no shown result replaces it: shown results are the stronger
+    # evidence, and the newest of all would otherwise win
+    tiers = (lines, [entry for entry in answering(runners_up) if entry[0] not in shown])
     out: dict[tuple[int, int], Replacement] = {}
     for place, older, (o_text, o_line, o_terms) in lines:
         if int(older["id"]) in found or place in within:
             continue
-        for _, newer, (n_text, n_line, n_terms) in lines:
+        for _, newer, (n_text, n_line, n_terms) in (e for tier in tiers if place not in out
+                                                    for e in tier):
             if _place(newer) == place:
                 continue
             shared = n_terms & o_terms
