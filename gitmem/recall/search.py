@@ -43,6 +43,7 @@ from gitmem.recall.ranking import (
     shown_score,
     stems,
     term_share,
+    unit_lines,
 )
 from gitmem.recall.supersede import (
     Replacement,
@@ -274,14 +275,13 @@ def rank(
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        picked = [(p.score, _cited(p)) for p in pick_units(units, RUNNERS_UP * q.k,
-                                                           ranking.diversity)]
-        chosen, runners_up = picked[:q.k], picked[q.k:]
+        chosen = [(p.score, _cited(p)) for p in pick_units(units, q.k, ranking.diversity)]
+        runners_up = _runners_up(units, chosen, (RUNNERS_UP - 1) * q.k)
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
         picked = _diverse(scored + opinions, RUNNERS_UP * q.k, ranking.diversity)
-        chosen, runners_up = picked[:q.k], picked[q.k:]
+        chosen, runners_up = picked[:q.k], picked[q.k:]  # whole items: few, and cheap
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
@@ -381,6 +381,31 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
         if cosine is not None and cosines is not None:
             cosines[(item, first, last)] = cosine
         out.append((_score(q, now, row, words, cosine, qvec, mode, ranking), row, first, last))
+    return out
+
+
+def _runners_up(units: Sequence[tuple[float, Row, int, int]], chosen: Sequence[tuple[float, Row]],
+                n: int) -> list[tuple[float, Row]]:
+    """The next ``n`` units after the chosen results, each as its own row (a chunk's narrowed
+    to the unit's lines), skipping units whose lines touch a result taken from the same file:
+    cheaper than picking more results (no merging, no diversity check), and only read for
+    updates of the shown ones (``supersede.answered_updates``)."""
+    taken = [(str(row["path"]), int(row["start_line"]), int(row["end_line"]))
+             for _, row in chosen]
+    out: list[tuple[float, Row]] = []
+    for score, row, first, last in units:
+        if len(out) >= n:
+            break
+        path = str(row["path"])
+        # lines next to a result are read with it (``pick_units`` merges them): not on their own
+        if any(p == path and a - 1 <= last and first <= b + 1 for p, a, b in taken):
+            continue
+        if row["type"] == "chunk":
+            lines = unit_lines(row, first, last)
+            row = {**row, "start_line": first, "end_line": last,
+                   "content": "\n".join(lines.get(k, "") for k in range(first, last + 1))}
+        taken.append((path, first, last))
+        out.append((score, row))
     return out
 
 
