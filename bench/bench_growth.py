@@ -40,7 +40,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
@@ -49,6 +49,10 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 from bench import bench_history as hist  # noqa: E402
 from bench import bench_lexical as lex  # noqa: E402
 from bench import synth  # noqa: E402
+
+if TYPE_CHECKING:
+    from gitmem.config import Config
+    from gitmem.workspace import Workspace
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 CLUSTERS = 2000
@@ -114,11 +118,10 @@ def _unit(x: Any) -> Any:
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
-def recall_figures(ws: Path, rounds: int, model: Path) -> dict[str, Any]:
-    """Lexical and hybrid ``answer()`` in this process, interleaved, the model loaded."""
-    from gitmem.domain import RecallMode
+def with_model(ws: Path, model: Path) -> tuple[Workspace, Config, int, int]:
+    """The workspace opened with the local model (one thread, no background runs), every
+    current passage given a random vector of its size: (workspace, config, dims, vectors)."""
     from gitmem.embed.registry import select
-    from gitmem.recall.answer import RecallRequest, answer
     from gitmem.workspace import open_workspace
 
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()),
@@ -127,7 +130,15 @@ def recall_figures(ws: Path, rounds: int, model: Path) -> dict[str, Any]:
     embedder = select(cfg).embedder
     assert embedder is not None, "the local model did not load"
     dims = len(embedder.embed_batch(["probe"], input_type="query")[0])
-    vectors = fill_vectors(ws, dims, embedder.fingerprint)
+    return wsobj, cfg, dims, fill_vectors(ws, dims, embedder.fingerprint)
+
+
+def recall_figures(ws: Path, rounds: int, model: Path) -> dict[str, Any]:
+    """Lexical and hybrid ``answer()`` in this process, interleaved, the model loaded."""
+    from gitmem.domain import RecallMode
+    from gitmem.recall.answer import RecallRequest, answer
+
+    wsobj, cfg, dims, vectors = with_model(ws, model)
     times: dict[RecallMode, list[float]] = {"lexical": [], "hybrid": []}
     for mode in times:
         answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=NOW)

@@ -29,22 +29,14 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 
 from bench import bench_lexical as lex  # noqa: E402
 from bench import synth  # noqa: E402
-from bench.bench_growth import NOW, fill_vectors  # noqa: E402
+from bench.bench_growth import NOW, with_model  # noqa: E402
 
 
 def measure(ws: Path, rounds: int, model: Path) -> dict[str, Any]:
-    from gitmem.embed.registry import select
     from gitmem.index.watch import WarmState
     from gitmem.recall.answer import RecallRequest, answer
-    from gitmem.workspace import open_workspace
 
-    os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()),
-                      GITMEM_EMBED_THREADS="1", GITMEM_INDEX_BACKGROUND="false")
-    wsobj, cfg = open_workspace(ws)
-    embedder = select(cfg).embedder
-    assert embedder is not None, "the local model did not load"
-    dims = len(embedder.embed_batch(["probe"], input_type="query")[0])
-    vectors = fill_vectors(ws, dims, embedder.fingerprint)
+    wsobj, cfg, _dims, vectors = with_model(ws, model)
     warm = WarmState()
     for state in (None, warm):  # the model, the page cache and the bits loaded
         answer(wsobj, cfg, RecallRequest(query="warm up"), now=NOW, warm=state)
