@@ -278,14 +278,9 @@ def test_hybrid_warm_follows_a_commit_through_its_hook(fixture_repo: Path, runti
         write(fixture_repo, "memory/2025-11-30.md", "# 2025-11-30\n\n## Retain\n"
               "- W @Peter: Rides a green bicycle in Lisbon now.\n")
         (fixture_repo / "memory" / "2025-11-27-marrakech.md").unlink()
-        log = fixture_repo / ".memory" / "hook.log"
-        before = log.read_text(encoding="utf-8").count("embedded") if log.exists() else 0
         git(fixture_repo, "add", "-A")
         git(fixture_repo, "commit", "-q", "-m", "Lisbon")  # the hook indexes and embeds
-        deadline = time.monotonic() + FAILURE_SECONDS
-        while not log.exists() or log.read_text(encoding="utf-8").count("embedded") <= before:
-            assert time.monotonic() < deadline, "the post-commit hook never embedded"
-            time.sleep(0.1)
+        _wait_indexed_and_embedded(fixture_repo)
         warm, _ = run_cli(fixture_repo, *args)
         cold, _ = run_cli(fixture_repo, *args, warm=False)
         assert warm.returncode == 0 and warm.stdout == cold.stdout
@@ -296,6 +291,21 @@ def test_hybrid_warm_follows_a_commit_through_its_hook(fixture_repo: Path, runti
     finally:
         proc.kill()
         proc.communicate()
+
+
+def _wait_indexed_and_embedded(repo: Path) -> None:
+    """Until the index holds HEAD with no embedding pending and none running (what the hook's
+    run leaves when it has ended), as ``gitmem status`` says; the deadline is for failures."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    deadline = time.monotonic() + FAILURE_SECONDS
+    while True:
+        status = json.loads(gitmem("-C", str(repo), "status", "--json")[1])
+        semantic = status["semantic"]
+        if (status["last_indexed_commit"] == head and semantic.get("pending") == 0
+                and semantic.get("fill") != "running"):
+            return
+        assert time.monotonic() < deadline, f"the post-commit hook never finished: {status}"
+        time.sleep(0.1)
 
 
 def test_the_idle_clock_starts_after_the_warm_up(fixture_repo: Path, runtime: Path) -> None:
