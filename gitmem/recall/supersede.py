@@ -283,60 +283,88 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     if not attributes:
         return {}
     asked = names | attributes
-    def answering(results: Sequence[tuple[float, Row]],
-                  ) -> list[tuple[tuple[int, int], Row, tuple[str, int, frozenset[str]]]]:
-        out = []
-        for _, row in results:
-            line = _answering_line(row, asked) if row["type"] in ("fact", "chunk") else None
-            if line is not None:
-                out.append((_place(row), row, line))
-        return out
-
-    lines = answering(chosen)
-    shown = {place for place, _, _ in lines}
+    lines = _answering_lines(chosen, asked)
+    shown = {entry.place for entry in lines}
     # the runners-up only where no shown result replaces it: shown results are the stronger
     # evidence, and the newest of all would otherwise win
-    tiers = (lines, [entry for entry in answering(runners_up) if entry[0] not in shown])
+    extra = [entry for entry in _answering_lines(runners_up, asked) if entry.place not in shown]
+    about = _Question(names, attributes, written or ("question-subject",))
     out: dict[tuple[int, int], Replacement] = {}
-    for place, older, (o_text, o_line, o_terms) in lines:
-        if int(older["id"]) in found or place in within:
+    for older in lines:
+        if int(older.row["id"]) in found or older.place in within:
             continue
-        for _, newer, (n_text, n_line, n_terms) in (e for tier in tiers if place not in out
-                                                    for e in tier):
-            if _place(newer) == place:
-                continue
-            shared = n_terms & o_terms
-            if older["type"] == newer["type"] == "chunk" and not _note_lines(o_text, n_text):
-                continue
-            # Both answer the question with the same word of it, about the same subject: the
-            # name asked about, a shared entity, or (a question that names nobody: "when is the
-            # summer party?") the thing asked about and one more of its words, the attribute.
-            answered = bool(shared & attributes) and bool(
-                shared & names or _share_entity(newer, older)
-                or (not names and _words(shared & attributes) >= 2))
-            # Or the older line answers the question (two of its words) and the newer words a
-            # change of what it is about without the question's attribute word: the name asked
-            # about ("Lena's flight to Montreal is AC 837" / "Lena rebooked, she now leaves on
-            # the 16th"), or for a question naming nobody the thing ("Sommerfesten holdes i
-            # Fælledparken" / "rykker vi sommerfesten indendørs"). Then the rule decides
-            # without the question's support: it still wants a family or a shared word.
-            # (with the name asked about, a shared attribute family counts as the change:
-            # "松本さんは産休中" / "職場に戻ってきた")
-            change = words_change(n_text)
-            relaxed = not answered and _words(o_terms) >= 2 and bool(
-                (shared & names and (change or families(n_text) & families(o_text)))
-                or (not names and change and _thing(shared & attributes, n_text, o_text)))
-            if not (answered or relaxed):
-                continue
-            # the names asked about are the subject, not words the lines share
-            subject = written or ("question-subject",)
-            basis = statement_replaces(_line_statement(newer, n_text, n_line, subject),
-                                       _line_statement(older, o_text, o_line, subject),
-                                       answered=answered)
-            if basis is not None and (place not in out or _newest(newer) > _newest(
-                    out[place].row)):
-                out[place] = Replacement(newer, basis)
+        for tier in (lines, extra):
+            newest: Replacement | None = None
+            for newer in tier:
+                basis = _pair_basis(about, newer, older)
+                if basis is not None and (newest is None
+                                          or _newest(newer.row) > _newest(newest.row)):
+                    newest = Replacement(newer.row, basis)
+            if newest is not None:
+                out[older.place] = newest
+                break
     return out
+
+
+@dataclass(frozen=True)
+class _Question:
+    names: frozenset[str]  # the name terms asked about
+    attributes: frozenset[str]  # its other full-weight terms
+    subject: tuple[str, ...]  # the names as written (the subject of both lines)
+
+
+@dataclass(frozen=True)
+class _Answering:
+    """A result's line that answers the question: its place, row, text, line and terms."""
+
+    place: tuple[int, int]
+    row: Row
+    text: str
+    line: int
+    terms: frozenset[str]
+
+
+def _answering_lines(results: Sequence[tuple[float, Row]], asked: frozenset[str],
+                     ) -> list[_Answering]:
+    out: list[_Answering] = []
+    for _, row in results:
+        found = _answering_line(row, asked) if row["type"] in ("fact", "chunk") else None
+        if found is not None:
+            out.append(_Answering(_place(row), row, *found))
+    return out
+
+
+def _pair_basis(q: _Question, newer: _Answering, older: _Answering) -> Basis | None:
+    """Whether the newer answering line replaces the older one, and on what basis."""
+    if newer.place == older.place:
+        return None
+    if older.row["type"] == newer.row["type"] == "chunk" and not _note_lines(older.text,
+                                                                               newer.text):
+        return None
+    shared = newer.terms & older.terms
+    # Both answer the question with the same word of it, about the same subject: the name
+    # asked about, a shared entity, or (a question that names nobody: "when is the summer
+    # party?") the thing asked about and one more of its words, the attribute.
+    answered = bool(shared & q.attributes) and bool(
+        shared & q.names or _share_entity(newer.row, older.row)
+        or (not q.names and _words(shared & q.attributes) >= 2))
+    # Or the older line answers the question (two of its words) and the newer words a change
+    # of what it is about without the question's attribute word: the name asked about ("Lena's
+    # flight to Montreal is AC 837" / "Lena rebooked, she now leaves on the 16th"; with the
+    # name, a shared attribute family counts as the change: "松本さんは産休中" / "職場に戻って
+    # きた"), or for a question naming nobody the thing ("Sommerfesten holdes i Fælledparken" /
+    # "rykker vi sommerfesten indendørs"). Then the rule decides without the question's
+    # support: it still wants a family or a shared word.
+    change = words_change(newer.text)
+    relaxed = not answered and _words(older.terms) >= 2 and bool(
+        (shared & q.names and (change or families(newer.text) & families(older.text)))
+        or (not q.names and change and _thing(shared & q.attributes, newer.text, older.text)))
+    if not (answered or relaxed):
+        return None
+    # the names asked about are the subject, not words the lines share
+    return statement_replaces(_line_statement(newer.row, newer.text, newer.line, q.subject),
+                              _line_statement(older.row, older.text, older.line, q.subject),
+                              answered=answered)
 
 
 def _words(terms: frozenset[str]) -> int:
