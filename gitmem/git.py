@@ -748,27 +748,34 @@ class GrepJob:
 
     ``lines()`` gives (repository-relative path, line number, line) of every line that matches
     any of the extended regular expressions (and ``require`` too, when given), ignoring case;
-    binary files are skipped."""
+    binary files are skipped. The patterns are run as Perl-compatible regular expressions
+    (``-P``: the same matches for this subset of ERE, about twice as fast over a long history as
+    ``-E``), and again with ``-E`` when this git was built without PCRE."""
 
     def __init__(self, repo_root: Path, rev: str, patterns: Sequence[str],
                  pathspecs: Sequence[str], require: str | None = None) -> None:
-        import tempfile
-
         self.rev = rev
         self._proc: subprocess.Popen[bytes] | None = None
         if not patterns:
             return
-        args = ["git", "-C", str(repo_root), "--literal-pathspecs", "grep", "-n", "-z", "-I",
-                "-i", "-E", "--no-color"]
+        self._git = ["git", "-C", str(repo_root), "--literal-pathspecs", "grep"]
+        args = ["-n", "-z", "-I", "-i", "--no-color"]
         if require is not None:
             args += ["-e", require, "--and", "("]
         for pattern in patterns:
             args += ["-e", pattern]
         if require is not None:
             args.append(")")
+        self._args = [*args, rev, "--", *pathspecs]
+        self._start("-P")
+
+    def _start(self, syntax: str) -> None:
+        import tempfile
+
+        self._syntax = syntax
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; close()
         try:
-            self._proc = subprocess.Popen([*args, rev, "--", *pathspecs], stdout=self._out,
+            self._proc = subprocess.Popen([*self._git, syntax, *self._args], stdout=self._out,
                                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         except OSError as exc:
             self._out.close()
@@ -778,6 +785,10 @@ class GrepJob:
         if self._proc is None:
             return []
         _, err = self._proc.communicate()
+        if self._proc.returncode == 128 and self._syntax == "-P":  # git without PCRE
+            self.close()
+            self._start("-E")
+            return self.lines()
         try:
             if self._proc.returncode not in (0, 1):  # 1: nothing matched
                 reason = err.decode("utf-8", "replace").strip()

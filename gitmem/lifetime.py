@@ -1,10 +1,11 @@
 """Child processes that die with the gitmem process that started them, and the one kind that
 must not: a background run started detached (``start_detached``).
 
-gitmem starts two kinds of children: forked parse workers for big replays (``gitmem.index.pool``)
-and the llama.cpp worker (``gitmem.embed.worker``). A child left behind by a killed gitmem blocks
-on a pipe nobody reads, or holds a model's memory, for ever. So each child calls
-``die_with_parent`` first: it arms the kernel's parent-death signal (Linux
+gitmem starts three kinds of children: forked parse workers for big replays
+(``gitmem.index.pool``), the llama.cpp worker (``gitmem.embed.worker``), and a forked second core
+for one call's work (``split_map``: review's search for superseded facts). A child left behind
+by a killed gitmem blocks on a pipe nobody reads, or holds a model's memory, for ever. So each
+child calls ``die_with_parent`` first: it arms the kernel's parent-death signal (Linux
 ``prctl(PR_SET_PDEATHSIG)``), exits at once if the parent is already gone, and also watches its
 parent id from a thread — the signal is not available off Linux, and on Linux it fires when the
 parent *thread* that started the child ends, which is not always the parent process.
@@ -14,10 +15,16 @@ from __future__ import annotations
 
 import ctypes
 import os
+import pickle
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 PR_SET_PDEATHSIG = 1
 WATCH_SECONDS = 0.2  # how often a child checks that its parent lives
@@ -49,6 +56,60 @@ def _watch(parent: int, exit_code: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCH_SECONDS)
     os._exit(exit_code)
+
+
+def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *,
+              minimum: int = 2) -> list[R]:
+    """``fn(items)``, with every other item done by a forked child on a second core: the same
+    list, in ``items``' order, as one call. ``fn`` must give one result per item and its
+    results must pickle; the child sees this process as it was when forked (no copying in).
+
+    Done here alone when there are fewer than ``minimum`` items, one usable core, another
+    thread in this process (a fork copies only the calling thread, so a lock another thread
+    holds would stay locked in the child), or no ``fork`` (off Linux); and the child's half is
+    done here when the child fails in any way, so a result never depends on the child."""
+    if len(items) < max(minimum, 2) or not _may_fork():
+        return fn(items)
+    mine, theirs = items[0::2], items[1::2]
+    parent = os.getpid()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its half, pickled down the pipe, then gone without clean-up
+        code = 1
+        try:
+            os.close(read_end)
+            die_with_parent(parent)
+            data = pickle.dumps(fn(theirs), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    reader = os.fdopen(read_end, "rb")
+    try:
+        first = fn(mine)
+        data = reader.read()
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        reader.close()
+        _, status = os.waitpid(pid, 0)
+    second: list[R] | None = None
+    if os.waitstatus_to_exitcode(status) == 0 and data:
+        try:
+            second = pickle.loads(data)
+        except Exception:  # a torn or unreadable result: do that half here
+            second = None
+    if second is None or len(second) != len(theirs):
+        second = fn(theirs)
+    return [first[i // 2] if i % 2 == 0 else second[i // 2] for i in range(len(items))]
+
+
+def _may_fork() -> bool:
+    return (sys.platform.startswith("linux") and threading.active_count() == 1
+            and len(os.sched_getaffinity(0)) > 1)
 
 
 def start_detached(argv: list[str], cwd: str) -> None:

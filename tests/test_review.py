@@ -6,7 +6,9 @@ the Markdown comment."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 
 from gitmem.parse.retain import fact_id
+from gitmem.review import supersede
 from gitmem.review.review import review
 from gitmem.review.review_markdown import MARKER, render
 from gitmem.workspace import open_workspace
@@ -440,3 +443,73 @@ def test_review_needs_no_index(tmp_path: Path) -> None:
     assert not (repo / ".memory").exists()
     data = json.loads(gitmem("-C", str(repo), "review", base, "--json")[1])
     assert data["range"]["head"] == head
+
+
+# -- the search for superseded facts, however it runs -------------------------------------------
+
+
+def gateway_history(tmp_path: Path) -> tuple[Path, str]:
+    """Four weeks of other facts about Peter between the gateway's old host and its move, and
+    thirty new facts in the range (enough to split the search over two cores)."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-01-05.md", daily("2025-01-05", "W @Peter: The gateway host is the "
+                                              "old NUC under the desk."))
+    for day in range(1, 29):
+        write(repo, f"memory/2025-02-{day:02d}.md",
+              daily(f"2025-02-{day:02d}", f"W @Peter: Peter ran {day} km along the harbour.",
+                    f"W @Peter: Peter lives in flat {day} on Elm Street."))
+    base = commit_all(repo, "history", "2025-02-28T20:00:00+00:00")
+    for day in range(1, 16):
+        write(repo, f"memory/2025-03-{day:02d}.md", daily(
+            f"2025-03-{day:02d}", f"W @Peter: Peter read chapter {day} of the novel.",
+            f"W @Peter: Peter lives in flat {day + 40} on Oak Street now."))
+    write(repo, "memory/2025-03-16.md", daily(
+        "2025-03-16", "W @Peter @The-Castle: Moved the gateway host to The Castle."))
+    commit_all(repo, "march", "2025-03-16T20:00:00+00:00")
+    return repo, base
+
+
+def superseded_pairs(data: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(s["old"]["source"].split("@")[0], s["new"]["source"].split("@")[0])
+            for s in data["superseded"]]
+
+
+def test_git_without_pcre_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, base = gateway_history(tmp_path / "ws")
+    expected = superseded_pairs(run_review(repo, base))
+    assert ("memory/2025-01-05.md#L4", "memory/2025-03-16.md#L4") in expected
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    real = shutil.which("git")
+    asked = tmp_path / "asked-for-pcre"
+    (shim / "git").write_text(  # a git built without PCRE, as git says it
+        "#!/bin/sh\n"
+        'for a in "$@"; do if [ "$a" = "-P" ]; then\n'
+        f'  touch {asked}\n'
+        '  echo "fatal: cannot use Perl-compatible regexes when not compiled with USE_LIBPCRE"'
+        " >&2\n  exit 128\nfi; done\n"
+        f'exec {real} "$@"\n', encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    assert superseded_pairs(run_review(repo, base)) == expected
+    assert asked.exists()
+
+
+def test_the_search_split_over_two_cores_finds_what_one_finds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, base = gateway_history(tmp_path)
+    monkeypatch.setattr(supersede, "SPLIT_AT", 10**9)
+    one = run_review(repo, base)
+    monkeypatch.setattr(supersede, "SPLIT_AT", 2)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
+    two = run_review(repo, base)
+    assert forks  # the second run did split
+    assert len(one["superseded"]) >= 15  # Elm Street -> Oak Street, and the gateway host
+    assert two["superseded"] == one["superseded"]

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import field
 from typing import Any
 
@@ -73,7 +74,7 @@ class ReviewFact:
                    (start.isoformat(), end.isoformat()) if stated and start and end else None,
                    fact.replaces)
 
-    @property
+    @functools.cached_property  # review compares each fact with many (supersede)
     def statement(self) -> Statement:
         """This fact as the knowledge-update rule sees it (no record time: review reads git)."""
         return Statement(kind=self.kind, text=self.text, entities=self.entities,

@@ -1,0 +1,86 @@
+"""``lifetime.split_map``: one call's work on two cores, with the result one core gives."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from gitmem import lifetime
+from gitmem.lifetime import split_map
+
+PARENT = os.getpid()
+
+
+def squares_and_pids(items: Sequence[int]) -> list[tuple[int, int]]:
+    return [(i * i, os.getpid()) for i in items]
+
+
+def test_every_other_item_is_done_in_a_child_and_the_order_is_kept() -> None:
+    assert lifetime._may_fork(), "this test needs Linux and two usable cores"
+    out = split_map(squares_and_pids, list(range(9)))
+    assert [v for v, _ in out] == [i * i for i in range(9)]
+    pids = [pid for _, pid in out]
+    assert set(pids[0::2]) == {PARENT}
+    assert len(set(pids[1::2])) == 1 and pids[1] != PARENT
+
+
+def test_few_items_stay_in_this_process() -> None:
+    out = split_map(squares_and_pids, [1, 2, 3], minimum=4)
+    assert out == [(1, PARENT), (4, PARENT), (9, PARENT)]
+
+
+def test_a_child_that_fails_has_its_half_done_here() -> None:
+    def fails_in_a_child(items: Sequence[int]) -> list[int]:
+        if os.getpid() != PARENT:
+            raise RuntimeError("the child's half")
+        return [i + 1 for i in items]
+
+    assert split_map(fails_in_a_child, list(range(6))) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_child_that_dies_has_its_half_done_here() -> None:
+    def dies_in_a_child(items: Sequence[int]) -> list[int]:
+        if os.getpid() != PARENT:
+            os._exit(3)
+        return [-i for i in items]
+
+    assert split_map(dies_in_a_child, list(range(5))) == [0, -1, -2, -3, -4]
+
+
+def test_an_error_here_is_raised_and_the_child_is_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    children: list[int] = []
+
+    def fails_here(items: Sequence[int]) -> list[int]:
+        if os.getpid() == PARENT:
+            raise ValueError("the parent's half")
+        return list(items)
+
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    with pytest.raises(ValueError, match="the parent's half"):
+        split_map(fails_here, list(range(4)))
+    (child,) = children
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)  # already reaped
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        out = split_map(squares_and_pids, list(range(6)))
+    finally:
+        stop.set()
+        other.join()
+    assert {pid for _, pid in out} == {PARENT}
