@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -58,11 +58,13 @@ def _watch(parent: int, exit_code: int) -> None:
     os._exit(exit_code)
 
 
-def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *,
-              minimum: int = 2) -> list[R]:
-    """``fn(items)``, with every other item done by a forked child on a second core: the same
-    list, in ``items``' order, as one call. ``fn`` must give one result per item and its
+def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *, minimum: int = 2,
+              group: Callable[[T], Hashable] | None = None) -> list[R]:
+    """``fn(items)``, with about half of the items done by a forked child on a second core: the
+    same list, in ``items``' order, as one call. ``fn`` must give one result per item and its
     results must pickle; the child sees this process as it was when forked (no copying in).
+    ``group``: items of one group go to one side (work they share is done once), the groups
+    spread so that each side has about as many items; else every other item is the child's.
 
     Done here alone when there are fewer than ``minimum`` items, one usable core, another
     thread in this process (a fork copies only the calling thread, so a lock another thread
@@ -70,7 +72,9 @@ def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *,
     done here when the child fails in any way, so a result never depends on the child."""
     if len(items) < max(minimum, 2) or not _may_fork():
         return fn(items)
-    mine, theirs = items[0::2], items[1::2]
+    child = _child_share(items, group)
+    mine = [x for i, x in enumerate(items) if i not in child]
+    theirs = [x for i, x in enumerate(items) if i in child]
     parent = os.getpid()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -104,7 +108,22 @@ def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *,
             second = None
     if second is None or len(second) != len(theirs):
         second = fn(theirs)
-    return [first[i // 2] if i % 2 == 0 else second[i // 2] for i in range(len(items))]
+    done, given = iter(first), iter(second)
+    return [next(given) if i in child else next(done) for i in range(len(items))]
+
+
+def _child_share(items: Sequence[T], group: Callable[[T], Hashable] | None) -> set[int]:
+    """The indices of the items the child does: every other one, or whole groups, the largest
+    first, each to the side with fewer items so far."""
+    if group is None:
+        return set(range(1, len(items), 2))
+    groups: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(group(item), []).append(i)
+    sides: tuple[list[int], list[int]] = ([], [])
+    for members in sorted(groups.values(), key=len, reverse=True):
+        sides[len(sides[1]) < len(sides[0])].extend(members)
+    return set(sides[1])
 
 
 def _may_fork() -> bool:

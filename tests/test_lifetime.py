@@ -84,3 +84,14 @@ def test_no_fork_while_another_thread_runs() -> None:
         stop.set()
         other.join()
     assert {pid for _, pid in out} == {PARENT}
+
+
+def test_a_group_goes_to_one_side_and_the_sides_are_balanced() -> None:
+    words = ["ant", "bee", "ape", "cat", "bat", "ark", "cow", "bug", "eel", "asp"]
+    out = split_map(lambda items: [(w, os.getpid()) for w in items], words, group=lambda w: w[0])
+    assert [w for w, _ in out] == words
+    side = {w[0]: pid for w, pid in out}  # one pid per first letter
+    assert all(pid == side[w[0]] for w, pid in out)
+    assert PARENT in side.values() and len(set(side.values())) == 2
+    in_child = sum(pid != PARENT for _, pid in out)
+    assert in_child in (4, 5, 6)  # a: 4, b: 3, c: 2, e: 1 -> 4+1 / 3+2

@@ -72,24 +72,31 @@ class SupersedeSearch:
         first."""
         new = sorted((f for f in added if f.entities and f.kind in REVIEWED_KINDS),
                      key=_recency, reverse=True)
-        earlier = _Lines(self.head, new, self.job.lines())
+        grep_lines = self.job.lines()
 
         def replaced(part: Sequence[ReviewFact]) -> list[ReviewFact | None]:
             """What each fact of ``part`` replaces: a fact the range added earlier, or one at
             the head from before the range."""
+            earlier = _Lines(self.head, new, part, grep_lines)
             olds = [_within_range(f, new) for f in part]
             earlier.prefetch([f for f, old in zip(part, olds, strict=True) if old is None])
             return [old or earlier.replaced_by(f) for f, old in zip(part, olds, strict=True)]
 
         found: dict[str, Supersession] = {}
         # each fact's search is its own: half of them on a second core when there are many
-        for fact, old in zip(new, split_map(replaced, new, minimum=SPLIT_AT), strict=True):
+        olds = split_map(replaced, new, minimum=SPLIT_AT, group=_subject)
+        for fact, old in zip(new, olds, strict=True):
             if old is not None and old.fact_id not in found:  # newest first: the first wins
                 found[old.fact_id] = Supersession(old, fact, _basis(fact, old))
         return sorted(found.values(), key=lambda s: (s.old.day or "", s.old.source))
 
     def close(self) -> None:
         self.job.close()
+
+
+def _subject(f: ReviewFact) -> str:
+    """Facts about one subject look at the same older lines: one process searches for them."""
+    return _key(f.entities[0])
 
 
 def _recency(f: ReviewFact) -> tuple[str, str, int]:
@@ -139,15 +146,16 @@ class _Hit:
 
 
 class _Lines:
-    """The world-fact and observation lines at the head that mention the new facts' entities,
-    indexed by entity key (and by entity key and word), newest first."""
+    """The world-fact and observation lines at the head (not added by the range) that mention
+    the entities of the new facts in ``part``, indexed by entity key (and by entity key and
+    word), newest first."""
 
-    def __init__(self, head: Snapshot, new: list[ReviewFact],
+    def __init__(self, head: Snapshot, new: Sequence[ReviewFact], part: Sequence[ReviewFact],
                  grep_lines: list[tuple[str, int, str]]) -> None:
         self.head = head
         added_at = {(f.path, f.start_line) for f in new}
-        keys = {_key(e) for f in new for e in f.entities}
-        asked = {w for f in new for w in _words(f.text)}  # the words _candidates looks up
+        keys = {_key(e) for f in part for e in f.entities}
+        asked = {w for f in part for w in _words(f.text)}  # the words _candidates looks up
         self.by_key: dict[str, list[_Hit]] = {}
         self.by_word: dict[tuple[str, str], list[_Hit]] = {}
         self._facts: dict[tuple[str, int], ReviewFact | None] = {}
