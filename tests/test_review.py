@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gitmem.parse.retain import fact_id
-from gitmem.review import supersede
+from gitmem.review import snapshot, supersede
 from gitmem.review.review import review
 from gitmem.review.review_markdown import MARKER, render
 from gitmem.workspace import open_workspace
@@ -495,12 +495,14 @@ def test_git_without_pcre_finds_the_same(tmp_path: Path, monkeypatch: pytest.Mon
     assert asked.exists()
 
 
-def test_the_search_split_over_two_cores_finds_what_one_finds(
+def test_review_on_two_cores_finds_what_one_core_finds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo, base = gateway_history(tmp_path)
     monkeypatch.setattr(supersede, "SPLIT_AT", 10**9)
+    monkeypatch.setattr(snapshot, "PARSE_SPLIT_AT", 10**9)
     one = run_review(repo, base)
     monkeypatch.setattr(supersede, "SPLIT_AT", 2)
+    monkeypatch.setattr(snapshot, "PARSE_SPLIT_AT", 2)
     forks: list[int] = []
     real_fork = os.fork
 
@@ -510,6 +512,7 @@ def test_the_search_split_over_two_cores_finds_what_one_finds(
 
     monkeypatch.setattr(os, "fork", fork)
     two = run_review(repo, base)
-    assert forks  # the second run did split
+    assert len(forks) == 2  # the second run parsed and searched on two cores
     assert len(one["superseded"]) >= 15  # Elm Street -> Oak Street, and the gateway host
-    assert two["superseded"] == one["superseded"]
+    assert len(one["facts"]["added"]) == 31
+    assert two == one

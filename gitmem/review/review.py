@@ -54,7 +54,7 @@ from gitmem.review.review_model import (
     ReviewFact,
     ReviewRange,
 )
-from gitmem.review.snapshot import Snapshot
+from gitmem.review.snapshot import Snapshot, parse_changed
 from gitmem.review.supersede import SupersedeSearch
 from gitmem.workspace import Workspace, classifier, pathspecs
 
@@ -123,6 +123,7 @@ def review(ws: Workspace, cfg: Config, spec: str) -> Review:
     _read_changes(ws, changes, before, after)
     search = SupersedeSearch(after, pathspecs(ws.prefix, cfg.extra_paths))  # git searches
     try:  # ... while the changed files are parsed and compared
+        parse_changed(before, after)
         added, removed = _fact_changes(before, after)
         opinions, opinion_warns = _opinion_changes(before, after)
         return Review(

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from gitmem.domain import Fact, MemoryFile, ParsedFile
 from gitmem.git import Classify, read_objects
+from gitmem.lifetime import split_map
 from gitmem.parse.markdown import parse_file
 from gitmem.workspace import Workspace
 
@@ -33,6 +34,11 @@ class Snapshot:
         if self._changed is None:
             self._changed = {path: parse_file(mf, data) for path, (mf, data) in self.raw.items()}
         return self._changed
+
+    def set_parsed(self, parsed: dict[str, ParsedFile]) -> None:
+        """The changed files, parsed elsewhere (``parse_changed``)."""
+        assert parsed.keys() == self.raw.keys()
+        self._changed = parsed
 
     def facts(self) -> Iterator[tuple[Fact, MemoryFile]]:
         """The Retain facts of the changed files."""
@@ -62,3 +68,23 @@ class Snapshot:
         if isinstance(other, tuple):
             other = self._others[path] = parse_file(*other)
         return other
+
+
+PARSE_SPLIT_AT = 16  # changed files from which they are parsed on two cores
+
+
+def parse_changed(*sides: Snapshot) -> None:
+    """Parse the files the range changed on each side now, about half of them in a forked
+    child on a second core (``lifetime.split_map``) when there are many: review reads them
+    all."""
+    todo = [(side, path) for side in sides for path in side.raw]
+
+    def parse(part: Sequence[tuple[Snapshot, str]]) -> list[ParsedFile]:
+        return [parse_file(*side.raw[path]) for side, path in part]
+
+    done: dict[int, dict[str, ParsedFile]] = {id(side): {} for side in sides}
+    for (side, path), parsed in zip(todo, split_map(parse, todo, minimum=PARSE_SPLIT_AT),
+                                    strict=True):
+        done[id(side)][path] = parsed
+    for side in sides:
+        side.set_parsed(done[id(side)])
