@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import field
 
 from gitmem.domain import Basis, ResultKind
@@ -79,10 +79,16 @@ class Statement:
 
     @property
     def keys(self) -> frozenset[str]:
-        return frozenset(entity_key(e) for e in self.entities) - {""}
+        return _keys(self.entities)
 
     def prepared(self) -> Claim:
         return claim(self.text, self.entities)
+
+
+@functools.lru_cache(maxsize=8192)
+def _keys(entities: tuple[str, ...]) -> frozenset[str]:
+    """Entity keys, made once per entity list: recall compares each statement with many."""
+    return frozenset(entity_key(e) for e in entities) - {""}
 
 
 def replaces(newer: Statement, older: Statement, common: frozenset[str] = frozenset(), *,
@@ -124,20 +130,45 @@ def plausible(newer_text: str, older_text: str) -> bool:
             or bool(families(newer_text) & families(older_text)) or words_change(newer_text))
 
 
-def _overlap(a: Iterable[str], b: Iterable[str]) -> set[str]:
+@dataclass(frozen=True)
+class _Terms:
+    """A set of a statement's terms and their first four letters (of the alphabetic terms of
+    four letters or more), for :func:`_overlap`."""
+
+    terms: frozenset[str]
+    prefixes: frozenset[str]
+
+
+def _terms(terms: frozenset[str]) -> _Terms:
+    return _Terms(terms, frozenset(t[:4] for t in terms if len(t) >= 4 and t.isalpha()))
+
+
+def _overlap(a: _Terms, b: _Terms) -> set[str]:
     """Terms of ``a`` that ``b`` holds too, or with the same first four letters (a statement's
     language is guessed from its own few words, so "læser" may be stemmed as English in one
     and as Danish in the other)."""
-    theirs = set(b)
-    prefixes = {t[:4] for t in theirs if len(t) >= 4 and t.isalpha()}
-    return {t for t in a if t in theirs or (len(t) >= 4 and t.isalpha() and t[:4] in prefixes)}
+    return {t for t in a.terms if t in b.terms or (len(t) >= 4 and t.isalpha()
+                                                   and t[:4] in b.prefixes)}
 
 
-def _valued(c: Claim) -> set[str]:
-    """A statement's terms that weigh at least as a value (names of things, numbers; not a
-    single CJK character, which alone says little)."""
-    return {t for terms in c.variants for t, w in terms.items()
-            if w >= 0.5 and (len(t) > 1 or t.isascii())}
+@dataclass(frozen=True)
+class _Matched:
+    """What :func:`_shared` reads of one prepared statement: made once per (text, entities),
+    since recall compares each statement with many (up to ``CANDIDATES`` later facts, and
+    every other shown result)."""
+
+    claim: Claim
+    signature: _Terms  # its full-weight terms, names left out
+    values: _Terms  # its terms that weigh at least as a value (names of things, numbers; not
+    # a single CJK character, which alone says little)
+
+
+@functools.lru_cache(maxsize=8192)
+def _matched(text: str, entities: tuple[str, ...]) -> _Matched:
+    c = claim(text, entities)
+    return _Matched(c, _terms(c.signature), _terms(frozenset(
+        t for terms in c.variants for t, w in terms.items()
+        if w >= 0.5 and (len(t) > 1 or t.isascii()))))
 
 
 def _kinds_replace(newer: str, older: str) -> bool:
@@ -146,6 +177,7 @@ def _kinds_replace(newer: str, older: str) -> bool:
     return newer == older or (newer in _STATE_KINDS and older in _STATE_KINDS)
 
 
+@functools.lru_cache(maxsize=8192)
 def _normal(text: str) -> str:
     return _WS.sub(" ", text).strip().casefold()
 
@@ -176,7 +208,7 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
         return True
     if additive(newer.text):  # "now also speaks German": one more, not another
         return False
-    a, b = newer.prepared(), older.prepared()
+    a, b = _matched(newer.text, newer.entities), _matched(older.text, older.entities)
     shared = _shared(a, b, newer.keys | older.keys, common)
     if family and (shared.words or (shared.named and change)):  # a time and a shared word
         return True
@@ -188,7 +220,7 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
         return False
     # answering one question counts with a worded change only ("standup is at 9:30" /
     # "we moved standup to 10"): two true statements often answer one question too
-    if (answered and change) or texts_match(a, b, common):
+    if (answered and change) or texts_match(a.claim, b.claim, common):
         return True
     # a worded change and a shared word; a clock time or weekday on one side only says they
     # are about different things ("builds start at 02:00" / "bx-02 replaced bx-01")
@@ -203,16 +235,16 @@ class _Shared:
     named: frozenset[str]  # the subject's own name in both texts ("定例会議は…" / "定例は…")
 
 
-def _shared(a: Claim, b: Claim, keys: frozenset[str], common: frozenset[str]) -> _Shared:
+def _shared(a: _Matched, b: _Matched, keys: frozenset[str], common: frozenset[str]) -> _Shared:
     """What two prepared statements hold in common; a name's stem depends on the language its
     sentence was read in ("Mette" -> met / mett), so terms a subject's key starts with are
     names."""
-    names = a.names | b.names
+    names = a.claim.names | b.claim.names
 
     def named(t: str) -> bool:
         return any(k.startswith(t) for k in keys)
 
-    values = _overlap(_valued(a), _valued(b))
+    values = _overlap(a.values, b.values)
     return _Shared(
         words=frozenset(t for t in _overlap(a.signature, b.signature) - common - names
                         if not named(t)),
