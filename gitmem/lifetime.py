@@ -14,6 +14,7 @@ parent *thread* that started the child ends, which is not always the parent proc
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import pickle
 import signal
@@ -77,6 +78,7 @@ def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *, minim
     theirs = [x for i, x in enumerate(items) if i in child]
     parent = os.getpid()
     read_end, write_end = os.pipe()
+    gc.freeze()  # the collector of either process then leaves the shared objects' pages alone
     pid = os.fork()
     if pid == 0:  # the child: its half, pickled down the pipe, then gone without clean-up
         code = 1
@@ -100,6 +102,7 @@ def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *, minim
     finally:
         reader.close()
         _, status = os.waitpid(pid, 0)
+        gc.unfreeze()
     second: list[R] | None = None
     if os.waitstatus_to_exitcode(status) == 0 and data:
         try:
