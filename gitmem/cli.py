@@ -799,8 +799,9 @@ def mcp(ctx: click.Context) -> None:
 @click.pass_context
 def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> None:
     """Keep a warm process for this workspace (index open, embedding model loaded) that answers
-    'gitmem recall' and 'gitmem get' over a user-only Unix socket; they fall back to working
-    alone when it is not running. Runs in the foreground; exits after an idle timeout."""
+    'gitmem recall', 'gitmem get' and 'gitmem index' (not on a terminal, not --force) over a
+    user-only Unix socket; they fall back to working alone when it is not running. Runs in
+    the foreground; exits after an idle timeout."""
     from gitmem.embed.registry import unconfigured_warning
     from gitmem.warm import server
 

@@ -136,6 +136,34 @@ def test_a_commit_between_warm_requests_is_seen(fixture_repo: Path,
     assert served_count(fixture_repo) == before + 4  # every warm request was answered warm
 
 
+def test_index_after_a_commit_goes_warm_and_a_rebuild_runs_alone(
+        fixture_repo: Path, served: subprocess.Popen[str]) -> None:
+    """``gitmem index`` only brings the derived index up to date, as a warm recall does first:
+    the warm process answers it (the same output as alone), and recall then finds the commit.
+    ``--force`` (a rebuild: long work) and help run in the command's own process."""
+    before = served_count(fixture_repo)
+    write(fixture_repo, "memory/2025-12-01.md", "# 2025-12-01\n\n## Retain\n"
+          "- W @Zed: The zebracorn sleeps in the barn.\n")
+    git(fixture_repo, "add", "-A")
+    git(fixture_repo, "commit", "-q", "-m", "a note")
+    head = git(fixture_repo, "rev-parse", "--short=7", "HEAD").strip()
+    warm, _ = run_cli(fixture_repo, "index", "--no-embed")
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.startswith(f"updated index at {head}: ")
+    assert " 1 added, 0 modified" in warm.stdout
+    assert served_count(fixture_repo) == before + 1
+    again, _ = run_cli(fixture_repo, "index", "--no-embed")
+    alone, _ = run_cli(fixture_repo, "index", "--no-embed", warm=False)
+    assert again.stdout == alone.stdout  # nothing new either way
+    assert " 0 added, 0 modified, 0 deleted" in again.stdout
+    found = json.loads(run_cli(fixture_repo, "recall", "zebracorn barn", "--json")[0].stdout)
+    assert [r["source"] for r in found["results"]][:1] == ["memory/2025-12-01.md#L4"]
+    assert served_count(fixture_repo) == before + 3
+    for args in (("index", "--force", "--no-embed"), ("index", "--help")):
+        assert run_cli(fixture_repo, *args)[0].returncode == 0
+    assert served_count(fixture_repo) == before + 3  # both ran alone
+
+
 def test_socket_is_private_and_one_server_per_repository(fixture_repo: Path,
                                                          served: subprocess.Popen[str]) -> None:
     path = client.socket_path(str(fixture_repo.resolve()))

@@ -28,8 +28,16 @@ PROTOCOL = 1
 CONNECT_TIMEOUT = 0.25  # seconds; a live server accepts at once
 REPLY_TIMEOUT = 2.0  # seconds without a message (the server sends one every HEARTBEAT)
 HEARTBEAT = 0.5
-FAST_COMMANDS = ("recall", "get")  # the commands a warm process answers (read-only)
-_NOT_FAST = {"-h", "--help", "--version", "--"}
+# The commands a warm process answers: those that read the memory, and ``index``, which only
+# brings the derived index up to date (what a warm recall does first anyway). Not a rebuild
+# (``--force``: long work for a process of its own) nor help or version text.
+FAST_COMMANDS = ("recall", "get", "index")
+_NOT_FAST = {"-h", "--help", "--version", "--", "--force"}
+
+
+def answerable(args: list[str]) -> bool:
+    """Whether a warm process answers ``gitmem ARGS`` (ARGS from the command's name on)."""
+    return bool(args) and args[0] in FAST_COMMANDS and not _NOT_FAST & set(args)
 
 
 def runtime_dir() -> str:
@@ -86,8 +94,8 @@ def _split(argv: list[str]) -> tuple[str, list[str]] | None:
     start, rest = os.getcwd(), argv
     if rest[:1] == ["-C"] and len(rest) > 2:
         start, rest = os.path.join(start, rest[1]), rest[2:]
-    if not rest or rest[0] not in FAST_COMMANDS or _NOT_FAST & set(rest):
-        return None
+    if not answerable(rest) or (rest[0] == "index" and sys.stderr.isatty()):
+        return None  # (on a terminal, index shows its progress: it runs in this process)
     return os.path.realpath(start), rest
 
 

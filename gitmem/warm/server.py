@@ -1,4 +1,5 @@
-"""``gitmem serve``: a warm process for one repository that runs ``recall`` for thin clients.
+"""``gitmem serve``: a warm process for one repository that runs ``recall``, ``get`` and
+``index`` (the derived index brought up to date, as a warm recall does first) for thin clients.
 
 It binds a Unix socket (mode 0600, in a 0700 folder of the user's runtime directory) and holds
 a lock next to it for its lifetime, so one process serves a repository. Each request runs the
@@ -34,9 +35,9 @@ from gitmem.errors import GitmemError, LockBusy
 from gitmem.index.watch import WarmState
 from gitmem.locks import file_lock
 from gitmem.warm.client import (
-    FAST_COMMANDS,
     HEARTBEAT,
     PROTOCOL,
+    answerable,
     env_fingerprint,
     exchange,
     request,
@@ -228,9 +229,9 @@ class WarmServer:
 
 
 def _answerable(argv: object) -> bool:
-    """Only ``-C PATH <a command a warm process answers> ...``: nothing that writes."""
+    """Only ``-C PATH <a command a warm process answers> ...``: nothing that writes memory."""
     return (isinstance(argv, list) and len(argv) >= 3 and argv[0] == "-C"
-            and argv[2] in FAST_COMMANDS and all(isinstance(a, str) for a in argv))
+            and all(isinstance(a, str) for a in argv) and answerable(argv[2:]))
 
 
 def handshake(server: WarmServer, warning: str | None) -> dict[str, Any]:
