@@ -24,7 +24,7 @@ from dataclasses import field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from gitmem.domain import Classified, MemoryFile
 from gitmem.errors import GitmemError, UsageError
@@ -742,6 +742,19 @@ def read_objects(repo_root: Path, names: Sequence[str]) -> list[bytes | None]:
     return out
 
 
+def _scratch_file() -> BinaryIO:
+    """An unnamed file for a child's output, gone when closed: in memory on Linux
+    (``memfd_create``: no ``tempfile`` import, no disk), else a temporary file."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.fdopen(os.memfd_create("gitmem-out", os.MFD_CLOEXEC), "w+b")
+        except OSError:
+            pass
+    import tempfile
+
+    return tempfile.TemporaryFile()
+
+
 class GrepJob:
     """``git grep`` at a revision, started in the background: the caller parses while git
     searches (the output goes to a temporary file, so git never waits for a full pipe).
@@ -770,10 +783,8 @@ class GrepJob:
         self._start("-P")
 
     def _start(self, syntax: str) -> None:
-        import tempfile
-
         self._syntax = syntax
-        self._out = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; close()
+        self._out = _scratch_file()
         try:
             self._proc = subprocess.Popen([*self._git, syntax, *self._args], stdout=self._out,
                                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)

@@ -13,10 +13,8 @@ parent *thread* that started the child ends, which is not always the parent proc
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -46,6 +44,8 @@ def arm_parent_death_signal() -> bool:
     """Ask the kernel to SIGKILL this process when its parent dies; False where it cannot."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # only in a child: the commands that start one import this module
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
@@ -73,6 +73,8 @@ def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *, minim
     done here when the child fails in any way, so a result never depends on the child."""
     if len(items) < max(minimum, 2) or not _may_fork():
         return fn(items)
+    import pickle  # only here: every command that may split imports this module
+
     child = _child_share(items, group)
     mine = [x for i, x in enumerate(items) if i not in child]
     theirs = [x for i, x in enumerate(items) if i in child]
