@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.parse.updates import Statement, replaces
+from gitmem.parse.updates import Statement, may_replace, replaces
 from testing.cli import gitmem, gitmem_json, recall_json, status_json
 from testing.index import dump
 from testing.repo import commit_all, git, make_repo, write
@@ -73,6 +73,30 @@ def test_ordinary_wording_replaces_in_every_language(older: str, newer: str,
 def test_statements_that_both_stay_true_are_left_alone(older: str, newer: str,
                                                        subject: str) -> None:
     assert replaces(said(newer, "2026-11-18", subject), said(older, "2026-10-20", subject)) is None
+
+
+def test_may_replace_is_a_necessary_condition_of_the_rule() -> None:
+    """Review skips a pair ``may_replace`` rejects: it must hold for every pair the rule
+    replaces (these, across subjects, days and directions), and reject some others."""
+    statements = [said(text, day, subject, line=4 + i)
+                  for i, (older, newer, subject) in enumerate(UPDATES + CONTROLS)
+                  for text, day in ((older, "2026-10-20"), (newer, "2026-11-18"))]
+    replaced = rejected = 0
+    for newer in statements:
+        for older in statements:
+            if replaces(newer, older) is not None:
+                replaced += 1
+                assert may_replace(newer, older), (newer.text, older.text)
+            rejected += not may_replace(newer, older)
+    assert replaced >= len(UPDATES) and rejected > len(statements) ** 2 // 2
+    berlin = said("Alice lives in Berlin.", "2026-10-20", "Alice")
+    assert not may_replace(berlin, said("Alice moved to Lisbon.", "2026-11-18", "Alice"))
+    assert not may_replace(said("Bob has a cat.", "2026-11-18", "Bob"), berlin)
+    assert may_replace(said("Alice moved to Lisbon.", "2026-11-18", "Alice"), berlin)
+    # no shared subject: a worded change of a shared topic (the README's gateway host)
+    nuc = said("The gateway host is the old NUC under the desk.", "2026-10-20", "warelay")
+    castle = said("Moved the gateway host to The Castle.", "2026-11-18", "Peter", "The-Castle")
+    assert replaces(castle, nuc) == "rule" and may_replace(castle, nuc)
 
 
 def test_the_rule_owns_the_order_of_statements() -> None:

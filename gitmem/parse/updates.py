@@ -130,6 +130,18 @@ def plausible(newer_text: str, older_text: str) -> bool:
             or bool(families(newer_text) & families(older_text)) or words_change(newer_text))
 
 
+def may_replace(newer: Statement, older: Statement) -> bool:
+    """Cheap necessary conditions of ``replaces(newer, older)``, for a caller that tries many
+    pairs (review): declared (then only ``replaces`` can tell), or stated later about a shared
+    subject or wording a change (``same_attribute`` needs one or the other), and
+    ``plausible``."""
+    if newer.declared:
+        return True
+    return (newer.later_than(older) and (bool(newer.keys & older.keys)
+                                         or words_change(newer.text))
+            and plausible(newer.text, older.text))
+
+
 @dataclass(frozen=True)
 class _Terms:
     """A set of a statement's terms and their first four letters (of the alphabetic terms of
@@ -525,6 +537,7 @@ def relation(text: str) -> str:
     return next((g for g in m.groups() if g), "") if m else ""
 
 
+@functools.lru_cache(maxsize=8192)
 @functools.lru_cache(maxsize=8192)
 def words_change(text: str) -> bool:
     """Whether a statement words a change (moved, now, no longer, 変更, теперь, flyttet)."""

@@ -34,7 +34,7 @@ from gitmem.git import GrepJob
 from gitmem.lifetime import split_map
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.textfold import STOPWORDS
-from gitmem.parse.updates import UPDATABLE, plausible, replaces
+from gitmem.parse.updates import UPDATABLE, may_replace, replaces
 from gitmem.records import dataclass
 from gitmem.review.review_model import ReviewFact, Supersession
 from gitmem.review.snapshot import Snapshot
@@ -116,10 +116,8 @@ def _basis(new: ReviewFact, old: ReviewFact) -> Basis:
 
 
 def _replaces(new: ReviewFact, old: ReviewFact) -> bool:
-    """The one update rule (``parse.updates.replaces``), after cheap pre-checks of what it
-    requires of an undeclared update: stated later, and ``plausible``."""
-    return ((bool(new.declared) or (new.statement.later_than(old.statement)
-                                    and plausible(new.text, old.text)))
+    """The one update rule (``parse.updates.replaces``), after its cheap pre-checks."""
+    return (may_replace(new.statement, old.statement)
             and replaces(new.statement, old.statement) is not None)
 
 
