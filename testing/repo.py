@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 DEFAULT_DATE = "2025-11-27T21:00:00+00:00"
@@ -70,3 +70,13 @@ def commit_all(
     empty = ("--allow-empty",) if allow_empty else ()
     git(repo, "commit", "-q", "--no-verify", *empty, "-m", message, date=date, env=env)
     return git(repo, "rev-parse", "HEAD", env=env).strip()
+
+
+def daily_notes_repo(parent: Path, lines: Sequence[tuple[str, str]]) -> Path:
+    """A repository with one daily note a day (``memory/DAY.md``: the line under ``## Notes``),
+    each committed on its day at 20:00 UTC, in the order given."""
+    repo = make_repo(parent)
+    for day, text in lines:
+        write(repo, f"memory/{day}.md", f"# {day}\n\n## Notes\n\n{text}\n")
+        commit_all(repo, day, f"{day}T20:00:00+00:00")
+    return repo

@@ -14,7 +14,7 @@ import pytest
 from gitmem.parse.updates import Statement, may_replace, replaces
 from testing.cli import gitmem, gitmem_json, recall_json, status_json
 from testing.index import dump
-from testing.repo import commit_all, git, make_repo, write
+from testing.repo import commit_all, daily_notes_repo, git, make_repo, write
 from testing.rewrites import rebuilt_dump
 
 
@@ -97,6 +97,21 @@ def test_may_replace_is_a_necessary_condition_of_the_rule() -> None:
     nuc = said("The gateway host is the old NUC under the desk.", "2026-10-20", "warelay")
     castle = said("Moved the gateway host to The Castle.", "2026-11-18", "Peter", "The-Castle")
     assert replaces(castle, nuc) == "rule" and may_replace(castle, nuc)
+
+
+def test_a_time_on_one_side_only_is_another_attribute_even_when_both_answer() -> None:
+    """Two lines that answer one question ("when does the board meet?") and a worded change
+    are one attribute, unless only one of them states a time or weekday: the minutes going out
+    within a week are not the meeting's day."""
+    from gitmem.parse.updates import same_attribute
+
+    minutes = said("The minutes of the board meeting go out within a week.", "2026-10-20",
+                   "board")
+    meets = said("The board now meets on the last Thursday of the month.", "2026-11-18",
+                 "board")
+    first = said("The board meets on the first Monday of the month.", "2026-10-20", "board")
+    assert not same_attribute(meets, minutes, answered=True)
+    assert same_attribute(meets, first, answered=True)
 
 
 def test_the_rule_owns_the_order_of_statements() -> None:
@@ -293,14 +308,6 @@ def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
                                     ("memory/2026-07-07.md", "memory/2026-08-04.md")]
 
 
-def _prose_repo(tmp_path: Path, lines: list[tuple[str, str]]) -> Path:
-    repo = make_repo(tmp_path)
-    for day, text in lines:
-        write(repo, f"memory/{day}.md", f"# {day}\n\n## Notes\n\n{text}\n")
-        commit_all(repo, day, f"{day}T20:00:00+00:00")
-    return repo
-
-
 @pytest.mark.parametrize(("question", "older", "newer", "mention"), [
     # the newer line names the one asked about and words a change, without the attribute word
     ("when is Lena flying to Montreal?", "Lena's flight to Montreal is AC 837 on the 14th.",
@@ -329,8 +336,8 @@ def test_a_prose_update_without_the_question_s_word_replaces_what_answered_it(
     question's attribute word. The older line answers the question; the newer names the one
     (or the thing) asked about and words a change: it is shown first and marks the older
     replaced. A line that only mentions the subject, between the two, stays current."""
-    repo = _prose_repo(tmp_path, [("2026-07-01", older), ("2026-07-20", mention),
-                                  ("2026-08-12", newer)])
+    repo = daily_notes_repo(tmp_path, [("2026-07-01", older), ("2026-07-20", mention),
+                                        ("2026-08-12", newer)])
     shown = {r["source"].split("#")[0]: r for r in recall_json(repo, question)["results"]}
     by = shown["memory/2026-07-01.md"]["superseded_by"] or ""
     assert by.split("#")[0] == "memory/2026-08-12.md", shown
@@ -354,7 +361,7 @@ def test_an_update_ranked_below_the_shown_results_still_replaces_what_they_show(
     what it replaced, and ranks below the k shown (with a model, semantic neighbours push it
     further down). The results ranked next are read for updates of the shown ones: with k = 1
     the answer is the newer line, not the older one unmarked."""
-    repo = _prose_repo(tmp_path, [
+    repo = daily_notes_repo(tmp_path, [
         ("2026-07-01", "Lena's flight to Montreal is AC 837 on the 14th."),
         ("2026-07-20", "Lena needs someone to water her plants while she is away."),
         ("2026-08-12", "Lena rebooked, she now leaves on the 16th with AC 835.")])

@@ -175,6 +175,22 @@ def lexical(store: Store, flt: ItemFilter, match: str, limit: int,
     return [(row, -float(str(rec[-1]))) for row, rec in zip(rows, records, strict=True)]
 
 
+def known_terms(store: Store, terms: Sequence[str]) -> set[str]:
+    """Which of these folded words or stems the full-text index holds (any column, any item
+    version): the memory's own vocabulary, which Danish compounds are split against."""
+    if not terms:
+        return set()
+    # fts5vocab reads the full-text index itself; a temp table, so nothing is written to the
+    # index file (a read-only connection may create it)
+    store.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_vocab "
+                       "USING fts5vocab(main, 'items_fts', 'row')")
+    found: set[str] = set()
+    for part in batched(list(dict.fromkeys(terms))):
+        found.update(str(r[0]) for r in store.conn.execute(
+            f"SELECT term FROM temp.items_vocab WHERE term IN ({marks(part)})", part))
+    return found
+
+
 def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
     """No words, only a time window ("what happened last week"): facts first, newest first."""
     columns, col_args = _select(flt)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from gitmem.parse.patterns import compiled
@@ -98,3 +99,87 @@ def query_stems(query: str) -> dict[str, list[str]]:
         if token not in out:
             out[token] = word_stems(word)
     return out
+
+
+# Danish compounds (sections below): parts of at least this many letters; the linking
+# elements a modifier may end with (bestyrelse-s-møde, kolonihave-nøgle needs none).
+COMPOUND_PART = 4
+COMPOUND_WORD = 2 * COMPOUND_PART
+_LINKING = ("s", "e")
+# A query word's Danish stem this long is also searched as the start of longer words: Danish
+# writes a compound as one word with its head last, so "kolonihaven" is in "kolonihavenøglen".
+COMPOUND_PREFIX = 6
+_QUESTION_WORDS = frozenset({"hvornår", "hvilken", "hvilket", "hvilke", "hvorhen"})
+
+
+def danish_text(text: str) -> bool:
+    """Whether a text's Latin words read as Danish (its function words are mostly Danish)."""
+    return latin_language([w for w in _words(text) if _LATIN.fullmatch(w)]) == "danish"
+
+
+def compound_candidates(word: str) -> list[tuple[tuple[str, ...], str, int]]:
+    """The ways a Danish word may split into a modifier and a head, each as (the modifier's
+    folded stems: as written and without a linking -s- or -e-, the head's folded stem, the
+    head's letters); both
+    parts at least ``COMPOUND_PART`` letters and neither a stop word. [] for a word too short
+    to be a compound, or not of Latin letters."""
+    words = _words(word)
+    raw = words[0] if len(words) == 1 else ""
+    if len(raw) < COMPOUND_WORD or not _LATIN.fullmatch(raw):
+        return []
+    from gitmem.parse.similarity import _DANISH_STOP  # "over", "efter": no modifiers
+
+    stop = _DANISH | _DANISH_STOP
+    stemmer = _stemmer("danish")
+    whole = fold(stemmer.stemWord(raw))
+    out: list[tuple[tuple[str, ...], str, int]] = []
+    for cut in range(COMPOUND_PART, len(raw) - COMPOUND_PART + 1):
+        left, right = raw[:cut], raw[cut:]
+        lefts = [left] + [left[:-1] for link in _LINKING
+                          if left.endswith(link) and cut > COMPOUND_PART]
+        modifiers = tuple(dict.fromkeys(
+            fold(stemmer.stemWord(w)) for w in lefts if w not in stop))
+        head = fold(stemmer.stemWord(right))
+        modifiers = tuple(m for m in modifiers if len(m) >= COMPOUND_PART and m != whole)
+        if modifiers and right not in stop and head != whole and len(head) >= COMPOUND_PART - 1:
+            out.append((modifiers, head, len(right)))
+    return out
+
+
+def compound_parts(word: str, known: Callable[[str], bool] | Collection[str]) -> list[str]:
+    """The folded stems of a Danish compound's parts ("bestyrelsesmøderne" -> bestyr, mod),
+    split against the words a memory holds (``known``: folded stems and words): corpus-based
+    splitting (Koehn & Knight 2003), no dictionary. Where both parts of a split are known,
+    those; else a known modifier before a head of five letters or more ("avisabonnementet"
+    -> avis) or a known head ("internetudbyder" -> udbyd). [] when no split is known."""
+    holds = known if callable(known) else known.__contains__
+    both: list[str] = []
+    one: list[str] = []
+    for modifiers, head, letters in compound_candidates(word):
+        modifier = next((m for m in modifiers if holds(m)), None)
+        if modifier is not None and holds(head):
+            both += [modifier, head]
+        elif modifier is not None and letters > COMPOUND_PART:
+            one.append(modifier)
+        elif holds(head):
+            one.append(head)
+    return list(dict.fromkeys(both or one))
+
+
+def compound_lookups(words: Collection[str]) -> list[str]:
+    """Every stem ``compound_parts`` may ask about for these words (one query for them all)."""
+    return list(dict.fromkeys(term for word in words for modifiers, head, _
+                              in compound_candidates(word) for term in (*modifiers, head)))
+
+
+def compound_prefix(word: str) -> str | None:
+    """The folded Danish stem of a query word, when long enough to be searched as the start
+    of the compounds it begins (``COMPOUND_PREFIX``); None otherwise."""
+    from gitmem.parse.similarity import _DANISH_STOP
+
+    words = _words(word)
+    raw = words[0] if len(words) == 1 else ""
+    if not _LATIN.fullmatch(raw) or raw in _DANISH | _DANISH_STOP | _QUESTION_WORDS:
+        return None
+    stem = fold(_stemmer("danish").stemWord(raw))
+    return stem if len(stem) >= COMPOUND_PREFIX else None

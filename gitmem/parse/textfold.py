@@ -236,13 +236,15 @@ def build_han_match(chars: Sequence[str]) -> str | None:
     return " OR ".join(_quote([ch]) for ch in chars) or None
 
 
-def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None) -> str:
+def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = None,
+                prefixes: dict[str, str] | None = None) -> str:
     """An FTS5 MATCH expression that ORs the terms. Every token is quoted, so operators and
     punctuation in the user's query can never be parsed as FTS syntax.
 
     With ``stems`` (a word's folded stems, from ``stemming.query_stems``) the exact terms are
     matched in the body and path columns and each single word also by its stems in the stems
-    column."""
+    column; with ``prefixes`` (a word's stem as the start of the compounds it begins), also
+    by the stems that start with it."""
     if stems is None:
         return " OR ".join(_quote(t) for t in terms)
     parts: list[str] = []
@@ -250,6 +252,8 @@ def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = Non
         parts.append(f"{{body path}} : {_quote(term)}")
         if len(term) == 1:
             parts.extend(f"stems : {_quote([s])}" for s in stems.get(term[0], ()))
+            if prefixes and term[0] in prefixes:
+                parts.append(f"stems : {_quote([prefixes[term[0]]])} *")
     return " OR ".join(parts)
 
 

@@ -230,13 +230,15 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
         many_valued(newer.text) and many_valued(older.text) and not change)
     if events:
         return False
+    # a clock time or weekday on one side only says they are about different things
+    # ("builds start at 02:00" / "bx-02 replaced bx-01"; "the minutes of the board meeting go
+    # out within a week" / "the board meets on the last Thursday from now on")
+    timed = ("schedule" in families(newer.text)) != ("schedule" in families(older.text))
     # answering one question counts with a worded change only ("standup is at 9:30" /
     # "we moved standup to 10"): two true statements often answer one question too
-    if (answered and change) or texts_match(a.claim, b.claim, common):
+    if (answered and change and not timed) or texts_match(a.claim, b.claim, common):
         return True
-    # a worded change and a shared word; a clock time or weekday on one side only says they
-    # are about different things ("builds start at 02:00" / "bx-02 replaced bx-01")
-    timed = ("schedule" in families(newer.text)) != ("schedule" in families(older.text))
+    # or a worded change and a shared word
     return change and bool(shared.words or shared.values) and not timed
 
 

@@ -16,11 +16,18 @@ from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import entity_key
-from gitmem.parse.stemming import query_stems
+from gitmem.parse.stemming import (
+    compound_lookups,
+    compound_parts,
+    compound_prefix,
+    danish_text,
+    query_stems,
+)
 from gitmem.parse.textfold import (
     build_han_match,
     build_match,
     fold,
+    plain_words,
     query_ideographs,
     query_terms,
 )
@@ -188,16 +195,48 @@ def _filter(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> ItemFilter:
                       prefer=q.prefer)
 
 
-def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter,
-                       limit: int) -> list[tuple[Row, float]]:
+def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter, limit: int,
+                       words: QueryWords | None = None) -> list[tuple[Row, float]]:
     terms = query_terms(q.text)
     if not terms:
         if q.window is None:
             raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
-    match = build_match(terms, query_stems(q.text))
+    words = words or query_words(store, q.text)
+    match = build_match(terms, words.stems, words.prefixes)
     return queries.lexical(store, flt, match, limit, build_han_match(query_ideographs(q.text)))
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """A query's plain words as the index is searched for them: each word's stems, and in a
+    Danish query its compounds (``query_words``)."""
+
+    stems: dict[str, list[str]]  # folded word -> its stems, with its compound parts
+    prefixes: dict[str, str]  # folded word -> its stem as the start of longer words
+    parts: tuple[str, ...] = ()  # the compound parts alone (folded stems)
+
+
+def query_words(store: Store, text: str) -> QueryWords:
+    """Each plain query word's stems, and in a Danish query its compounds too: the parts of a
+    compound it is, split against the memory's words ("bestyrelsesmøderne" finds "Bestyrelsen
+    mødes"), and its stem as the start of the compounds it begins ("kolonihaven" finds
+    "Kolonihavenøglen"). Danish writes compounds as one word; English does not."""
+    stems = query_stems(text)
+    if not danish_text(text):
+        return QueryWords(stems, {})
+    words = list(plain_words(text))
+    known = queries.known_terms(store, compound_lookups([word for word, _ in words]))
+    prefixes: dict[str, str] = {}
+    found: list[str] = []
+    for word, token in words:
+        if parts := compound_parts(word, known):
+            stems[token] = list(dict.fromkeys([*stems.get(token, []), *parts]))
+            found += parts
+        if prefix := compound_prefix(word):
+            prefixes[token] = prefix
+    return QueryWords(stems, prefixes, tuple(dict.fromkeys(found)))
 
 
 def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,
@@ -237,10 +276,11 @@ def rank(
     ranking = ranking or Ranking()
     limit = max(CANDIDATES_MIN, q.k * 20)
     flt = _filter(q, entity_keys)
+    words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
     lexical = (
         []
         if mode == "semantic" and qvec is not None
-        else lexical_candidates(store, q, flt, limit)
+        else lexical_candidates(store, q, flt, limit, words)
     )
     psim: dict[tuple[int, int], float] = {}
     semantic = (
@@ -271,7 +311,8 @@ def rank(
         items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
                                                    vec.get(i, 0.0), qvec, mode, ranking))
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
-        units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines)
+        units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
+                              words.parts)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -285,7 +326,7 @@ def rank(
     # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
-    within.update(answered_updates(q.text, chosen, found, within, runners_up))
+    within.update(answered_updates(q.text, chosen, found, within, runners_up, words.parts))
     typical = queries.typical_similarity(store, qvec) if qvec is not None else None
     return [_result(store, row, score, terms, newer,
                     None if typical is None else _lift(row, cosines, typical))
@@ -343,19 +384,22 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                   text: dict[int, float], qvec: bytes | None, mode: RecallMode, ranking: Ranking,
                   psim: dict[tuple[int, int], float] | None = None,
                   cosines: dict[tuple[int, int, int], float] | None = None,
+                  parts: Sequence[str] = (),
                   ) -> list[tuple[float, Row, int, int]]:
     """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
-    passages, mixed with its chunk's; its vector score is its own cosine similarity (``psim``
-    holds those already known, the rest are computed; each unit's goes into ``cosines``)."""
+    passages (for the query's words and the ``parts`` of its compounds), mixed with its
+    chunk's; its vector score is its own cosine similarity (``psim`` holds those already
+    known, the rest are computed; each unit's goes into ``cosines``)."""
     psim = dict(psim or {})
     if qvec is not None:
         known = {item for item, _ in psim}
         psim.update(queries.passage_similarities(store, qvec,
                                                  [i for i in rows if i not in known]))
     embedded = {item for item, _ in psim}
-    query = list(dict.fromkeys(stem for term in query_terms(q.text) for token in term
-                               for stem in stems(token)))
+    query = list(dict.fromkeys([*(stem for term in query_terms(q.text) for token in term
+                                  for stem in stems(token)), *(p for part in parts
+                                                               for p in stems(part))]))
     spans: list[tuple[Row, int, int, int]] = []  # row, passage number, first, last line
     docs: list[list[str]] = []
     for row in rows.values():

@@ -23,6 +23,7 @@ from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
+from gitmem.parse.stemming import COMPOUND_PART
 from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
 from gitmem.parse.updates import replaces as statement_replaces
 from gitmem.records import dataclass
@@ -267,8 +268,8 @@ def superseded_within(store: Store, rows: Sequence[Row], flt: ItemFilter,
 def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
                      found: dict[int, Replacement],
                      within: dict[tuple[int, int], Replacement],
-                     runners_up: Sequence[tuple[float, Row]] = ()) -> dict[tuple[int, int],
-                                                                          Replacement]:
+                     runners_up: Sequence[tuple[float, Row]] = (),
+                     parts: Sequence[str] = ()) -> dict[tuple[int, int], Replacement]:
     """(item id, first line) -> the newest shown result that replaces it, found through the
     question itself: two results about the question's subject (a shared entity, or the name
     the question asks about) whose answering lines (the line of each that holds most of its
@@ -278,16 +279,20 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     / "Ines and her people moved up to the fifth floor"). Results already marked are kept.
     ``runners_up``: the results ranked next, which may replace a shown one (and are then
     shown above it): the update that changed the answer often shares fewer of the question's
-    words than what it replaced."""
+    words than what it replaced. ``parts``: the stems of the question's compounds' parts,
+    words of it too ("bestyrelsesmøderne": bestyr, mod; ``recall.search.query_words``)."""
     names, attributes, written = _question_terms(question)
+    compounds = frozenset(parts) - names
+    attributes |= compounds
     if not attributes:
         return {}
     asked = names | attributes
-    lines = _answering_lines(chosen, asked)
+    lines = _answering_lines(chosen, asked, compounds)
     shown = {entry.place for entry in lines}
     # the runners-up only where no shown result replaces it: shown results are the stronger
     # evidence, and the newest of all would otherwise win
-    extra = [entry for entry in _answering_lines(runners_up, asked) if entry.place not in shown]
+    extra = [entry for entry in _answering_lines(runners_up, asked, compounds)
+             if entry.place not in shown]
     about = _Question(names, attributes, written or ("question-subject",))
     out: dict[tuple[int, int], Replacement] = {}
     for older in lines:
@@ -325,10 +330,11 @@ class _Answering:
 
 
 def _answering_lines(results: Sequence[tuple[float, Row]], asked: frozenset[str],
-                     ) -> list[_Answering]:
+                     parts: frozenset[str] = frozenset()) -> list[_Answering]:
     out: list[_Answering] = []
     for _, row in results:
-        found = _answering_line(row, asked) if row["type"] in ("fact", "chunk") else None
+        found = (_answering_line(row, asked, parts) if row["type"] in ("fact", "chunk")
+                 else None)
         if found is not None:
             out.append(_Answering(_place(row), row, *found))
     return out
@@ -454,7 +460,7 @@ def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tupl
     return frozenset(names), frozenset(attributes), tuple(dict.fromkeys(written))
 
 
-def _answering_line(row: Row, asked: frozenset[str],
+def _answering_line(row: Row, asked: frozenset[str], parts: frozenset[str] = frozenset(),
                     ) -> tuple[str, int, frozenset[str]] | None:
     """The line of a result that holds most of the question's terms (its text, line number,
     the question's terms in it); None when no line holds any."""
@@ -464,19 +470,25 @@ def _answering_line(row: Row, asked: frozenset[str],
     for n, text in enumerate(str(row["content"]).split("\n")):
         if not text.strip() or text.lstrip().startswith("#"):
             continue
-        held = _held(frozenset(statement_terms(text)), asked)
+        held = _held(frozenset(statement_terms(text)), asked, parts)
         if held and (best is None or len(held) > best[0]):
             best = (len(held), text, int(row["start_line"]) + n, held)
     return None if best is None else (best[1], best[2], best[3])
 
 
-def _held(terms: frozenset[str], asked: frozenset[str]) -> frozenset[str]:
+def _held(terms: frozenset[str], asked: frozenset[str],
+          parts: frozenset[str] = frozenset()) -> frozenset[str]:
     """The question's terms a line holds: the same term, or a word of five letters or more
     that starts with it or it with the word (a short line's language is guessed from its few
-    words, so "Sommerfesten" may stay whole in one and be stemmed to "sommerfest" in another)."""
+    words, so "Sommerfesten" may stay whole in one and be stemmed to "sommerfest" in another);
+    a part of the question's compounds (``parts``) also by a compound of the line that begins
+    or ends with it ("avis" in "Avisabonnementet")."""
     long = [t for t in terms if len(t) >= 5 and t.isalpha()]
+    compounds = [t for t in terms if len(t) >= 2 * COMPOUND_PART and t.isalpha()]
     return frozenset(q for q in asked if q in terms or (len(q) >= 5 and q.isalpha() and any(
-        t.startswith(q) or q.startswith(t) for t in long)))
+        t.startswith(q) or q.startswith(t) for t in long)) or (q in parts and any(
+            len(t) >= len(q) + COMPOUND_PART and (t.startswith(q) or t.endswith(q))
+            for t in compounds)))
 
 
 def _line_statement(row: Row, text: str, line: int, subject: tuple[str, ...]) -> Statement:
