@@ -326,6 +326,11 @@ def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
     # with the name asked about, a shared attribute family is the change (on leave / back)
     ("松本さんはまだ産休中ですか", "松本さんは産休中で、復帰は来年の春の予定。",
      "松本さんが職場に戻ってきた。しばらくは時短勤務。", "松本さんにお祝いのカードを送った。"),
+    # a kanji alone in the question is a word (出 of 出します): 排出 holds it too, the line
+    # about the caps only the thing
+    ("ペットボトルはいつ出しますか", "ペットボトルは毎週火曜に出す。",
+     "回収の曜日が変わり、ペットボトルの排出は金曜になった。",
+     "ペットボトルのキャップは外してから捨てる。"),
     # 何階 asks for a floor: the lines say 三階 and 五階
     ("吉田さんのチームは何階にいますか", "吉田さんのチームは三階の奥にいる。",
      "吉田さんたちは先週五階に移った。", "吉田さんから打ち合わせの連絡があった。"),
@@ -343,6 +348,16 @@ def test_a_prose_update_without_the_question_s_word_replaces_what_answered_it(
     assert by.split("#")[0] == "memory/2026-08-12.md", shown
     assert next(iter(shown)) == "memory/2026-08-12.md"
     assert shown.get("memory/2026-07-20.md", {}).get("superseded_by") is None
+
+
+def test_one_character_of_a_japanese_name_is_not_the_person_asked_about(
+        tmp_path: Path) -> None:
+    """田 of 前田さん is in 山田さん too: 山田さん's new job does not replace where 前田さん
+    works, though both lines hold 田 and the question's 働."""
+    repo = daily_notes_repo(tmp_path, [("2026-07-01", "前田さんは横浜の病院で働いている。"),
+                                       ("2026-08-12", "山田さんは十月から楽天に転職した。")])
+    shown = recall_json(repo, "前田さんはどこで働いていますか")["results"]
+    assert shown and all(r["superseded_by"] is None for r in shown), shown
 
 
 @pytest.mark.parametrize(("text", "timed"), [

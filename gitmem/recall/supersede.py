@@ -24,6 +24,7 @@ from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
 from gitmem.parse.stemming import COMPOUND_PART
+from gitmem.parse.textfold import _QUESTION_CHARS
 from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
 from gitmem.parse.updates import replaces as statement_replaces
 from gitmem.records import dataclass
@@ -450,13 +451,22 @@ def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tupl
         names.update(statement_terms(written[-1]))
     for match in compiled(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)"
                           ).finditer(question):
-        written.append(match.group(1))
-        names.update(statement_terms(match.group(1)))
+        written.append(name := match.group(1))
+        # the name whole (and its bigrams), not its characters one by one: 田 of 前田 is in
+        # 山田 and 田中 too, other people
+        names.update(t for t in statement_terms(name) if len(t) > 1 or len(name) == 1)
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
     # 何階 / 几点 ask for a number of floors / hours: the counter is the attribute asked about
     # (the lines say 三階 and 五階, never 何階)
     counter = compiled(r"[何幾几]([\u3400-\u9fff])")
     attributes.update(m.group(1) for m in counter.finditer(question))
+    # a kanji alone between kana is a word of its own in Japanese: a verb's or adjective's
+    # stem before its ending (燃える), or a noun (日, 猫); the lines may write it in another
+    # word (可燃, 回収日), which still holds it
+    if any("\u3040" <= ch <= "\u30ff" for ch in question):
+        lone = compiled(r"(?<![\u3400-\u9fff])([\u3400-\u9fff])(?![\u3400-\u9fff])")
+        attributes.update(m.group(1) for m in lone.finditer(question)
+                          if m.group(1) not in _QUESTION_CHARS and m.group(1) not in names)
     return frozenset(names), frozenset(attributes), tuple(dict.fromkeys(written))
 
 
