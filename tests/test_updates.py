@@ -42,6 +42,9 @@ UPDATES = [
     ("高橋さんの携帯は090-1234-5678。", "高橋さんは機種変更で番号も変わった。新しい番号は080-8765-4321。",
      "高橋"),
     ("Kim is on parental leave until August.", "Kim's back! Part-time for now, Mondays.", "Kim"),
+    ("Mum was admitted to hospital with pneumonia.", "Mum was discharged this morning.",
+     "Mum"),
+    ("Morfar er indlagt på Herlev.", "Morfar er blevet udskrevet.", "Morfar"),
     ("Nadia is on the payments team and leads its on-call rota.",
      "Nadia handed payments over to Ravi and joined search in October.", "Nadia"),
 ]
@@ -331,6 +334,10 @@ def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
     ("ペットボトルはいつ出しますか", "ペットボトルは毎週火曜に出す。",
      "回収の曜日が変わり、ペットボトルの排出は金曜になった。",
      "ペットボトルのキャップは外してから捨てる。"),
+    # Japanese names one's own family by kinship nouns alone: 祖母 is the one asked about,
+    # and in hospital / discharged one attribute
+    ("祖母はまだ入院していますか", "祖母が肺炎で入院している。", "祖母が今朝退院した。",
+     "祖母の好物はみかん。"),
     # 何階 asks for a floor: the lines say 三階 and 五階
     ("吉田さんのチームは何階にいますか", "吉田さんのチームは三階の奥にいる。",
      "吉田さんたちは先週五階に移った。", "吉田さんから打ち合わせの連絡があった。"),

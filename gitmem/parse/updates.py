@@ -391,6 +391,11 @@ _FAMILIES: dict[str, str] = {
         r"|\b(?:pendler|cykler på arbejde|tager toget)\b|(?:добирается|ездит на работу)"
         r"|(?:通勤|(?:会社|職場|オフィス)に(?:来て|来る|通って|通う)|で出社)|(?:通勤|上班坐)"
     ),
+    "hospital": (
+        r"\b(?:in (?:the )?hospital|hospitali[sz]ed|admitted to|discharged|out of (?:the )?"
+        r"hospital)\b|\b(?:indlagt|indlæggelse|udskrevet)\b"
+        r"|(?:госпитализ\w*|в больнице|выписал\w*|выписан\w*)|(?:入院|退院)|(?:住院|出院)"
+    ),
     "leave": (
         r"\b(?:on (?:parental|sick|maternity|paternity) leave|back at work|back from leave|"
         r"returned to work|(?:'s|is|are) back(?=[!.,;]| at\b| from\b| to work\b|$))"

@@ -455,6 +455,12 @@ def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tupl
         # the name whole (and its bigrams), not its characters one by one: 田 of 前田 is in
         # 山田 and 田中 too, other people
         names.update(t for t in statement_terms(name) if len(t) > 1 or len(name) == 1)
+    # Japanese names one's own family by kinship nouns alone (父は…, 母が…): the person asked
+    # about
+    kin = compiled(r"^\s*(祖父|祖母|父|母|兄|姉|弟|妹|夫|妻|息子|娘)(?=[はがのも])").match(question)
+    if kin is not None:
+        written.append(kin.group(1))
+        names.update(statement_terms(kin.group(1)))
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
     # 何階 / 几点 ask for a number of floors / hours: the counter is the attribute asked about
     # (the lines say 三階 and 五階, never 何階)
