@@ -310,7 +310,8 @@ def rank(
         # The passages of the items that score best whole (cheap) are ranked (costly)
         items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
                                                    vec.get(i, 0.0), qvec, mode, ranking))
-        rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
+        candidates, rows = rows, {i: rows[i] for i in
+                                  items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
@@ -318,6 +319,9 @@ def rank(
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
         chosen = [(p.score, _cited(p)) for p in pick_units(units, q.k, ranking.diversity)]
         runners_up = _runners_up(units, chosen, (RUNNERS_UP - 1) * q.k)
+        if qvec is not None:
+            runners_up += _by_words(store, q, now, candidates, text, chosen + runners_up,
+                                    words.parts)
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
@@ -451,6 +455,22 @@ def _runners_up(units: Sequence[tuple[float, Row, int, int]], chosen: Sequence[t
         taken.append((path, first, last))
         out.append((score, row))
     return out
+
+
+def _by_words(store: Store, q: RecallQuery, now: datetime, candidates: dict[int, Row],
+              text: dict[int, float], taken: Sequence[tuple[float, Row]],
+              parts: Sequence[str]) -> list[tuple[float, Row]]:
+    """With a model, the units that hold most of the question's words, ranked lexically, as
+    more runners-up (``(RUNNERS_UP - 1) × k``, not touching ``taken``): an update often words
+    the change with few of the question's words and a sentence a model ranks low ("Avisen har
+    hævet prisen" for "hvad koster avisabonnementet?"), yet it shares a word of the question
+    with what it replaces. Only read for updates of the shown results."""
+    n = (RUNNERS_UP - 1) * q.k
+    best = sorted((i for i in text if text[i] > 0), key=lambda i: (-text[i], i))[:n]
+    units = passage_units(store, q, now, {i: candidates[i] for i in best}, text, None,
+                          "lexical", Ranking(), parts=parts)
+    units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
+    return _runners_up(units, taken, n)
 
 
 def _cited(picked: Picked) -> Row:
