@@ -183,3 +183,24 @@ def compound_prefix(word: str) -> str | None:
         return None
     stem = fold(_stemmer("danish").stemWord(raw))
     return stem if len(stem) >= COMPOUND_PREFIX else None
+
+
+# A Russian query word's stem this long is also searched as the start of longer words: Russian
+# builds words by suffixes on a stem (аренда -> арендодатель), and Snowball cuts one noun's
+# forms differently (деплой -> депл, деплоем -> депло).
+RUSSIAN_PREFIX = 4
+
+
+def russian_prefix(word: str) -> str | None:
+    """The folded Russian stem of a query word, when long enough to be searched as the start
+    of the words built on it (``RUSSIAN_PREFIX``); None otherwise."""
+    words = _words(word)
+    raw = words[0] if len(words) == 1 else ""
+    if not _CYRILLIC.fullmatch(raw):
+        return None
+    from gitmem.parse.similarity import _RUSSIAN_STOP
+
+    if raw in _RUSSIAN_STOP:
+        return None
+    stem = fold(_stemmer("russian").stemWord(raw))
+    return stem if len(stem) >= RUSSIAN_PREFIX else None

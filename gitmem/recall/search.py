@@ -22,6 +22,7 @@ from gitmem.parse.stemming import (
     compound_prefix,
     danish_text,
     query_stems,
+    russian_prefix,
 )
 from gitmem.parse.textfold import (
     build_han_match,
@@ -225,7 +226,8 @@ def query_words(store: Store, text: str) -> QueryWords:
     "Kolonihavenøglen"). Danish writes compounds as one word; English does not."""
     stems = query_stems(text)
     if not danish_text(text):
-        return QueryWords(stems, {})
+        russian = {token: p for word, token in plain_words(text) if (p := russian_prefix(word))}
+        return QueryWords(stems, russian)
     words = list(plain_words(text))
     known = queries.known_terms(store, compound_lookups([word for word, _ in words]))
     prefixes: dict[str, str] = {}

@@ -23,7 +23,7 @@ from gitmem.index.store import WORKTREE, Store
 from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
-from gitmem.parse.stemming import COMPOUND_PART
+from gitmem.parse.stemming import COMPOUND_PART, RUSSIAN_PREFIX
 from gitmem.parse.textfold import _QUESTION_CHARS
 from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
 from gitmem.parse.updates import replaces as statement_replaces
@@ -312,6 +312,9 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     return out
 
 
+_CYRILLIC = compiled("[\u0400-\u04ff]")
+
+
 @dataclass(frozen=True)
 class _Question:
     names: frozenset[str]  # the name terms asked about
@@ -504,7 +507,8 @@ def _held(terms: frozenset[str], asked: frozenset[str],
     return frozenset(q for q in asked if q in terms or (len(q) >= 5 and q.isalpha() and any(
         t.startswith(q) or q.startswith(t) for t in long)) or (q in parts and any(
             len(t) >= len(q) + COMPOUND_PART and (t.startswith(q) or t.endswith(q))
-            for t in compounds)))
+            for t in compounds)) or (len(q) >= RUSSIAN_PREFIX and _CYRILLIC.match(q) is not None
+                                     and any(t.startswith(q) for t in long)))
 
 
 def _line_statement(row: Row, text: str, line: int, subject: tuple[str, ...]) -> Statement:
