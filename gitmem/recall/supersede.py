@@ -72,6 +72,22 @@ def replaces(newer: Row, newer_entities: Sequence[str], older: Row,
                               statement(older, older_entities), common)
 
 
+class _Statements:
+    """Each row's :class:`Statement`, made once per answer: a shown fact is compared with up to
+    CANDIDATES later ones, and one later fact with several shown ones. By row object (a row
+    read as a declaring fact carries what it declares; the same item read otherwise does not)
+    and entities."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[int, tuple[str, ...]], tuple[Row, Statement]] = {}
+
+    def of(self, row: Row, entities: Sequence[str]) -> Statement:
+        key = id(row), tuple(entities)
+        if key not in self._made:  # the row is kept with it: its id is not reused meanwhile
+            self._made[key] = row, statement(row, entities)
+        return self._made[key][1]
+
+
 @dataclass
 class Thread:
     """A current fact and the older facts it replaced, newest first."""
@@ -155,13 +171,16 @@ def superseders(store: Store, rows: Sequence[Row], flt: ItemFilter) -> dict[int,
     later_names = queries.entity_names_of(
         store, list({int(r["id"]) for _, declared, later in pending for r in (*declared, *later)}))
     out: dict[int, Replacement] = {}
+    made = _Statements()
     for row, declared, later in pending:
         ents = names.get(int(row["id"]), [])
         pool = [row, *later]
         common = _frame(pool, [claim(r["content"], tuple(later_names.get(int(r["id"]), ents)))
                                for r in pool])
+        older = made.of(row, ents)
         for cand in (*declared, *later):  # newest first: the first that replaces it is current
-            basis = replaces(cand, later_names.get(int(cand["id"]), []), row, ents, common)
+            basis = None if cand["id"] == row["id"] else statement_replaces(
+                made.of(cand, later_names.get(int(cand["id"]), [])), older, common)
             if basis is not None:
                 out[int(row["id"])] = Replacement(cand, basis)
                 break
@@ -377,9 +396,10 @@ def _pair_basis(q: _Question, newer: _Answering, older: _Answering) -> Basis | N
                               answered=answered)
 
 
+@functools.lru_cache(maxsize=4096)
 def _words(terms: frozenset[str]) -> int:
     """How many words these terms stand for: overlapping CJK bigrams (定例, 例会, 会議) are one
-    word's pieces."""
+    word's pieces (cached: asked of every pair of answering lines)."""
     cjk = sorted((t for t in terms if not t.isascii() and all(ord(c) >= 0x3000 for c in t)),
                  key=lambda t: (-len(t), t))
     seen: set[str] = set()
@@ -430,10 +450,16 @@ def _note_lines(*texts: str) -> bool:
 
 
 def _share_entity(a: Row, b: Row) -> bool:
+    return bool(_entities_in(str(a["content"])) & _entities_in(str(b["content"])))
+
+
+@functools.lru_cache(maxsize=4096)
+def _entities_in(text: str) -> frozenset[str]:
+    """The keys of the entities a text names (cached: each shown result is paired with every
+    other one and with the runners-up)."""
     from gitmem.parse.retain import find_entities
 
-    keys = [{entity_key(e) for e in find_entities(str(r["content"]))} for r in (a, b)]
-    return bool(keys[0] & keys[1])
+    return frozenset(entity_key(e) for e in find_entities(text))
 
 
 @functools.cache
