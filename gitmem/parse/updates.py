@@ -221,9 +221,10 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     if additive(newer.text):  # "now also speaks German": one more, not another
         return False
     a, b = _matched(newer.text, newer.entities), _matched(older.text, older.entities)
-    shared = _shared(a, b, newer.keys | older.keys, common)
-    if family and (shared.words or (shared.named and change)):  # a time and a shared word
-        return True
+    # what they share counts only with a family or a worded change (most pairs have neither)
+    shared = _shared(a, b, newer.keys | older.keys, common) if family or change else None
+    if shared is not None and family and (shared.words or (shared.named and change)):
+        return True  # a time and a shared word
     # events ("visited Porto" / "visited Faro") and things one has several of ("plays handball"
     # / "plays the piano") stay true side by side unless the newer one words a change
     events = (is_event(newer.text) and is_event(older.text)) or (
@@ -239,7 +240,7 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     if (answered and change and not timed) or texts_match(a.claim, b.claim, common):
         return True
     # or a worded change and a shared word
-    return change and bool(shared.words or shared.values) and not timed
+    return bool(shared is not None and change and (shared.words or shared.values) and not timed)
 
 
 @dataclass(frozen=True)
