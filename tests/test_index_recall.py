@@ -237,6 +237,22 @@ def test_a_match_of_few_query_words_is_marked_weak(fixture_repo: Path) -> None:
     assert not any("weak match" in w for w in good["warnings"])
 
 
+def _as_schema(path: Path, version: int, made_later: str) -> None:
+    """Make an index look as one of schema ``version`` did: the index a later migration made
+    (``made_later``) dropped, the later migrations' records removed."""
+    from gitmem.index.store import open_store
+
+    store = open_store(path)
+    try:
+        with store.conn:
+            store.conn.execute(f"DROP INDEX {made_later}")
+            store.conn.execute("DELETE FROM migrations WHERE version > ?", (version,))
+            store.conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                               (str(version),))
+    finally:
+        store.close()
+
+
 def test_an_index_of_schema_6_gets_the_current_items_index_in_place(fixture_repo: Path) -> None:
     """m007: the ids of the open versions as an index of their own (an entity's spellings
     are recounted after each commit from it, not from the items' rows); an index made before
@@ -245,14 +261,7 @@ def test_an_index_of_schema_6_gets_the_current_items_index_in_place(fixture_repo
 
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
     path = fixture_repo / ".memory" / "index.sqlite"
-    store = open_store(path)
-    try:
-        with store.conn:  # what an index of schema 6 looks like
-            store.conn.execute("DROP INDEX items_current")
-            store.conn.execute("DELETE FROM migrations WHERE version > 6")
-            store.conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
-    finally:
-        store.close()
+    _as_schema(path, 6, "items_current")
     (fixture_repo / "memory" / "2025-11-28.md").write_text(
         "# 2025-11-28\n\n## Retain\n- W @peter: Spelled in lower case, once.\n", encoding="utf-8")
     git(fixture_repo, "add", "-A")
@@ -274,3 +283,25 @@ def test_an_index_of_schema_6_gets_the_current_items_index_in_place(fixture_repo
             == entities
     finally:
         again.close()
+
+
+def test_an_index_of_schema_8_gets_the_fact_ids_index_in_place(fixture_repo: Path) -> None:
+    """m009: the facts' ids as an index of their own (a shown fact's knowledge-update
+    candidates include the facts among its subject's newest mentions, told from text passages
+    by it, not by the items' rows); an index made before it gets it in place, and recall
+    answers as before, the replaced gateway host marked."""
+    from gitmem.index.store import open_store
+
+    before = recall_json(fixture_repo, "gateway host", "--mode", "lexical")
+    assert any(r["superseded_by"] for r in before["results"])
+    path = fixture_repo / ".memory" / "index.sqlite"
+    _as_schema(path, 8, "items_facts")
+    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
+    store = open_store(path, readonly=True)
+    try:
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        store.close()
+    assert "items_facts" in names
+    assert recall_json(fixture_repo, "gateway host", "--mode", "lexical")["results"] \
+        == before["results"]

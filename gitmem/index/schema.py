@@ -11,7 +11,7 @@ import apsw
 
 from gitmem.parse.patterns import compiled
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -262,6 +262,14 @@ def m008_vector_log(conn: apsw.Connection) -> None:
     conn.execute(NEW_VECTOR_EPOCH)
 
 
+def m009_fact_ids_index(conn: apsw.Connection) -> None:
+    """The ids of the facts as an index of their own: the knowledge-update candidates of a
+    shown fact include the facts among its subject's newest mentions, and telling them from
+    text passages by the items' rows (text and all) read 640 rows a subject, most of recall's
+    SQL time for a fact-rich answer (4x less from this index on ten years). Applied in place."""
+    conn.execute("CREATE INDEX IF NOT EXISTS items_facts ON items (id) WHERE type = 'fact'")
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -272,4 +280,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (6, "m006_han_table", m006_han_table),
     (7, "m007_current_items_index", m007_current_items_index),
     (8, "m008_vector_log", m008_vector_log),
+    (9, "m009_fact_ids_index", m009_fact_ids_index),
 )
