@@ -127,7 +127,14 @@ def plausible(newer_text: str, older_text: str) -> bool:
     from gitmem.parse.similarity import statement_terms
 
     return (bool(statement_terms(newer_text).keys() & statement_terms(older_text).keys())
-            or bool(families(newer_text) & families(older_text)) or words_change(newer_text))
+            or bool(shared_families(newer_text, older_text)) or words_change(newer_text))
+
+
+def shared_families(newer_text: str, older_text: str) -> frozenset[str]:
+    """The attribute families both texts word (the older text's are read only when the newer
+    words one: most statements word none, and reading them is 19 regular expressions)."""
+    mine = families(newer_text)
+    return mine & families(older_text) if mine else mine
 
 
 def may_replace(newer: Statement, older: Statement) -> bool:
@@ -215,7 +222,7 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     if answered and (is_event(newer.text) or is_event(older.text) or "?" in newer.text
                      or "?" in older.text):
         return False  # answering one question, but about what happened, or asking
-    family = families(newer.text) & families(older.text)
+    family = shared_families(newer.text, older.text)
     if family - _NEEDS_SHARED_WORD:
         return True
     if additive(newer.text):  # "now also speaks German": one more, not another
@@ -234,7 +241,9 @@ def same_attribute(newer: Statement, older: Statement, common: frozenset[str] = 
     # a clock time or weekday on one side only says they are about different things
     # ("builds start at 02:00" / "bx-02 replaced bx-01"; "the minutes of the board meeting go
     # out within a week" / "the board meets on the last Thursday from now on")
-    timed = ("schedule" in families(newer.text)) != ("schedule" in families(older.text))
+    # (read only with a worded change: both places it counts need one)
+    timed = change and (("schedule" in families(newer.text))
+                        != ("schedule" in families(older.text)))
     # answering one question counts with a worded change only ("standup is at 9:30" /
     # "we moved standup to 10"): two true statements often answer one question too
     if (answered and change and not timed) or texts_match(a.claim, b.claim, common):

@@ -25,7 +25,13 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
 from gitmem.parse.stemming import COMPOUND_PART, RUSSIAN_PREFIX
 from gitmem.parse.textfold import _QUESTION_CHARS
-from gitmem.parse.updates import UPDATABLE, Statement, families, topic_phrases, words_change
+from gitmem.parse.updates import (
+    UPDATABLE,
+    Statement,
+    shared_families,
+    topic_phrases,
+    words_change,
+)
 from gitmem.parse.updates import replaces as statement_replaces
 from gitmem.records import dataclass
 
@@ -386,7 +392,7 @@ def _pair_basis(q: _Question, newer: _Answering, older: _Answering) -> Basis | N
     # support: it still wants a family or a shared word.
     change = words_change(newer.text)
     relaxed = not answered and _words(older.terms) >= 2 and bool(
-        (shared & q.names and (change or families(newer.text) & families(older.text)))
+        (shared & q.names and (change or shared_families(newer.text, older.text)))
         or (not q.names and change and _thing(shared & q.attributes, newer.text, older.text)))
     if not (answered or relaxed):
         return None
