@@ -53,3 +53,27 @@ def test_cjk_counted_per_character() -> None:
     assert count_tokens(line) == 150
     chunks = chunk_lines([line] * 6, [])
     assert next(len(range(c.start_line, c.end_line + 1)) for c in chunks) == 2
+
+
+def test_a_parse_without_chunks_has_the_same_facts_opinions_and_warnings() -> None:
+    """``chunks=False`` (review) leaves out the search chunks and nothing else."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from gitmem.workspace import classify
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "workspace"
+    files = sorted(p for p in root.rglob("*.md") if classify(str(p.relative_to(root))))
+    assert len(files) > 20
+    with_chunks = 0
+    for path in files:
+        rel = str(path.relative_to(root))
+        found = classify(rel)
+        assert found is not None
+        mf = MemoryFile(rel, "", found[0], found[1])
+        data = path.read_bytes() + b"\n- [ ] a\n\n<!-- gitmem:begin x -->\nmade\n<!-- gitmem:end -->\n"
+        full, lean = parse_file(mf, data), parse_file(mf, data, chunks=False)
+        with_chunks += bool(full.chunks)
+        assert lean.chunks == ()
+        assert replace(full, chunks=()) == lean, rel
+    assert with_chunks == len(files)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
-from gitmem.domain import Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
+from gitmem.domain import Chunk, Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
 from gitmem.parse.chunking import ChunkParams, chunk_lines
 from gitmem.parse.opinions import OPINIONS_PATH, parse_opinions
 from gitmem.parse.pages import generated_rows
@@ -310,25 +310,28 @@ def _parse_blocks(body: list[str], path: str, warns: list[Warn]) -> list[Token]:
     return tokens
 
 
-def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None) -> ParsedFile:
+def parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None = None, *,
+               chunks: bool = True) -> ParsedFile:
     """Parse one file version. Never raises on any input; problems become warnings.
+    ``chunks=False``: no search chunks (a reader of facts and opinions only: review).
 
     History is replayed on every rebuild, so a parser failure on one old file version would
     stop indexing for good; as a last line of defence the file is then indexed as plain text
     with a located warning."""
     try:
-        return _parse_file(mf, data, params)
+        return _parse_file(mf, data, params, chunks)
     except Exception as exc:  # isolation boundary: one bad file never stops the history
         text, warns = decode(data, mf.path)
         lines = split_lines(text or "")
         warns.append(Warn(mf.path, 1, "parse-error", f"could not parse the Markdown "
                           f"({exc.__class__.__name__}: {str(exc)[:120]}); indexed as plain text"))
         return ParsedFile(file=mf, text=text or "", front_matter={}, title="", facts=(),
-                          chunks=tuple(chunk_lines(lines, [], params=params)),
+                          chunks=tuple(chunk_lines(lines, [], params=params)) if chunks else (),
                           warnings=tuple(warns))
 
 
-def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> ParsedFile:
+def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None,
+                chunks: bool) -> ParsedFile:
     text, warns = decode(data, mf.path)
     named = classify(mf.path)
     if named is not None and named[2]:
@@ -357,9 +360,12 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
         warns.extend(entry_warns)
         if fact is not None:
             facts.append(_with_event_time(fact, mf.day))
-    hidden = generated_rows(body)  # reflect's blocks: not a source, not chunked
-    text_body = [("" if n in hidden else line) for n, line in enumerate(body)] if hidden else body
-    chunks = chunk_lines(text_body, sections, first_line=fm_lines + 1, params=params)
+    found_chunks: list[Chunk] = []
+    if chunks:
+        hidden = generated_rows(body)  # reflect's blocks: not a source, not chunked
+        text_body = ([("" if n in hidden else line) for n, line in enumerate(body)] if hidden
+                     else body)
+        found_chunks = chunk_lines(text_body, sections, first_line=fm_lines + 1, params=params)
     title = next((s.title for s in sections if s.level == 1), "")
     opinions: list[Opinion] = []
     if mf.path == OPINIONS_PATH:
@@ -371,7 +377,7 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None) -> Pars
         front_matter=meta,
         title=title,
         facts=tuple(facts),
-        chunks=tuple(chunks),
+        chunks=tuple(found_chunks),
         warnings=tuple(warns),
         opinions=tuple(opinions),
     )

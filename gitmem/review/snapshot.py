@@ -32,7 +32,8 @@ class Snapshot:
     def changed(self) -> dict[str, ParsedFile]:
         """The files the range changed, parsed."""
         if self._changed is None:
-            self._changed = {path: parse_file(mf, data) for path, (mf, data) in self.raw.items()}
+            self._changed = {path: parse_file(mf, data, chunks=False)
+                             for path, (mf, data) in self.raw.items()}
         return self._changed
 
     def set_parsed(self, parsed: dict[str, ParsedFile]) -> None:
@@ -66,7 +67,7 @@ class Snapshot:
             return self.changed[path]
         other = self._others.get(path)
         if isinstance(other, tuple):
-            other = self._others[path] = parse_file(*other)
+            other = self._others[path] = parse_file(*other, chunks=False)
         return other
 
 
@@ -80,7 +81,7 @@ def parse_changed(*sides: Snapshot) -> None:
     todo = [(side, path) for side in sides for path in side.raw]
 
     def parse(part: Sequence[tuple[Snapshot, str]]) -> list[ParsedFile]:
-        return [parse_file(*side.raw[path]) for side, path in part]
+        return [parse_file(*side.raw[path], chunks=False) for side, path in part]
 
     done: dict[int, dict[str, ParsedFile]] = {id(side): {} for side in sides}
     for (side, path), parsed in zip(todo, split_map(parse, todo, minimum=PARSE_SPLIT_AT),
