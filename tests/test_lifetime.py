@@ -19,7 +19,8 @@ def squares_and_pids(items: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def test_every_other_item_is_done_in_a_child_and_the_order_is_kept() -> None:
-    assert lifetime._may_fork(), "this test needs Linux and two usable cores"
+    assert lifetime._may_fork(), ("this test needs Linux, two usable cores and no other thread "
+                                  f"in this process: {threading.enumerate()}")
     out = split_map(squares_and_pids, list(range(9)))
     assert [v for v, _ in out] == [i * i for i in range(9)]
     pids = [pid for _, pid in out]

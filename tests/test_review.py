@@ -9,12 +9,14 @@ import json
 import os
 import re
 import shutil
+import threading
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gitmem import lifetime
 from gitmem.parse.retain import fact_id
 from gitmem.review import snapshot, supersede
 from gitmem.review.review import review
@@ -511,6 +513,7 @@ def test_review_on_two_cores_finds_what_one_core_finds(
         return real_fork()
 
     monkeypatch.setattr(os, "fork", fork)
+    assert lifetime._may_fork(), f"no second core or another thread: {threading.enumerate()}"
     two = run_review(repo, base)
     assert len(forks) == 2  # the second run parsed and searched on two cores
     assert len(one["superseded"]) >= 15  # Elm Street -> Oak Street, and the gateway host
