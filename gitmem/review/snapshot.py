@@ -1,7 +1,8 @@
 """The memory at one commit, read from git and parsed only where it is needed (review).
 
-The files a range changed are given up front (``set_changed``); any other memory file (the file
-an evidence line cites, an older fact's daily note) is read on request, many in one batch.
+The files a range changed are given up front (``set_changed``) and parsed together
+(``parse_changed``); any other memory file (the file an evidence line cites, an older fact's
+daily note) is read on request, many in one batch.
 """
 
 from __future__ import annotations
@@ -19,27 +20,14 @@ class Snapshot:
     def __init__(self, ws: Workspace, commit: str, classify: Classify) -> None:
         self.ws, self.commit, self.classify = ws, commit, classify
         self.raw: dict[str, tuple[MemoryFile, bytes]] = {}  # the files the range changed
-        self._changed: dict[str, ParsedFile] | None = None
+        self.changed: dict[str, ParsedFile] = {}  # those, parsed (``parse_changed``)
         self._others: dict[str, tuple[MemoryFile, bytes] | ParsedFile | None] = {}
 
     def set_changed(self, files: Sequence[tuple[MemoryFile, bytes]]) -> None:
-        """The files the range changed on this side, as read (parsed on first use of
-        ``changed``: a search may start on the raw text meanwhile)."""
+        """The files the range changed on this side, as read (``parse_changed`` parses them:
+        a search may start on the raw text meanwhile)."""
         self.raw = {mf.path: (mf, data) for mf, data in files}
-        self._changed = None
-
-    @property
-    def changed(self) -> dict[str, ParsedFile]:
-        """The files the range changed, parsed."""
-        if self._changed is None:
-            self._changed = {path: parse_file(mf, data, chunks=False)
-                             for path, (mf, data) in self.raw.items()}
-        return self._changed
-
-    def set_parsed(self, parsed: dict[str, ParsedFile]) -> None:
-        """The changed files, parsed elsewhere (``parse_changed``)."""
-        assert parsed.keys() == self.raw.keys()
-        self._changed = parsed
+        self.changed = {}
 
     def facts(self) -> Iterator[tuple[Fact, MemoryFile]]:
         """The Retain facts of the changed files."""
@@ -83,9 +71,6 @@ def parse_changed(*sides: Snapshot) -> None:
     def parse(part: Sequence[tuple[Snapshot, str]]) -> list[ParsedFile]:
         return [parse_file(*side.raw[path], chunks=False) for side, path in part]
 
-    done: dict[int, dict[str, ParsedFile]] = {id(side): {} for side in sides}
     for (side, path), parsed in zip(todo, split_map(parse, todo, minimum=PARSE_SPLIT_AT),
                                     strict=True):
-        done[id(side)][path] = parsed
-    for side in sides:
-        side.set_parsed(done[id(side)])
+        side.changed[path] = parsed
