@@ -473,39 +473,49 @@ def _turn() -> re.Pattern[str]:
     return compiled(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
 
 
+@functools.cache
+def _question_patterns() -> tuple[re.Pattern[str], ...]:
+    """What ``_question_terms`` reads names and attributes with (compiled once: it runs for
+    every recall): a capitalised word inside the question, a CJK name before an honorific, a
+    Japanese kinship noun opening it, a counter after 何/幾/几, a kanji alone between kana."""
+    return (compiled(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+"),
+            compiled(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)"),
+            compiled(r"^\s*(祖父|祖母|父|母|兄|姉|弟|妹|夫|妻|息子|娘)(?=[はがのも])"),
+            compiled(r"[何幾几]([\u3400-\u9fff])"),
+            compiled(r"(?<![\u3400-\u9fff])([\u3400-\u9fff])(?![\u3400-\u9fff])"))
+
+
 def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
     """The question's name terms (capitalised words inside it; a CJK name before さん, 様,
     君, ちゃん, 氏) and its other full-weight terms (the attribute it asks about)."""
     from gitmem.parse.similarity import statement_terms
 
+    capital, honorific, kinship, counter, lone = _question_patterns()
     terms = statement_terms(question)
     names: set[str] = set()
     written: list[str] = []
-    for word in compiled(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+").findall(question.strip()):
+    for word in capital.findall(question.strip()):
         written.append(word.removesuffix("'s"))
         names.update(statement_terms(written[-1]))
-    for match in compiled(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)"
-                          ).finditer(question):
+    for match in honorific.finditer(question):
         written.append(name := match.group(1))
         # the name whole (and its bigrams), not its characters one by one: 田 of 前田 is in
         # 山田 and 田中 too, other people
         names.update(t for t in statement_terms(name) if len(t) > 1 or len(name) == 1)
     # Japanese names one's own family by kinship nouns alone (父は…, 母が…): the person asked
     # about
-    kin = compiled(r"^\s*(祖父|祖母|父|母|兄|姉|弟|妹|夫|妻|息子|娘)(?=[はがのも])").match(question)
+    kin = kinship.match(question)
     if kin is not None:
         written.append(kin.group(1))
         names.update(statement_terms(kin.group(1)))
     attributes = {t for t, w in terms.items() if w == 1.0 and t not in names}
     # 何階 / 几点 ask for a number of floors / hours: the counter is the attribute asked about
     # (the lines say 三階 and 五階, never 何階)
-    counter = compiled(r"[何幾几]([\u3400-\u9fff])")
     attributes.update(m.group(1) for m in counter.finditer(question))
     # a kanji alone between kana is a word of its own in Japanese: a verb's or adjective's
     # stem before its ending (燃える), or a noun (日, 猫); the lines may write it in another
     # word (可燃, 回収日), which still holds it
     if any("\u3040" <= ch <= "\u30ff" for ch in question):
-        lone = compiled(r"(?<![\u3400-\u9fff])([\u3400-\u9fff])(?![\u3400-\u9fff])")
         attributes.update(m.group(1) for m in lone.finditer(question)
                           if m.group(1) not in _QUESTION_CHARS and m.group(1) not in names)
     return frozenset(names), frozenset(attributes), tuple(dict.fromkeys(written))
@@ -536,11 +546,20 @@ def _held(terms: frozenset[str], asked: frozenset[str],
     or ends with it ("avis" in "Avisabonnementet")."""
     long = [t for t in terms if len(t) >= 5 and t.isalpha()]
     compounds = [t for t in terms if len(t) >= 2 * COMPOUND_PART and t.isalpha()]
-    return frozenset(q for q in asked if q in terms or (len(q) >= 5 and q.isalpha() and any(
-        t.startswith(q) or q.startswith(t) for t in long)) or (q in parts and any(
-            len(t) >= len(q) + COMPOUND_PART and (t.startswith(q) or t.endswith(q))
-            for t in compounds)) or (len(q) >= RUSSIAN_PREFIX and _CYRILLIC.match(q) is not None
-                                     and any(t.startswith(q) for t in long)))
+
+    def holds(q: str) -> bool:
+        if q in terms:
+            return True
+        if len(q) >= 5 and q.isalpha() and any(t.startswith(q) or q.startswith(t) for t in long):
+            return True
+        if q in parts and any(len(t) >= len(q) + COMPOUND_PART
+                              and (t.startswith(q) or t.endswith(q)) for t in compounds):
+            return True
+        # a Russian stem of four letters starts the longer word the line inflects (депл)
+        return (len(q) >= RUSSIAN_PREFIX and _CYRILLIC.match(q) is not None
+                and any(t.startswith(q) for t in long))
+
+    return frozenset(q for q in asked if holds(q))
 
 
 def _line_statement(row: Row, text: str, line: int, subject: tuple[str, ...]) -> Statement:
