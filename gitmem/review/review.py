@@ -281,16 +281,18 @@ def _opinion_changes(before: Snapshot,
     new_list = list(new_file.opinions) if new_file else []
     new = {o.opinion_id: o for o in new_list}
     lookup = _EvidenceLookup(after)
+    moved = [(old.get(oid), op) for oid, op in new.items()
+             if oid not in old or _differs(old[oid], op)]
+    lookup.read(e for prev, op in moved for e in _added_evidence(prev, op))  # one git call
     out: list[OpinionDiff] = []
-    for oid, op in new.items():
+    for prev, op in moved:
         source = Citation(OPINIONS_PATH, op.start_line, op.start_line, after.commit)
-        prev = old.get(oid)
         if prev is None:
-            out.append(OpinionDiff(oid, "added", op.statement, source,
+            out.append(OpinionDiff(op.opinion_id, "added", op.statement, source,
                                      confidence_after=op.confidence, updated_after=op.updated,
                                      evidence_added=lookup.resolve(op.cited),
                                      merge="flagged" if op.merged else None))
-        elif _differs(prev, op):
+        else:
             out.append(_changed(prev, op, source, lookup))
     for oid, op in old.items():
         if oid not in new:
@@ -323,18 +325,23 @@ def _changed(old: Opinion, new: Opinion, source: Citation,
     """Confidence before → after, and the evidence lines that came or went (by stance and fact
     id; an entry folded into the older-evidence line is still there): the evidence that moved
     it."""
-    had = {(e.stance, e.fact_id) for e in old.cited}
     has = {(e.stance, e.fact_id) for e in new.cited}
     return OpinionDiff(
         new.opinion_id, "changed", new.statement, source,
         confidence_before=old.confidence, confidence_after=new.confidence,
         updated_before=old.updated, updated_after=new.updated,
         statement_before=old.statement if old.statement != new.statement else None,
-        evidence_added=lookup.resolve(e for e in new.cited if (e.stance, e.fact_id) not in had),
+        evidence_added=lookup.resolve(_added_evidence(old, new)),
         evidence_removed=tuple(EvidenceChange(e.stance, e.fact_id, e.source, e.confidence,
                                               None, None)
                                for e in old.cited if (e.stance, e.fact_id) not in has),
         merge=_merge_note(old, new))
+
+
+def _added_evidence(old: Opinion | None, new: Opinion) -> list[Evidence]:
+    """The evidence lines ``new`` cites that ``old`` (None: an added opinion) did not."""
+    had = {(e.stance, e.fact_id) for e in old.cited} if old else set()
+    return [e for e in new.cited if (e.stance, e.fact_id) not in had]
 
 
 class _EvidenceLookup:
@@ -358,9 +365,16 @@ class _EvidenceLookup:
                                       fact.at if fact else None, fact.text if fact else None))
         return tuple(out)
 
+    def read(self, evidence: Iterable[Evidence]) -> None:
+        """Read the files these evidence lines cite in one batch (``resolve`` parses them)."""
+        self.after.load(self._paths(evidence))
+
+    def _paths(self, evidence: Iterable[Evidence]) -> list[str]:
+        return [m.group("path") for e in evidence if e.fact_id not in self.facts
+                and (m := _SOURCE_PATH.match(e.source)) is not None]
+
     def _load(self, evidence: Sequence[Evidence]) -> None:
-        paths = [m.group("path") for e in evidence if e.fact_id not in self.facts
-                 and (m := _SOURCE_PATH.match(e.source)) is not None]
+        paths = self._paths(evidence)
         self.after.load(paths)
         for path in paths:
             parsed = self.after.get(path)
