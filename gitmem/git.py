@@ -757,13 +757,18 @@ def _scratch_file() -> BinaryIO:
 
 class GrepJob:
     """``git grep`` at a revision, started in the background: the caller parses while git
-    searches (the output goes to a temporary file, so git never waits for a full pipe).
+    searches (the output goes to an unnamed file, so git never waits for a full pipe), and
+    ``batches()`` hands over what git has written so far while it still searches.
 
     ``lines()`` gives (repository-relative path, line number, line) of every line that matches
     any of the extended regular expressions (and ``require`` too, when given), ignoring case;
     binary files are skipped. The patterns are run as Perl-compatible regular expressions
     (``-P``: the same matches for this subset of ERE, about twice as fast over a long history as
-    ``-E``), and again with ``-E`` when this git was built without PCRE."""
+    ``-E``), and again with ``-E`` when this git was built without PCRE. git searches with one
+    thread: reading the blobs is its work, and more threads add CPU, not speed (the caller
+    uses the other core meanwhile)."""
+
+    POLL_SECONDS = 0.002  # how long ``batches()`` waits for more output while git runs
 
     def __init__(self, repo_root: Path, rev: str, patterns: Sequence[str],
                  pathspecs: Sequence[str], require: str | None = None) -> None:
@@ -772,7 +777,7 @@ class GrepJob:
         if not patterns:
             return
         self._git = ["git", "-C", str(repo_root), "--literal-pathspecs", "grep"]
-        args = ["-n", "-z", "-I", "-i", "--no-color"]
+        args = ["-n", "-z", "-I", "-i", "--no-color", "--threads", "1"]
         if require is not None:
             args += ["-e", require, "--and", "("]
         for pattern in patterns:
@@ -784,30 +789,53 @@ class GrepJob:
 
     def _start(self, syntax: str) -> None:
         self._syntax = syntax
-        self._out = _scratch_file()
+        self._out, self._err = _scratch_file(), _scratch_file()
         try:
             self._proc = subprocess.Popen([*self._git, syntax, *self._args], stdout=self._out,
-                                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                                          stderr=self._err, stdin=subprocess.DEVNULL)
         except OSError as exc:
             self._out.close()
+            self._err.close()
             raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
 
     def lines(self) -> list[tuple[str, int, str]]:
+        return [line for batch in self.batches() for line in batch]
+
+    def batches(self) -> Iterator[list[tuple[str, int, str]]]:
+        """The matching lines in batches, each as soon as git has written it."""
         if self._proc is None:
-            return []
-        _, err = self._proc.communicate()
-        if self._proc.returncode == 128 and self._syntax == "-P":  # git without PCRE
-            self.close()
-            self._start("-E")
-            return self.lines()
+            return
+        proc, fd, offset, rest = self._proc, self._out.fileno(), 0, b""
         try:
-            if self._proc.returncode not in (0, 1):  # 1: nothing matched
-                reason = err.decode("utf-8", "replace").strip()
-                raise GitmemError(f"cannot search {self.rev[:7]}: {reason}")
-            self._out.seek(0)
-            data = self._out.read()
+            while True:
+                finished = proc.poll() is not None
+                # pread: git's file offset (shared with this descriptor) stays where git is
+                chunk = os.pread(fd, 1 << 20, offset)
+                if chunk:
+                    offset += len(chunk)
+                    data = rest + chunk
+                    cut = data.rfind(b"\n") + 1
+                    rest = data[cut:]
+                    if cut:
+                        yield self._records(data[:cut])
+                elif finished:
+                    break
+                else:
+                    time.sleep(self.POLL_SECONDS)
+            if proc.returncode == 128 and self._syntax == "-P" and not offset:  # no PCRE
+                self.close()
+                self._start("-E")
+                yield from self.batches()
+                return
+            if proc.returncode not in (0, 1):  # 1: nothing matched
+                reason = os.pread(self._err.fileno(), 1 << 16, 0).decode("utf-8", "replace")
+                raise GitmemError(f"cannot search {self.rev[:7]}: {reason.strip()}")
+            if rest:
+                yield self._records(rest)
         finally:
             self.close()
+
+    def _records(self, data: bytes) -> list[tuple[str, int, str]]:
         lead = f"{self.rev}:".encode()
         out: list[tuple[str, int, str]] = []
         for record in data.split(b"\n"):
@@ -822,8 +850,9 @@ class GrepJob:
         if self._proc is not None:
             if self._proc.poll() is None:
                 self._proc.kill()
-                self._proc.communicate()
+                self._proc.wait()
             self._out.close()
+            self._err.close()
             self._proc = None
 
 

@@ -17,11 +17,15 @@ from typing import Any
 import pytest
 
 from gitmem import lifetime
+from gitmem.errors import GitmemError
+from gitmem.git import GrepJob
 from gitmem.parse.retain import fact_id
 from gitmem.review import snapshot, supersede
+from gitmem.domain import Citation
 from gitmem.review.review import review
+from gitmem.review.review_model import ReviewFact
 from gitmem.review.review_markdown import MARKER, render
-from gitmem.workspace import open_workspace
+from gitmem.workspace import classifier, open_workspace
 from testing.cli import gitmem, gitmem_json
 from testing.repo import commit_all, git, make_repo, write
 
@@ -509,6 +513,65 @@ def superseded_pairs(data: dict[str, Any]) -> list[tuple[str, str]]:
             for s in data["superseded"]]
 
 
+def test_a_declared_replacement_of_an_older_fact_by_its_id(tmp_path: Path) -> None:
+    """'- replaces: <fact id>' of a fact from before the range: found though the two texts
+    share nothing the rule reads (the id is the one gitmem shows: of its note's day)."""
+    repo = make_repo(tmp_path)
+    old_text = "Peter keeps the spare keys in the blue box."
+    write(repo, "memory/2025-01-05.md", daily("2025-01-05", f"W @Peter: {old_text}"))
+    base = commit_all(repo, "history", "2025-01-05T20:00:00+00:00")
+    fid = fact_id("world", old_text, ("Peter",), date(2025, 1, 5))
+    write(repo, "memory/2025-03-16.md", "# 2025-03-16\n\n## Retain\n"
+          "- W @Peter: Nobody needs those anymore; the door has a code lock.\n"
+          f"  - replaces: {fid}\n")
+    commit_all(repo, "march", "2025-03-16T20:00:00+00:00")
+    data = run_review(repo, f"{base}..HEAD")
+    assert [(s["old"]["source"].split("@")[0], s["basis"]) for s in data["superseded"]] == [
+        ("memory/2025-01-05.md#L4", "declared")]
+
+
+AFTER_THE_ITEM = [  # what follows '- W @Peter: Peter lives in Oslo.', and is the item one line?
+    ("- W @Peter: Peter likes tea.\n", True),
+    ("## Notes\nQuiet.\n", True),
+    ("\nLater text at the margin.\n", True),
+    ("", True),
+    ("\n\n", True),
+    ("  since the spring.\n", False),  # indented: the item's text
+    ("since the spring.\n", False),  # a lazy continuation: the item's text too
+    ("\n  Since the spring.\n", False),  # a second paragraph of the item
+    ("2. an ordered line\n", False),  # only '1.' interrupts a paragraph: text of the item
+    ("---\n", False),  # (a rule here; not told apart without parsing)
+]
+
+
+@pytest.mark.parametrize(("after", "alone"), AFTER_THE_ITEM)
+def test_a_line_read_without_its_file_parsed_is_the_fact_parsing_gives(
+        tmp_path: Path, after: str, alone: bool) -> None:
+    """Review skips parsing a candidate's file when the line can only be a one-line item; then
+    the line read alone (with its period and id) is the fact the parse gives, or the parse gives
+    none. Where the next lines may belong to the item, it parses."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-01-05.md",
+          "# 2025-01-05\n\n## Retain\n- W @Peter: Peter lives in Oslo.\n" + after)
+    commit = commit_all(repo, "one", "2025-01-05T20:00:00+00:00")
+    ws, cfg = open_workspace(repo)
+    head = snapshot.Snapshot(ws, commit, classifier(cfg))
+    new = ReviewFact("f-new", "world", "Peter lives in Bergen now.", ("Peter",),
+                     Citation("memory/2025-03-01.md", 4, 4, commit), "2025-03-01")
+    lines = supersede._Lines(head, [new])
+    lines.add([("memory/2025-01-05.md", 4, "- W @Peter: Peter lives in Oslo.")])
+    (hit,) = lines.by_key["peter"]
+    head.load([hit.path])
+    found = lines._alone(hit)
+    parsed = lines._confirm(hit)
+    assert parsed is not None
+    assert (found is not None) == alone
+    if found is not None:
+        assert found == parsed
+    if parsed.text != "Peter lives in Oslo.":  # the item goes on: never read as one line
+        assert found is None
+
+
 def test_git_without_pcre_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo, base = gateway_history(tmp_path / "ws")
     expected = superseded_pairs(run_review(repo, base))
@@ -528,6 +591,46 @@ def test_git_without_pcre_finds_the_same(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     assert superseded_pairs(run_review(repo, base)) == expected
     assert asked.exists()
+
+
+def slow_git(tmp_path: Path, script: str) -> Path:
+    """A folder whose ``git`` runs ``script`` (sh) for ``git grep`` and the real git else."""
+    shim = tmp_path / "slow-bin"
+    shim.mkdir()
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do if [ "$a" = "grep" ]; then\n'
+        f"{script}\nfi; done\n"
+        f'exec {shutil.which("git")} "$@"\n', encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    return shim
+
+
+def test_grep_lines_arrive_while_git_still_searches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git writes a record, half of the next, then (later) the rest: ``batches`` hands over
+    the first before git is done, and never a torn record."""
+    rev = "c0ffee"
+    script = (f"printf '{rev}:memory/a.md\\0004\\0- W @Ann: one\\n{rev}:memory/b.md\\0'\n"
+              "sleep 0.4\n"
+              f"printf '007\\0- S @Ann: two\\n'\nexit 0")
+    monkeypatch.setenv("PATH", f"{slow_git(tmp_path, script)}{os.pathsep}{os.environ['PATH']}")
+    job = GrepJob(tmp_path, rev, ["ann"], ["memory"])
+    seen: list[tuple[list[tuple[str, int, str]], bool]] = []
+    for batch in job.batches():
+        assert job._proc is not None
+        seen.append((batch, job._proc.poll() is None))
+    assert [b for b, _ in seen] == [[("memory/a.md", 4, "- W @Ann: one")],
+                                    [("memory/b.md", 7, "- S @Ann: two")]]
+    assert seen[0][1]  # the first batch came while git was still running
+    assert job._proc is None  # done: git reaped, its output dropped
+
+
+def test_grep_failure_says_what_git_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = "echo 'fatal: bad revision deadbeef' >&2\nexit 2"
+    monkeypatch.setenv("PATH", f"{slow_git(tmp_path, script)}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(GitmemError, match="cannot search deadbee: fatal: bad revision deadbeef"):
+        GrepJob(tmp_path, "deadbeef", ["ann"], ["memory"]).lines()
 
 
 def test_review_on_two_cores_finds_what_one_core_finds(

@@ -356,10 +356,10 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None,
     sections = sections_from(tokens, len(lines))
     facts: list[Fact] = []
     for entry in retain_items(tokens, sections, lines):
-        fact, entry_warns = parse_entry(entry, mf.path, mf.day)
+        fact, entry_warns = entry_fact(entry, mf.path, mf.day)
         warns.extend(entry_warns)
         if fact is not None:
-            facts.append(_with_event_time(fact, mf.day))
+            facts.append(fact)
     found_chunks: list[Chunk] = []
     if chunks:
         hidden = generated_rows(body)  # reflect's blocks: not a source, not chunked
@@ -383,6 +383,13 @@ def _parse_file(mf: MemoryFile, data: bytes, params: ChunkParams | None,
     )
 
 
+def entry_fact(entry: EntryLines, path: str, day: date | None) -> tuple[Fact | None, list[Warn]]:
+    """The fact of one Retain item of a file of ``day``, as ``parse_file`` gives it (with its
+    event period), and the item's warnings."""
+    fact, warns = parse_entry(entry, path, day)
+    return (None if fact is None else _with_event_time(fact, day)), warns
+
+
 def _with_event_time(fact: Fact, day: date | None) -> Fact:
     period = find_event_period(fact.text, default_year=day.year if day else None)
     if period is not None:
@@ -392,4 +399,4 @@ def _with_event_time(fact: Fact, day: date | None) -> Fact:
     return fact
 
 
-__all__ = ["decode", "find_entities", "parse_file", "split_lines"]
+__all__ = ["decode", "entry_fact", "find_entities", "parse_file", "split_lines"]

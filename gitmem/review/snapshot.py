@@ -49,6 +49,17 @@ class Snapshot:
             self._others[path] = (None if data is None
                                   else (MemoryFile(path, "", found[0], found[1]), data))
 
+    def unparsed_text(self, path: str) -> str | None:
+        """The text of a file loaded and not parsed yet, when it is plain UTF-8 with LF line
+        ends (each line then is the line ``git grep`` saw); else None."""
+        other = self._others.get(path)
+        if not isinstance(other, tuple) or b"\r" in other[1]:
+            return None
+        try:
+            return other[1].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
     def get(self, path: str) -> ParsedFile | None:
         """A file read before (changed, or loaded), parsed; None when absent at this commit."""
         if path in self.raw:

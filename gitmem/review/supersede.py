@@ -29,9 +29,10 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import date
 
-from gitmem.domain import Basis, Citation, Fact
+from gitmem.domain import Basis, Citation, Classified, Fact, MemoryFile
 from gitmem.git import GrepJob
 from gitmem.lifetime import split_map
+from gitmem.parse.markdown import entry_fact
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.textfold import STOPWORDS
 from gitmem.parse.updates import UPDATABLE, may_replace, replaces
@@ -50,6 +51,8 @@ _WORD = re.compile(r"[^\W\d_]{4,}")
 # A top-level list item of kind W or S (git grep -E): what an older, replaceable fact looks like.
 _UPDATABLE_ITEM = r"^([-*+]|[0-9]+[.)])[[:space:]]+[WS][[:space:]]*[@:]"
 _ITEM = re.compile(r"([-*+]|[0-9]{1,9}[.)])\s+[WS]\s*[@:]")
+# A line at the margin that ends the list item above it: a bullet item with text, a heading.
+_ENDS_ITEM = re.compile(r"[-*+][ \t]+\S|#{1,6}([ \t]|$)")
 
 
 class SupersedeSearch:
@@ -72,12 +75,14 @@ class SupersedeSearch:
         first."""
         new = sorted((f for f in added if f.entities and f.kind in REVIEWED_KINDS),
                      key=_recency, reverse=True)
-        grep_lines = self.job.lines()
+        earlier = _Lines(self.head, new)
+        for batch in self.job.batches():  # read while git still searches
+            earlier.add(batch)
+        earlier.sort()
 
         def replaced(part: Sequence[ReviewFact]) -> list[ReviewFact | None]:
             """What each fact of ``part`` replaces: a fact the range added earlier, or one at
             the head from before the range."""
-            earlier = _Lines(self.head, new, part, grep_lines)
             olds = [_within_range(f, new) for f in part]
             earlier.prefetch([f for f, old in zip(part, olds, strict=True) if old is None])
             return [old or earlier.replaced_by(f) for f, old in zip(part, olds, strict=True)]
@@ -145,41 +150,55 @@ class _Hit:
 
 class _Lines:
     """The world-fact and observation lines at the head (not added by the range) that mention
-    the entities of the new facts in ``part``, indexed by entity key (and by entity key and
-    word), newest first."""
+    the entities of the new facts, indexed by entity key (and by entity key and word), newest
+    first: filled batch by batch as ``git grep`` finds them, once for both halves of the
+    search (a forked half sees it as it was)."""
 
-    def __init__(self, head: Snapshot, new: Sequence[ReviewFact], part: Sequence[ReviewFact],
-                 grep_lines: list[tuple[str, int, str]]) -> None:
+    def __init__(self, head: Snapshot, new: Sequence[ReviewFact]) -> None:
         self.head = head
-        added_at = {(f.path, f.start_line) for f in new}
-        keys = {_key(e) for f in part for e in f.entities}
-        asked = {w for f in part for w in _words(f.text)}  # the words _candidates looks up
+        self._added_at = {(f.path, f.start_line) for f in new}
+        self._keys = {_key(e) for f in new for e in f.entities}
+        self._asked = {w for f in new for w in _words(f.text)}  # the words _candidates looks up
+        self._classes: dict[str, Classified | None] = {}
         self.by_key: dict[str, list[_Hit]] = {}
-        self.by_word: dict[tuple[str, str], list[_Hit]] = {}
+        self.by_word: dict[tuple[str, str], list[_Hit]] = {}  # filled by _worded
+        self._worded_keys: set[str] = set()
         self._facts: dict[tuple[str, int], ReviewFact | None] = {}
         self._plausible: dict[str, list[_Hit]] = {}
-        classes: dict[str, tuple[str, date | None, str | None] | None] = {}
-        prefix = head.ws.prefix
+        self._texts: dict[str, list[str] | None] = {}  # loaded files' lines, for _alone
+
+    def add(self, grep_lines: list[tuple[str, int, str]]) -> None:
+        keys, classes, prefix = self._keys, self._classes, self.head.ws.prefix
         for repo_path, number, text in grep_lines:
             path = repo_path[len(prefix):]
             about = {_key(e) for e in find_entities(text)} & keys
-            if not about or (path, number) in added_at:
+            if not about or (path, number) in self._added_at:
                 continue
             if path not in classes:
-                classes[path] = head.classify(path) if repo_path.startswith(prefix) else None
+                classes[path] = self.head.classify(path) if repo_path.startswith(prefix) else None
             found = classes[path]
             if found is None:
                 continue
             day = found[1]
             hit = _Hit((-day.toordinal() if day else -(10**9), path, number), path, number,
                        text.rstrip("\r"), day.isoformat() if day else "")
-            words = _words(hit.text) & asked
             for key in about:
                 self.by_key.setdefault(key, []).append(hit)
-                for word in words:
-                    self.by_word.setdefault((key, word), []).append(hit)
-        for hits in (*self.by_key.values(), *self.by_word.values()):
+
+    def sort(self) -> None:
+        """Newest first (once every batch is in)."""
+        for hits in self.by_key.values():
             hits.sort(key=lambda h: h.rank)
+
+    def _worded(self, key: str) -> None:
+        """Index the lines about ``key`` by their words, newest first, when first asked (in the
+        half of the search that looks at that subject)."""
+        if key in self._worded_keys:
+            return
+        self._worded_keys.add(key)
+        for hit in self.by_key.get(key, ()):
+            for word in _words(hit.text) & self._asked:
+                self.by_word.setdefault((key, word), []).append(hit)
 
     def prefetch(self, new: list[ReviewFact]) -> None:
         """Find each new fact's candidates (lines that, read on their own, it replaces) and
@@ -204,6 +223,7 @@ class _Lines:
         shared: Counter[tuple[str, int]] = Counter()
         by_place: dict[tuple[str, int], _Hit] = {}
         for key in keys:
+            self._worded(key)
             for word in _words(fact.text):
                 for hit in self.by_word.get((key, word), [])[:_POSTINGS]:
                     if not _later_day(hit, fact):
@@ -219,6 +239,9 @@ class _Lines:
     def replaced_by(self, fact: ReviewFact) -> ReviewFact | None:
         """The newest fact at the head (not added by the range) that ``fact`` replaces."""
         for hit in self._plausible.get(fact.fact_id, ()):
+            alone = self._alone(hit)
+            if alone is not None and not _replaces(fact, alone):
+                continue  # what the parse would confirm, if anything, is this: no replacement
             old = self._confirm(hit)
             if old is not None and _replaces(fact, old):
                 return old
@@ -233,12 +256,38 @@ class _Lines:
                 yield hit
 
     def _one_line(self, hit: _Hit) -> ReviewFact | None:
-        """The line read on its own as a Retain entry (cached: many new facts share lines)."""
+        """The line read on its own as a Retain entry (cached: many new facts share lines), of
+        its note's day (a fact's id is: a '- replaces:' item may name it)."""
         key = (hit.path, hit.line)
         if key not in self._facts:
-            fact = parse_entry(EntryLines(hit.line, (hit.text,)), hit.path, None)[0]
+            day = date.fromisoformat(hit.day) if hit.day else None
+            fact = parse_entry(EntryLines(hit.line, (hit.text,)), hit.path, day)[0]
             self._facts[key] = None if fact is None else _line_fact(fact, hit)
         return self._facts[key]
+
+    def _alone(self, hit: _Hit) -> ReviewFact | None:
+        """The hit's fact with its period, read without parsing the file, when the line can
+        only be a one-line item: the next line that is not blank is none, or starts at the
+        margin after a blank line, or starts a bullet item or a heading at the margin (none of
+        them a lazy continuation). Were the line a Retain item, parsing would give this fact;
+        if it is not one, parsing gives none. None when that cannot be told so."""
+        if hit.path not in self._texts:
+            text = self.head.unparsed_text(hit.path)
+            self._texts[hit.path] = None if text is None else text.split("\n")
+        lines = self._texts[hit.path]
+        if lines is None or hit.line > len(lines) or lines[hit.line - 1] != hit.text:
+            return None
+        at, blank = hit.line, False  # the index of the line after the hit's
+        while at < len(lines) and not lines[at].strip():
+            at, blank = at + 1, True
+        if at < len(lines) and (lines[at][:1].isspace()
+                                or not (blank or _ENDS_ITEM.match(lines[at]))):
+            return None
+        found = self._classes[hit.path]
+        assert found is not None  # a hit is of a memory file
+        mf = MemoryFile(hit.path, "", found[0], found[1])
+        fact = entry_fact(EntryLines(hit.line, (hit.text,)), mf.path, mf.day)[0]
+        return None if fact is None else ReviewFact.of(fact, mf, self.head.commit)
 
     def _confirm(self, hit: _Hit) -> ReviewFact | None:
         """The fact that really starts at the hit's line (its file parsed), if any."""
