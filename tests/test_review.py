@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from gitmem import lifetime
+from gitmem.domain import Citation
 from gitmem.errors import GitmemError
 from gitmem.git import GrepJob
 from gitmem.parse.retain import fact_id
 from gitmem.review import snapshot, supersede
-from gitmem.domain import Citation
 from gitmem.review.review import review
-from gitmem.review.review_model import ReviewFact
 from gitmem.review.review_markdown import MARKER, render
+from gitmem.review.review_model import ReviewFact
 from gitmem.workspace import classifier, open_workspace
 from testing.cli import gitmem, gitmem_json
 from testing.repo import commit_all, git, make_repo, write
