@@ -86,7 +86,9 @@ def split_map(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], *, minim
         code = 1
         try:
             os.close(read_end)
-            die_with_parent(parent)
+            # no kernel signal: its ctypes import (~5 ms) would be on every split's critical
+            # path, and the watch thread ends a child whose parent died within WATCH_SECONDS
+            die_with_parent(parent, use_prctl=False)
             data = pickle.dumps(fn(theirs), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as out:
                 out.write(data)

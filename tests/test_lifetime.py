@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,7 @@ from gitmem import lifetime
 from gitmem.lifetime import split_map
 
 PARENT = os.getpid()
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def squares_and_pids(items: Sequence[int]) -> list[tuple[int, int]]:
@@ -96,3 +101,42 @@ def test_a_group_goes_to_one_side_and_the_sides_are_balanced() -> None:
     assert PARENT in side.values() and len(set(side.values())) == 2
     in_child = sum(pid != PARENT for _, pid in out)
     assert in_child in (4, 5, 6)  # a: 4, b: 3, c: 2, e: 1 -> 4+1 / 3+2
+
+
+def test_a_child_whose_parent_is_killed_ends(tmp_path: Path) -> None:
+    """A process killed while its split_map child works leaves no child behind."""
+    marker = tmp_path / "child-pid"
+    script = (
+        "import os, sys, time\n"
+        "from gitmem.lifetime import split_map\n"
+        "def work(items):\n"
+        "    if os.getpid() != PARENT:\n"
+        f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(60)\n"
+        "    time.sleep(60)\n"
+        "    return list(items)\n"
+        "PARENT = os.getpid()\n"
+        "split_map(work, [1, 2, 3, 4])\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, "no child started"
+            time.sleep(0.05)
+        child = int(marker.read_text())
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        assert time.monotonic() < deadline, f"child {child} outlived its killed parent"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody has reaped yet has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

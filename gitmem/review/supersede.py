@@ -17,7 +17,9 @@ newest (whatever their words: a paraphrase may share none) and the ``WORDED`` th
 words with it from any time (a claim current for years). That keeps review's cost bounded on a
 long memory without reading it: one ``git grep`` at the head lists the W and S lines that
 mention the entities, each line is read on its own, and only the files of lines that match are
-read and parsed to confirm the fact (full text, id, in a Retain section).
+read and parsed to confirm the fact (full text, id, in a Retain section) — unless the line can
+only be a one-line item and, read with its period, is no replacement: then no parse can make it
+one.
 """
 
 from __future__ import annotations
