@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from gitmem.config import Config
 from gitmem.domain import MemoryFile, ParsedFile, Warn
 from gitmem.errors import GitmemError
-from gitmem.git import GitRepo, chain_changes, read_blobs
+from gitmem.git import GitRepo, chain_changes, head_from_files, read_blobs
 from gitmem.index.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.index.items import ItemVersion, item_versions
 from gitmem.index.store import (
@@ -177,19 +177,29 @@ def index_workspace(
     wait: bool = True,
     timeout: float = LOCK_WAIT_SECONDS,
     worktree: bool | None = None,
+    layer: WorktreeLayer | None = None,
+    report_plan: bool = True,
 ) -> IndexReport:
     """Replay new commits of HEAD's first-parent chain into the index, then layer the
     uncommitted memory edits on top (unless ``worktree`` or ``index.worktree`` is off).
 
     Incremental when the index knows a commit of the chain (after a rewrite it rolls back to
     the fork point first); a full rebuild into a new file otherwise, or with ``force``.
+    ``layer``: the uncommitted layer a caller read just before (the freshness check's ``git
+    status``), used while HEAD is still the commit it names; the index records the state it
+    applies, so an edit since is seen by the next check. ``report_plan=False``: the report's plan is
+    left empty (a caller that only reads its notes: recall), saving two reads of the files
+    table on an incremental run.
     """
     started = time.monotonic()
     use_worktree = cfg.worktree if worktree is None else worktree
     with writer_lock(ws, wait=wait, timeout=timeout):
         git = GitRepo(ws.repo_root, ws.git_dir)
         # Read under the lock: the state this run records. git status also names HEAD.
-        layer = worktree_layer(ws, cfg) if use_worktree else None
+        if not use_worktree:
+            layer = None
+        elif layer is None or layer.head is None or head_from_files(ws.git_dir) != layer.head:
+            layer = worktree_layer(ws, cfg)
         if layer is not None:
             git.__dict__["head"] = layer.head  # GitRepo.head is a cached property
         head = git.head
@@ -197,7 +207,7 @@ def index_workspace(
         store = None if force else _reusable_index(ws, cfg, notes)
         if store is not None:
             try:
-                result = _update(store, git, ws, cfg, progress, layer, notes)
+                result = _update(store, git, ws, cfg, progress, layer, notes, report_plan)
             finally:
                 store.close()
         else:
@@ -252,18 +262,19 @@ def _update(
     progress: Progress | None,
     layer: WorktreeLayer | None,
     notes: list[str],
+    report_plan: bool = True,
 ) -> _Outcome | None:
     """Bring an existing index to HEAD; None when it shares no history with HEAD."""
     head = git.head
     last = store.last_commit(committed=True)
     same_head = (last[1] if last else None) == head
     if same_head and store.get_meta("worktree") == layer_key(layer):
-        return ChangePlan((), (), (), ()), 0, len(store.file_blobs())  # nothing new
+        return ChangePlan((), (), (), ()), 0, store.file_count()  # nothing new
     fork = git.fork_point(store.seq_of) if not same_head else (last[0] if last else None)
     if fork is None and last is not None:
         notes.append("HEAD shares no commit with the indexed history: full re-index")
         return None
-    before = store.file_blobs()
+    before = store.file_blobs() if report_plan else None
     with store.transaction():
         _drop_layer(store, git, ws, cfg)
         base = fork or 0
@@ -273,6 +284,8 @@ def _update(
             _sync_files(store, git, ws, cfg, store.commit_at(base))
         replayed = _Replayed() if same_head else _replay(store, git, ws, cfg, base, progress)
         _finish(store, git, ws, cfg, layer, replayed, rolled_back)
+    if before is None:
+        return ChangePlan((), (), (), ()), replayed.commits, store.file_count()
     after = store.file_blobs()
     return plan_changes(before, after), replayed.commits, len(after)
 

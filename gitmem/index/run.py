@@ -12,7 +12,13 @@ from gitmem.errors import LockBusy
 from gitmem.git import head_from_files, head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
 from gitmem.records import dataclass
-from gitmem.workspace import Workspace, first_time, scope_fingerprint, worktree_layer
+from gitmem.workspace import (
+    Workspace,
+    WorktreeLayer,
+    first_time,
+    scope_fingerprint,
+    worktree_layer,
+)
 
 if TYPE_CHECKING:
     from gitmem.index.changes import IndexReport
@@ -62,21 +68,29 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -
     seen without a process; otherwise one ``git status`` (which also names HEAD): recall runs
     this before every query. Only the memory files git reports as changed are read, to compare
     their content with the layer the index holds."""
+    return _freshness(ws, cfg, worktree)[0]
+
+
+def _freshness(ws: Workspace, cfg: Config,
+               worktree: bool | None = None) -> tuple[bool, WorktreeLayer | None]:
+    """``index_is_current``, and the uncommitted layer it read (None when it ran no ``git
+    status``): the indexer that catches up next may use it instead of running another."""
     if not ws.index_path.exists():
-        return False
+        return False, None
     from gitmem.parse.chunking import DEFAULT_CHUNKING
 
     try:
         store = open_store(ws.index_path, readonly=True)
     except (*UNUSABLE, NewerIndexError):
-        return False
+        return False, None
     try:
         meta = store.meta()
     finally:
         store.close()
     hint = head_from_files(ws.git_dir)
     if hint is not None and hint != meta.get("last_indexed_commit"):
-        return False  # committed (or checked out) since: known without running git
+        return False, None  # committed (or checked out) since: known without running git
+    layer = None
     if cfg.worktree if worktree is None else worktree:
         layer = worktree_layer(ws, cfg)
         head, layer_state = layer.head, layer.key
@@ -85,7 +99,7 @@ def index_is_current(ws: Workspace, cfg: Config, worktree: bool | None = None) -
     return (meta.get("last_indexed_commit") == (head or "")
             and meta.get("worktree") == layer_state
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
-            and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths))
+            and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths)), layer
 
 
 def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> list[str]:
@@ -102,7 +116,8 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
         known, count = warm.index_known(ws, cfg)
         if known and ws.index_path.exists():
             return []
-    if index_is_current(ws, cfg):
+    current, layer = _freshness(ws, cfg)
+    if current:
         if warm is not None and count is not None:
             warm.found_current(ws, cfg, count)
         return []
@@ -111,7 +126,8 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
 
     missing = not ws.index_path.exists()
     try:
-        return list(index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS).notes)
+        return list(index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS,
+                                    layer=layer, report_plan=False).notes)
     except LockBusy:
         if missing:  # nothing to answer from: the error names the process building it
             raise

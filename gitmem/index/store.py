@@ -188,6 +188,9 @@ class Store:
     def file_blobs(self) -> dict[str, str]:
         return {str(p): str(b) for p, b in self.conn.execute("SELECT path, blob FROM files")}
 
+    def file_count(self) -> int:
+        return int(next(iter(self.conn.execute("SELECT count(*) FROM files")))[0])
+
     # -- the commit chain -------------------------------------------------------------------
 
     def seq_of(self, commit_id: str) -> int | None:
