@@ -263,6 +263,38 @@ def test_worktree_layer_then_committing_the_same_edit(tmp_path: Path) -> None:
     assert dump(repo) == incremental
 
 
+def test_a_layer_replaced_by_the_next_describes_the_files_as_a_rebuild_does(
+        tmp_path: Path) -> None:
+    """A new layer over the last one: the files it changes again are not restored to their
+    committed text first (their rows come from the new layer), and the files table and its
+    warnings are what a rebuild with the same edits gives."""
+    repo = base_repo(tmp_path)
+    index(repo)
+    write(repo, "memory/2025-11-13.md", daily("2025-11-13", "W @Peter: First edit."))
+    write(repo, "USER.md", "# User\n\nPeter, in Aarhus.\n")
+    index(repo, worktree=True)
+    write(repo, "memory/2025-11-13.md", daily("2025-11-13", "W @Peter: Second edit.",
+                                              "O(c=7) @Peter: An impossible confidence."))
+    git(repo, "checkout", "--", "USER.md")  # edited back: it leaves the layer
+    write(repo, "memory/2025-11-15.md", daily("2025-11-15", "W @Peter: A new note."))
+    index(repo, worktree=True)
+    layered = _files_and_warnings(repo)
+    assert any(w[0] == "memory/2025-11-13.md" for w in layered[1])  # the bad confidence
+    index(repo, force=True, worktree=True)
+    assert _files_and_warnings(repo) == layered
+
+
+def _files_and_warnings(repo: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    store = open_store(repo / ".memory" / "index.sqlite", readonly=True)
+    try:
+        files = sorted(store.conn.execute(
+            "SELECT path, blob, class, day, title, front_matter FROM files"))
+        warns = sorted(store.conn.execute("SELECT path, line, code, message FROM warnings"))
+    finally:
+        store.close()
+    return files, warns
+
+
 # -- record time and --as-of -----------------------------------------------------------------
 
 A = "2025-11-20T21:00:00+00:00"

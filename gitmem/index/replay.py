@@ -276,7 +276,8 @@ def _update(
         return None
     before = store.file_blobs() if report_plan else None
     with store.transaction():
-        _drop_layer(store, git, ws, cfg)
+        # the files the new layer changes get their rows from it below: not restored first
+        _drop_layer(store, git, ws, cfg, set(layer.changes) if layer is not None else set())
         base = fork or 0
         rolled_back = last is not None and last[0] > base
         if rolled_back:
@@ -290,9 +291,13 @@ def _update(
     return plan_changes(before, after), replayed.commits, len(after)
 
 
-def _drop_layer(store: Store, git: GitRepo, ws: Workspace, cfg: Config) -> None:
+def _drop_layer(store: Store, git: GitRepo, ws: Workspace, cfg: Config,
+                relaid: set[str] | None = None) -> None:
     """Remove the uncommitted layer: its versions go, the ones it closed reopen, and the files
-    it changed are described as committed again (only those files are parsed)."""
+    it changed are described as committed again (only those files are parsed), but for those
+    in ``relaid``: a new layer applied in the same transaction replaces their rows (the files
+    table row and its warnings are all a path's, and the layer's versions are read from the
+    items, not from it)."""
     seq = store.seq_of(WORKTREE)
     if seq is None:
         return
@@ -306,6 +311,8 @@ def _drop_layer(store: Store, git: GitRepo, ws: Workspace, cfg: Config) -> None:
         return
     replay = _Replay(store, git, ws)
     for path, (base, _) in sorted(recorded.items()):
+        if relaid and path in relaid:
+            continue
         found = classify(path, cfg.extra_paths)
         if base is None or found is None:
             store.remove_files([path])
