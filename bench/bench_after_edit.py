@@ -1,0 +1,71 @@
+"""Warm recall right after an uncommitted edit, through ``gitmem serve`` (lexical, no model).
+
+    python bench/bench_after_edit.py WORKSPACE --rounds 15
+
+WORKSPACE: an indexed copy of a synthetic workspace (``bench/synth.py``; it is edited and put
+back with ``git checkout -- memory``). Each round: a recall with nothing changed ("clean"), one
+line appended to the newest daily note, a recall ("after edit": the warm process catches up
+with the edit first), and one more ("next": the catch-up's own write to the index is a change
+the watch sees). Every call is a ``gitmem recall --json`` process, so ``python -c pass`` is in
+every figure; p50 and minimum in ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("workspace", type=Path)
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args(argv)
+    ws = str(args.workspace.resolve())
+    server = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", ws, "serve",
+                               "--idle-timeout", "300"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+
+    def recall(query: str) -> float:
+        started = time.perf_counter()
+        run = subprocess.run([sys.executable, "-m", "gitmem", "-C", ws, "recall", query,
+                              "--json"], capture_output=True, check=False)
+        if run.returncode:
+            raise SystemExit(f"recall failed: {run.stderr.decode()[-500:]}")
+        return (time.perf_counter() - started) * 1000
+
+    def floor() -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        return (time.perf_counter() - started) * 1000
+
+    try:
+        time.sleep(3)  # the warm-up
+        for _ in range(3):
+            recall("gateway host")
+        note = sorted((Path(ws) / "memory").glob("????-??-??.md"))[-1]
+        samples: dict[str, list[float]] = {"python -c pass": [], "clean": [], "after edit": [],
+                                           "next": []}
+        for n in range(args.rounds):
+            samples["python -c pass"].append(floor())
+            samples["clean"].append(recall("gateway host"))
+            with note.open("a", encoding="utf-8") as fh:
+                fh.write(f"- W @Bench: an uncommitted line {n} zqedit{n}x.\n")
+            samples["after edit"].append(recall("gateway host"))
+            samples["next"].append(recall("gateway host"))
+        print("| measure | p50 ms | min ms |\n| --- | ---: | ---: |")
+        for name, values in samples.items():
+            print(f"| {name} | {statistics.median(values):.0f} | {min(values):.0f} |")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        subprocess.run(["git", "-C", ws, "checkout", "--", "memory"], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
