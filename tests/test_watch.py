@@ -172,3 +172,42 @@ def test_without_inotify_every_request_checks(fixture_repo: Path, warm: WarmStat
     git_calls.clear()
     assert run_captured(args, None, warm) == first
     assert [c for c in git_calls if "status" in c]  # checked again, as a command alone does
+
+
+def test_an_edit_of_memory_keeps_the_workspace_and_the_watch(
+        fixture_repo: Path, recall: Recall, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit of a memory file (or the index's own write after it) changes what the index
+    holds, not where the workspace is or how it is set up: the next request catches up without
+    opening the workspace again or listing the memory folders to re-arm the watch. A change
+    of the configuration still opens it again."""
+    import gitmem.index.watch as watch
+
+    opened: list[Path] = []
+    listed: list[str] = []
+    real_open, real_list = watch.open_workspace, watch._subfolders
+
+    def counted_open(start: Path, **kw: Any) -> Any:
+        opened.append(start)
+        return real_open(start, **kw)
+
+    def counted_list(top: str) -> Any:
+        listed.append(top)
+        return real_list(top)
+
+    monkeypatch.setattr(watch, "open_workspace", counted_open)
+    monkeypatch.setattr(watch, "_subfolders", counted_list)
+    assert found(recall("gateway"), "gateway")
+    opened.clear()
+    listed.clear()
+    note = fixture_repo / "memory" / "2025-11-27.md"
+    for word in ("narwhalcopter", "walruskite"):
+        with note.open("a", encoding="utf-8") as fh:
+            fh.write(f"- W @Zed: Bought a {word}.\n")
+        hit = recall(word)  # the catch-up, then a request after the catch-up's own write
+        assert found(hit, word) and hit["results"][0]["uncommitted"]
+    (fixture_repo / "MEMORY.md").write_text("# Memory\n\nThe yakferry.\n", encoding="utf-8")
+    assert found(recall("yakferry"), "yakferry") == ["MEMORY.md#L1-L3"]
+    assert opened == [] and listed == []
+    write(fixture_repo, ".gitmem.toml", "[recall]\nk = 1\n")
+    assert len(recall("gateway")["results"]) == 1
+    assert opened and listed  # the configuration is read again, the folders watched anew
