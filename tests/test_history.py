@@ -284,6 +284,57 @@ def test_a_layer_replaced_by_the_next_describes_the_files_as_a_rebuild_does(
     assert _files_and_warnings(repo) == layered
 
 
+def test_an_entitys_name_follows_its_most_frequent_spelling_as_a_rebuild_does(
+        tmp_path: Path) -> None:
+    """An entity is named by its spelling with the most current mentions. An index run
+    recounts only the entities whose name may change (a spelling other than the name gained,
+    or the name lost); every step here, incremental, gives the entities a rebuild gives."""
+    repo = base_repo(tmp_path)
+    write(repo, "memory/2025-11-14.md", daily("2025-11-14", "W @Ana: Ana rides.",
+                                              "W @Ana: Ana rows.", "W @Bo: Bo sails."))
+    commit_all(repo, "c5", "2025-11-14T21:00:00+00:00")
+    index(repo)
+    later = "memory/2025-11-15.md"
+    steps: list[tuple[Callable[[], object], dict[str, str]]] = [
+        # the name gains a mention; another entity is new
+        (lambda: write(repo, later, daily("2025-11-15", "W @Ana: Ana runs.", "W @Cy: Cy.")),
+         {"ana": "Ana", "cy": "Cy"}),
+        # the layer again, and another spelling overtakes the name
+        (lambda: write(repo, later, daily("2025-11-15", *(f"W @ana: ana {n}." for n in
+                                                          range(3)))), {"ana": "ana"}),
+        # the other spelling loses its lead (a tie goes to the first by name)
+        (lambda: write(repo, later, daily("2025-11-15", "W @ana: ana 1.", "W @ana: ana 2.",
+                                          "W @Bo: Bo again.")), {"ana": "Ana", "bo": "Bo"}),
+        # committed: the layer's versions become the commit's
+        (lambda: commit_all(repo, "c6", "2025-11-15T21:00:00+00:00"), {"ana": "Ana"}),
+        # a spelling gains in a commit, then the commit is undone (a rollback)
+        (lambda: (write(repo, "memory/2025-11-16.md", daily("2025-11-16", "W @ana: ana 3.")),
+                  commit_all(repo, "c7", "2025-11-16T21:00:00+00:00")), {"ana": "ana"}),
+        (lambda: git(repo, "reset", "-q", "--hard", "HEAD~1"), {"ana": "Ana"}),
+        # the name loses every mention
+        (lambda: write(repo, "memory/2025-11-14.md", daily("2025-11-14", "W @Bo: Bo sails.")),
+         {"ana": "ana", "bo": "Bo"}),
+        # the edit undone: the versions it closed reopen, and the name gets them back
+        (lambda: git(repo, "checkout", "--", "memory/2025-11-14.md"), {"ana": "Ana"}),
+    ]
+    for n, (step, names) in enumerate(steps):
+        step()
+        index(repo, worktree=True)
+        incremental = _entities(repo)
+        assert {k: incremental[k] for k in names} == names, n
+        index(repo, force=True, worktree=True)
+        assert _entities(repo) == incremental, n
+
+
+def _entities(repo: Path) -> dict[str, str]:
+    store = open_store(repo / ".memory" / "index.sqlite", readonly=True)
+    try:
+        return {str(k): f"{n}" if p is None else f"{n} {p}" for k, n, p in store.conn.execute(
+            "SELECT key, name, page FROM entities")}
+    finally:
+        store.close()
+
+
 def _files_and_warnings(repo: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     store = open_store(repo / ".memory" / "index.sqlite", readonly=True)
     try:

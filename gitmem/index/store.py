@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -104,9 +105,11 @@ class Store:
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error: str | None = self._load_vec()
         self._next_id: int | None = None
-        # Entity bookkeeping for refresh_entities(): keys whose versions changed, or "all".
+        # Entity bookkeeping for refresh_entities(): keys whose versions changed, or "all",
+        # and the net change of each spelling's mentions among the current versions.
         self._entities_touched: set[str] = set()
         self._entities_all = False
+        self._spellings: Counter[tuple[str, str]] = Counter()
         if not readonly:
             # A large cache keeps big transactions from spilling to the file early, which would
             # take the exclusive lock (and make readers wait) long before the commit.
@@ -229,6 +232,12 @@ class Store:
             self._entities_touched.update(str(r[0]) for r in self.conn.execute(
                 f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
                 part))
+        # Current versions removed lose their mentions; closed ones that reopen regain theirs.
+        for part in batched([i for (i,) in ids]):
+            self._count_spellings(f"i.id IN ({marks(part)}) AND i.valid_to IS NULL", part, -1)
+        for part in batched(reopened):
+            self._count_spellings(f"i.id IN ({marks(part)}) AND i.valid_from <= ?",
+                                  [*part, seq], +1)
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM items_han WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
@@ -265,6 +274,7 @@ class Store:
             self._entities_touched.update(str(r[0]) for r in self.conn.execute(
                 f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
                 part))
+            self._count_spellings(f"i.id IN ({marks(part)}) AND i.valid_to IS NULL", part, -1)
         self.conn.executemany(
             "UPDATE items SET valid_to = ?, ended_at = ?, ended_commit = ? WHERE id = ?",
             [(seq, at, commit_id, i) for i in ids],
@@ -313,6 +323,13 @@ class Store:
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)
         self._entities_touched.update(key for _, key, _, _ in links)
+        # the rows INSERT OR IGNORE keeps (the first name per item, entity and role): new
+        # versions are current
+        kept: dict[tuple[int, str, str], str] = {}
+        for item_id, key, name, role in links:
+            kept.setdefault((item_id, key, role), name)
+        self._spellings.update((key, name) for (_, key, role), name in kept.items()
+                               if role != "page")
         if declared:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO item_replaces (item_id, ref) VALUES (?, ?)", declared)
@@ -576,19 +593,53 @@ class Store:
         self.conn.executemany("DELETE FROM warnings WHERE code = 'symlink' AND path = ?",
                               [(p,) for p in paths])
 
+    def _count_spellings(self, where: str, args: Sequence[Any], sign: int) -> None:
+        """Add ``sign`` times the mentions (not page links) of the items ``where`` selects
+        (over ``items i``) to the net change of each spelling."""
+        for key, name, n in self.conn.execute(
+                "SELECT e.entity, e.name, count(*) FROM items i JOIN item_entities e "
+                f"ON e.item_id = i.id WHERE {where} AND e.role != 'page' "
+                "GROUP BY e.entity, e.name", args):
+            self._spellings[(str(key), str(name))] += sign * int(n)
+
+    def _unchanged_names(self, keys: Sequence[str]) -> set[str]:
+        """Of these entity keys, those whose row cannot change in a recount: an entity page's,
+        or one whose spelling stays the most frequent (no spelling gained or lost mentions,
+        or only it gained and only others lost). An entity's name is its spelling with the
+        most current mentions (ties: the first by name); counting them again is the costly
+        part of an index run after one edit (an entity with thousands of mentions)."""
+        change: dict[str, dict[str, int]] = {}
+        for (key, name), n in self._spellings.items():
+            if n:
+                change.setdefault(key, {})[name] = n
+        kept = {k for k in keys if k not in change}
+        asked = [k for k in keys if k in change]
+        for part in batched(asked):
+            for key, name, page in self.conn.execute(
+                    f"SELECT key, name, page FROM entities WHERE key IN ({marks(part)})", part):
+                moved = change[str(key)]
+                if page is not None or (moved.get(str(name), 0) >= 0 and all(
+                        n <= 0 for spelling, n in moved.items() if spelling != name)):
+                    kept.add(str(key))
+        return kept
+
     def refresh_entities(self) -> None:
         """Bring entities and aliases up to date with what changed in this transaction.
 
-        Entity pages (and their aliases) or a rollback mean a full recount; otherwise only the
-        entity keys that changed versions in this run are recounted (cheap per commit)."""
+        Entity pages (and their aliases) mean a full recount; otherwise only the entity keys
+        that changed versions in this run are recounted (cheap per commit), and of those only
+        the ones whose name may change (``_unchanged_names``)."""
         if self._entities_all:
             self.conn.execute("DELETE FROM entities")
             self.conn.execute("DELETE FROM aliases")
             self._insert_pages()
             keys: list[str] | None = None
         else:
-            keys = sorted(self._entities_touched)
+            unchanged = self._unchanged_names(sorted(self._entities_touched))
+            keys = sorted(self._entities_touched - unchanged)
             if not keys:
+                self._entities_touched.clear()
+                self._spellings.clear()
                 return
             self.conn.executemany("DELETE FROM entities WHERE key = ? AND page IS NULL",
                                   [(k,) for k in keys])
@@ -613,6 +664,7 @@ class Store:
         self.conn.execute("DELETE FROM entities WHERE key IN (SELECT alias FROM aliases)")
         self._entities_all = False
         self._entities_touched.clear()
+        self._spellings.clear()
 
     def _insert_pages(self) -> None:
         pages = self.conn.execute(
