@@ -211,3 +211,42 @@ def test_an_edit_of_memory_keeps_the_workspace_and_the_watch(
     write(fixture_repo, ".gitmem.toml", "[recall]\nk = 1\n")
     assert len(recall("gateway")["results"]) == 1
     assert opened and listed  # the configuration is read again, the folders watched anew
+
+
+def test_after_its_own_catch_up_the_next_request_runs_no_git(
+        fixture_repo: Path, warm: WarmState, git_calls: list[tuple[str, ...]]) -> None:
+    """The catch-up after an edit writes the index, which the watch sees; the next request
+    knows the write as its own (nothing else changed, and the index file is as the write
+    left it) and runs no git process. Another process's write to the index, or a rebuilt
+    file, is not its own: the request after it checks again, and answers as a command
+    alone does."""
+    from gitmem.index.store import open_store
+
+    args = ["-C", str(fixture_repo), "recall", "narwhalcopter", "--json", "--mode", "lexical"]
+    for _ in range(2):
+        run_captured(args, None, warm)
+    with (fixture_repo / "memory" / "2025-11-27.md").open("a", encoding="utf-8") as fh:
+        fh.write("- W @Zed: Bought a narwhalcopter.\n")
+    git_calls.clear()
+    caught_up = run_captured(args, None, warm)
+    assert found(json.loads(caught_up[1]), "narwhalcopter")
+    assert [c for c in git_calls if "status" in c]  # the edit is seen, once
+    git_calls.clear()
+    assert run_captured(args, None, warm) == caught_up
+    assert git_calls == []
+    index = fixture_repo / ".memory" / "index.sqlite"
+    store = open_store(index)  # another writer: the layer it records is not the files'
+    with store.transaction():
+        store.set_meta("worktree", "{}")
+    store.close()
+    answer = run_captured(args, None, warm)
+    assert [c for c in git_calls if "status" in c]  # checked, and caught up again
+    assert answer == run_captured(args, None) == caught_up
+    git_calls.clear()
+    assert run_captured(args, None, warm) == caught_up
+    assert git_calls == []
+    assert gitmem("-C", str(fixture_repo), "index", "--force")[0] == 0  # a new file
+    git_calls.clear()
+    answer = run_captured(args, None, warm)
+    assert [c for c in git_calls if "status" in c]
+    assert answer == run_captured(args, None)

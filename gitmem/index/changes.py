@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gitmem.records import dataclass
+
+if TYPE_CHECKING:
+    from gitmem.index.store import IndexStamp
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,4 @@ class IndexReport:
     seconds: float
     notes: tuple[str, ...]
     commits: int = 0  # commits replayed
+    stamp: IndexStamp | None = None  # the index file as the run left it (index_stamp)

@@ -25,6 +25,7 @@ from gitmem.index.store import (
     WORKTREE,
     NewerIndexError,
     Store,
+    index_stamp,
     open_store,
     remove_index_files,
     remove_stale_temporaries,
@@ -217,6 +218,7 @@ def index_workspace(
             full = True
         else:
             full = False
+        stamp = index_stamp(ws.index_path)  # under the lock: this run's write, no other's
     plan, commits, files = result
     return IndexReport(
         head,
@@ -226,6 +228,7 @@ def index_workspace(
         time.monotonic() - started,
         tuple(notes),
         commits,
+        stamp,
     )
 
 

@@ -23,7 +23,7 @@ from gitmem.workspace import (
 if TYPE_CHECKING:
     from gitmem.index.changes import IndexReport
     from gitmem.index.vectors import EmbedReport
-    from gitmem.index.watch import WarmState
+    from gitmem.index.watch import Counts, WarmState
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -111,7 +111,7 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
     process (``warm``) skips the check while nothing it depends on has changed since the index
     was last found current, and the file exists (``gitmem reset`` removes it).
     """
-    count: int | None = None
+    count: Counts | None = None
     if warm is not None:
         known, count = warm.index_known(ws, cfg)
         if known and ws.index_path.exists():
@@ -126,13 +126,18 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
 
     missing = not ws.index_path.exists()
     try:
-        return list(index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS,
-                                    layer=layer, report_plan=False).notes)
+        report = index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS,
+                                 layer=layer, report_plan=False)
     except LockBusy:
         if missing:  # nothing to answer from: the error names the process building it
             raise
         return ["the index is being updated by another process; answering from the last "
                 "complete index"]
+    if warm is not None and count is not None and report.stamp is not None:
+        # current with what changed before ``count``: the next request needs no check while
+        # nothing but this write changed (the watch sees the write itself)
+        warm.wrote_current(ws, cfg, count, report.stamp)
+    return list(report.notes)
 
 
 def index_and_embed(

@@ -708,6 +708,24 @@ def open_store(path: Path, *, readonly: bool = False) -> Store:
     return store
 
 
+IndexStamp = tuple[int, int, bytes]
+
+
+def index_stamp(path: Path) -> IndexStamp | None:
+    """The index file's identity and SQLite's file change counter (header bytes 24-27, moved
+    by every write transaction with a rollback journal): an equal stamp later means no
+    transaction was written in between, by any process; None when there is no file."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        return info.st_dev, info.st_ino, os.pread(fd, 4, 24)
+    finally:
+        os.close(fd)
+
+
 def remove_index_files(path: Path) -> None:
     for suffix in ("", "-journal", "-wal", "-shm"):
         with suppress(FileNotFoundError):

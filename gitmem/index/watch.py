@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.config import REPO_CONFIG, Config, user_config_path
 from gitmem.git import common_dir, head_files
+from gitmem.index.store import IndexStamp, index_stamp
 from gitmem.records import dataclass
 from gitmem.workspace import MEMORY_FOLDERS, ROOT_FILES, Workspace, open_workspace
 
@@ -48,6 +49,7 @@ _IN_ISDIR = 0x40000000
 _IN_Q_OVERFLOW = 0x4000
 _IN_IGNORED = 0x8000
 _INDEX_FILE = "index.sqlite"  # and its -journal: what a writer of the index touches
+Counts = tuple[int, int]  # (every change, changes outside the index) seen by a ChangeWatch
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class Target:
     tree: bool = False
     refs: bool = False
     setup: frozenset[str] = frozenset()
+    own: bool = False  # the index: what the warm process writes itself
 
     def matters(self, name: str, mask: int) -> bool:
         if not name:  # the folder itself: removed, renamed
@@ -100,7 +103,7 @@ def targets(ws: Workspace, cfg: Config) -> list[Target]:
     # .git, the memory folders as such) is setup.
     setup = tops - frozenset(ROOT_FILES) - frozenset(p for p in extra if "/" not in p)
     out = [Target(str(ws.root), tops, setup=setup), Target(str(ws.repo_root), tops, setup=setup),
-           Target(str(ws.memory_dir), frozenset({_INDEX_FILE})),
+           Target(str(ws.memory_dir), frozenset({_INDEX_FILE}), own=True),
            _file_target(ws.repo_root / REPO_CONFIG), _file_target(user_config_path())]
     out += [Target(str(ws.root / p), tree=True) for p in (*MEMORY_FOLDERS, *extra)]
     # an extra path may be one file
@@ -124,6 +127,7 @@ class ChangeWatch:
         self._wds: dict[int, Target] = {}
         self._count = 0
         self._setup = 0
+        self._outside = 0
 
     def follow(self, found: Iterable[Target]) -> None:
         """Also watch ``found``. A new target moves both counts: what was computed before it
@@ -136,6 +140,7 @@ class ChangeWatch:
         if new:
             self._count += 1
             self._setup += 1
+            self._outside += 1
 
     def changes(self) -> int:
         """The number of changes seen so far (at least: one burst of events counts once).
@@ -150,6 +155,12 @@ class ChangeWatch:
         self._poll()
         return self._setup
 
+    def outside_changes(self) -> int:
+        """The number of changes seen so far outside the index (``Target.own``): whether
+        anything but a write to the index happened since a count."""
+        self._poll()
+        return self._outside
+
     def close(self) -> None:
         if self._inotify is not None:
             self._inotify.close()
@@ -159,31 +170,37 @@ class ChangeWatch:
         if self._inotify is None:  # nothing watched: everything may have changed
             self._count += 1
             self._setup += 1
+            self._outside += 1
             self._arm()
             return
-        changed, setup = self._read()
+        changed, setup, outside = self._read()
         if changed:
             self._count += 1
+        if outside:
+            self._outside += 1
         if setup:
             self._setup += 1
             self._arm()
 
-    def _read(self) -> tuple[bool, bool]:
-        """Every event queued, read away: (any change that matters, any that sets up)."""
+    def _read(self) -> tuple[bool, bool, bool]:
+        """Every event queued, read away: (any change that matters, any that sets up, any
+        outside the index)."""
         assert self._inotify is not None
-        changed = setup = False
+        changed = setup = outside = False
         while events := self._inotify.read(timeout=0):
             for event in events:
                 if event.wd < 0 or event.mask & (_IN_Q_OVERFLOW | _IN_IGNORED):
-                    changed = setup = True  # events were lost, or a watched folder went away
+                    # events were lost, or a watched folder went away
+                    changed = setup = outside = True
                     continue
                 target = self._wds.get(event.wd)
                 if target is None:
-                    changed = setup = True
+                    changed = setup = outside = True
                 elif target.matters(event.name, event.mask):
                     changed = True
+                    outside = outside or not target.own
                     setup = setup or target.sets_up(event.name, event.mask)
-        return changed, setup
+        return changed, setup, outside
 
     def _arm(self) -> None:
         """Watch every target, each folder added again after a setup change (folders come and
@@ -225,8 +242,8 @@ class ChangeWatch:
 def _union(a: Target, b: Target) -> Target:
     if a.names is None or b.names is None:
         kept = a if a.names is None else b
-        return replace(kept, setup=a.setup | b.setup)
-    return Target(a.folder, a.names | b.names, setup=a.setup | b.setup)
+        return replace(kept, setup=a.setup | b.setup, own=a.own and b.own)
+    return Target(a.folder, a.names | b.names, setup=a.setup | b.setup, own=a.own and b.own)
 
 
 def _subfolders(top: str) -> Iterable[str]:
@@ -251,6 +268,8 @@ class WarmState:
         self.watch = watch or ChangeWatch()
         self._opened: dict[tuple[str, bool], tuple[int, Workspace, Config]] = {}
         self._current: dict[Workspace, tuple[int, Config]] = {}
+        # brought up to date by this process: (outside changes then, config, index stamp after)
+        self._written: dict[Workspace, tuple[int, Config, IndexStamp]] = {}
         self._followed: dict[tuple[Workspace, Config], int] = {}  # targets watched as of
         self._bits: dict[Path, SignBits | None] = {}  # by index file; None: no numpy
 
@@ -283,18 +302,34 @@ class WarmState:
         self._opened[key] = (count, ws, cfg)
         return ws, cfg
 
-    def index_known(self, ws: Workspace, cfg: Config) -> tuple[bool, int]:
+    def index_known(self, ws: Workspace, cfg: Config) -> tuple[bool, Counts]:
         """(whether the index of ``ws`` was found current with ``cfg`` and nothing changed
-        since, the change count now: give it to ``found_current`` after a check)."""
+        since, the change counts now: give them to ``found_current`` after a check, or to
+        ``wrote_current`` after bringing the index up to date)."""
         setup = self.watch.setup_changes()
         if self._followed.get((ws, cfg)) != setup:  # folders may have come or gone
             self.watch.follow(targets(ws, cfg))
             self._followed[(ws, cfg)] = self.watch.setup_changes()
-        count = self.watch.changes()
-        return self._current.get(ws) == (count, cfg), count
+        count, outside = self.watch.changes(), self.watch.outside_changes()
+        if self._current.get(ws) == (count, cfg):
+            return True, (count, outside)
+        # Since this process caught the index up, nothing changed but the index, and the
+        # index file is as that write left it: the write was this process's own.
+        written = self._written.get(ws)
+        if written is not None and written[:2] == (outside, cfg) and \
+                index_stamp(ws.index_path) == written[2]:
+            self._current[ws] = (count, cfg)
+            return True, (count, outside)
+        return False, (count, outside)
 
-    def found_current(self, ws: Workspace, cfg: Config, count: int) -> None:
-        self._current[ws] = (count, cfg)
+    def found_current(self, ws: Workspace, cfg: Config, counts: Counts) -> None:
+        self._current[ws] = (counts[0], cfg)
+
+    def wrote_current(self, ws: Workspace, cfg: Config, counts: Counts,
+                      stamp: IndexStamp) -> None:
+        """This process brought the index up to date with what changed before ``counts``;
+        ``stamp``: the index file right after that write (``index.store.index_stamp``)."""
+        self._written[ws] = (counts[1], cfg, stamp)
 
     def close(self) -> None:
         self.watch.close()
