@@ -241,12 +241,36 @@ def test_after_its_own_catch_up_the_next_request_runs_no_git(
     store.close()
     answer = run_captured(args, None, warm)
     assert [c for c in git_calls if "status" in c]  # checked, and caught up again
-    assert answer == run_captured(args, None) == caught_up
+    assert answer == run_captured(args, None)  # (the layer's record time is the run's)
     git_calls.clear()
-    assert run_captured(args, None, warm) == caught_up
+    assert run_captured(args, None, warm) == answer
     assert git_calls == []
     assert gitmem("-C", str(fixture_repo), "index", "--force")[0] == 0  # a new file
     git_calls.clear()
     answer = run_captured(args, None, warm)
     assert [c for c in git_calls if "status" in c]
     assert answer == run_captured(args, None)
+
+
+def test_the_read_connection_is_kept_and_holds_no_lock_between_requests(
+        fixture_repo: Path, warm: WarmState, recall: Recall) -> None:
+    """A warm process reads the index through the connection it kept from the last request
+    (the same one while the file is the same file), never holding a lock between requests:
+    a writer elsewhere takes the file at once. A rebuilt file gets a new connection."""
+    import apsw
+
+    index = fixture_repo / ".memory" / "index.sqlite"
+    assert found(recall("gateway"), "gateway")
+    kept = warm._readers[index][1]
+    assert found(recall("gateway"), "gateway") and warm._readers[index][1] is kept
+    writer = apsw.Connection(str(index))  # no busy timeout: a held lock fails at once
+    writer.execute("BEGIN EXCLUSIVE; UPDATE meta SET value = value WHERE key = 'chunking'; "
+                   "COMMIT")
+    writer.close()
+    with (fixture_repo / "memory" / "2025-11-27.md").open("a", encoding="utf-8") as fh:
+        fh.write("- W @Zed: Bought a narwhalcopter.\n")
+    assert found(recall("narwhalcopter"), "narwhalcopter")  # what the catch-up wrote
+    assert warm._readers[index][1] is kept
+    assert gitmem("-C", str(fixture_repo), "index", "--force")[0] == 0  # a new file
+    assert found(recall("narwhalcopter"), "narwhalcopter")
+    assert warm._readers[index][1] is not kept

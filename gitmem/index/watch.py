@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.config import REPO_CONFIG, Config, user_config_path
 from gitmem.git import common_dir, head_files
-from gitmem.index.store import IndexStamp, index_stamp
+from gitmem.index.store import IndexStamp, Store, index_stamp, open_store
 from gitmem.records import dataclass
 from gitmem.workspace import MEMORY_FOLDERS, ROOT_FILES, Workspace, open_workspace
 
@@ -272,6 +272,8 @@ class WarmState:
         self._written: dict[Workspace, tuple[int, Config, IndexStamp]] = {}
         self._followed: dict[tuple[Workspace, Config], int] = {}  # targets watched as of
         self._bits: dict[Path, SignBits | None] = {}  # by index file; None: no numpy
+        self._readers: dict[Path, tuple[tuple[int, int], Store]] = {}  # by index file: idle
+        self._lent: dict[Store, tuple[int, int]] = {}  # in use, with the file each opened
 
     def sign_bits(self, ws: Workspace) -> SignBits | None:
         """The sign bits of the vectors of ``ws``'s index, held in memory (``index.signbits``:
@@ -285,6 +287,44 @@ class WarmState:
             else:
                 self._bits[ws.index_path] = SignBits()
         return self._bits[ws.index_path]
+
+    def reader(self, path: Path) -> Store:
+        """A read connection to the index at ``path``: the one kept since the last request
+        while the path is still that file, else a new one (``open_store``). SQLite reads
+        what other connections wrote since (it checks the file's change counter at each
+        read), and a kept connection keeps its page cache and the loaded vector extension
+        (~2 ms a request). Hand it back with ``release``; until then it is this caller's."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            self._drop_reader(path)
+            return open_store(path, readonly=True)  # raises what a command alone raises
+        identity = (info.st_dev, info.st_ino)
+        kept = self._readers.pop(path, None)
+        if kept is not None and kept[0] == identity:
+            store = kept[1]
+        else:
+            if kept is not None:  # another file now (rebuilt, reset): the old one goes
+                kept[1].close()
+            # stat before open: a file swapped in between is not the one named here, and is
+            # opened again next time
+            store = open_store(path, readonly=True)
+        self._lent[store] = identity
+        return store
+
+    def release(self, path: Path, store: Store, *, failed: bool = False) -> None:
+        """Keep ``store`` (from ``reader``) for the next request, unless the request failed
+        or left a statement reading: an open read would hold a lock that writers wait for."""
+        identity = self._lent.pop(store, None)
+        if failed or identity is None or store.conn.txn_state() != 0 or path in self._readers:
+            store.close()
+            return
+        self._readers[path] = (identity, store)
+
+    def _drop_reader(self, path: Path) -> None:
+        kept = self._readers.pop(path, None)
+        if kept is not None:
+            kept[1].close()
 
     def vectors_held(self) -> int:
         """How many vectors' sign bits are held in memory (``gitmem serve``'s ping)."""
@@ -332,4 +372,6 @@ class WarmState:
         self._written[ws] = (counts[1], cfg, stamp)
 
     def close(self) -> None:
+        for path in list(self._readers):
+            self._drop_reader(path)
         self.watch.close()

@@ -165,12 +165,16 @@ def answer(
 def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
             semantic: _QueryVector | None, ranking: Ranking | None, warnings: list[str],
             now: datetime, warm: WarmState | None) -> tuple[list[Result], RecallMode]:
-    store = open_store(ws.index_path, readonly=True)
+    # A warm process keeps its read connection between requests (``WarmState.reader``).
+    store = open_store(ws.index_path, readonly=True) if warm is None else \
+        warm.reader(ws.index_path)
+    failed = True
     try:
         qvec = semantic.usable_vector(store) if semantic else None
         mode: RecallMode = req.mode if qvec is not None else "lexical"
         found, seq = _state(store, req, as_of, warnings)
         if not found:
+            failed = False
             return [], mode
         if qvec is not None and req.as_of is not None:
             warnings.append("as of an earlier commit, text that is no longer current "
@@ -185,9 +189,13 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
             warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq)))
         elif all(r.weak for r in results):
             warnings.append(ALL_WEAK)
+        failed = False
         return results, mode
     finally:
-        store.close()
+        if warm is None:
+            store.close()
+        else:
+            warm.release(ws.index_path, store, failed=failed)
 
 
 def _state(store: Store, req: RecallRequest, as_of: AsOf | None,
