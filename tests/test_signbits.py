@@ -170,3 +170,42 @@ def test_the_bits_follow_every_vector_write(embedded: Path,
     assert gitmem("-C", str(repo), "index", "--force")[0] == 0
     same_as_loaded(repo, bits)
     assert bits.loads == 4
+
+
+def vec0_matches_vectors(repo: Path) -> int:
+    """vec0's sign bits are those of the stored vectors, row for row; how many."""
+    store = open_store(repo / ".memory" / "index.sqlite", readonly=True)
+    try:
+        have = sorted(i * MAX_PASSAGES + n for i, n in store.conn.execute(
+            "SELECT item_id, part FROM vectors"))
+        bits = sorted(int(r) for (r,) in store.conn.execute("SELECT rowid FROM vec_bits"))
+    finally:
+        store.close()
+    assert bits == have
+    return len(have)
+
+
+def test_vec0_follows_every_vector_dropped(embedded: Path) -> None:
+    """Vectors are dropped by their row ids (vec0 reads every row for a range of them): an
+    uncommitted edit, the layer replaced and dropped, a commit and a rollback leave vec0 with
+    exactly the bits of the stored vectors."""
+    repo = embedded
+    held = vec0_matches_vectors(repo)
+    note = repo / "memory" / "2025-11-27.md"
+    committed = note.read_text(encoding="utf-8")
+    note.write_text(committed + "- W @Zed: Bought a narwhalcopter.\n", encoding="utf-8")
+    assert gitmem("-C", str(repo), "index")[0] == 0  # the layer closes the note's versions
+    assert vec0_matches_vectors(repo) != held  # (and its own are embedded)
+    note.write_text(committed + "- W @Zed: Bought a walruskite.\n", encoding="utf-8")
+    assert gitmem("-C", str(repo), "index")[0] == 0  # the layer again
+    vec0_matches_vectors(repo)
+    note.write_text(committed, encoding="utf-8")
+    assert gitmem("-C", str(repo), "index")[0] == 0  # dropped: the versions reopen, embedded
+    assert vec0_matches_vectors(repo) == held
+    write(repo, "memory/2025-12-01.md", "# 2025-12-01\n\n## Retain\n- W @Peter: Back home.\n")
+    commit_all(repo, "a day more", date="2025-12-01T21:00:00+00:00")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    assert vec0_matches_vectors(repo) != held
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    assert vec0_matches_vectors(repo) == held
