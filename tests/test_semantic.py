@@ -538,3 +538,38 @@ def test_what_happened_on_the_day_lists_what_was_written_that_day(birthday: Path
     assert data["time_window"]["applied_as"] == "filter", data
     assert "memory/2026-11-03.md#L4" in sources(data)
     assert "memory/2026-11-20.md#L4" not in sources(data)
+
+
+def test_a_warm_process_counts_the_embedding_backlog_once_per_index_state(
+        fixture_repo: Path, openai_env: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm process remembers what the index's content alone decides (how many committed
+    items wait for vectors) while the file has the same stamp: another process's write is
+    counted again, and the warm answer stays what a command alone prints."""
+    from gitmem.cli import run_captured
+    from gitmem.index.store import Store as IndexStore
+    from gitmem.index.watch import WarmState
+
+    index_json(fixture_repo)
+    counted: list[int] = []
+    real = IndexStore.committed_backlog
+
+    def counting(self: IndexStore) -> tuple[int, int]:
+        counted.append(1)
+        return real(self)
+
+    monkeypatch.setattr(IndexStore, "committed_backlog", counting)
+    warm = WarmState()
+    args = ["-C", str(fixture_repo), "recall", "gateway", "--json"]
+    first = run_captured(args, None, warm)
+    assert first[0] == 0 and not any("not embedded" in w
+                                     for w in json.loads(first[1])["warnings"])
+    assert run_captured(args, None, warm) == first and len(counted) == 1
+    write(fixture_repo, "memory/2025-12-01.md",
+          "## Retain\n- W @Peter: The zeppelin hangar key hangs in the drawer.\n")
+    commit_all(fixture_repo, "new day", date="2025-12-01T21:00:00+00:00")
+    index_json(fixture_repo, "--no-embed")  # another process: committed, not embedded
+    answer = run_captured(args, None, warm)
+    assert any("2 of " in w and "not embedded yet" in w
+               for w in json.loads(answer[1])["warnings"]), answer
+    assert answer == run_captured(args, None)
+    warm.close()

@@ -25,10 +25,10 @@ is remembered and every call checks, as a command alone does.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from gitmem.config import REPO_CONFIG, Config, user_config_path
 from gitmem.git import common_dir, head_files
@@ -49,6 +49,7 @@ _IN_ISDIR = 0x40000000
 _IN_Q_OVERFLOW = 0x4000
 _IN_IGNORED = 0x8000
 _INDEX_FILE = "index.sqlite"  # and its -journal: what a writer of the index touches
+T = TypeVar("T")
 Counts = tuple[int, int]  # (every change, changes outside the index) seen by a ChangeWatch
 
 
@@ -274,6 +275,7 @@ class WarmState:
         self._bits: dict[Path, SignBits | None] = {}  # by index file; None: no numpy
         self._readers: dict[Path, tuple[tuple[int, int], Store]] = {}  # by index file: idle
         self._lent: dict[Store, tuple[int, int]] = {}  # in use, with the file each opened
+        self._of_index: dict[tuple[Path, str], tuple[IndexStamp, object]] = {}
 
     def sign_bits(self, ws: Workspace) -> SignBits | None:
         """The sign bits of the vectors of ``ws``'s index, held in memory (``index.signbits``:
@@ -320,6 +322,19 @@ class WarmState:
             store.close()
             return
         self._readers[path] = (identity, store)
+
+    def of_index(self, path: Path, name: str, compute: Callable[[], T]) -> T:
+        """``compute()`` for what depends on the index's content alone (counts, say),
+        remembered while the index file is as it was: the same file, no transaction written
+        since (``index_stamp``; its change counter only moves on)."""
+        stamp = index_stamp(path)  # before computing: a write in between is seen next time
+        known = self._of_index.get((path, name))
+        if stamp is not None and known is not None and known[0] == stamp:
+            return cast(T, known[1])
+        value = compute()
+        if stamp is not None:
+            self._of_index[(path, name)] = (stamp, value)
+        return value
 
     def _drop_reader(self, path: Path) -> None:
         kept = self._readers.pop(path, None)

@@ -3,9 +3,10 @@ ranked, and the JSON contract of docs/json.md assembled."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
@@ -170,7 +171,10 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
         warm.reader(ws.index_path)
     failed = True
     try:
-        qvec = semantic.usable_vector(store) if semantic else None
+        # what the index's content alone decides: a warm process counts it once per state
+        backlog = store.committed_backlog if warm is None else partial(
+            warm.of_index, ws.index_path, "committed_backlog", store.committed_backlog)
+        qvec = semantic.usable_vector(store, backlog) if semantic else None
         mode: RecallMode = req.mode if qvec is not None else "lexical"
         found, seq = _state(store, req, as_of, warnings)
         if not found:
@@ -289,8 +293,10 @@ class _QueryVector:
             f"{self.cfg.embed_provider} failed ({exc}); used the fallback provider {backup.name}"
         )
 
-    def usable_vector(self, store: Store) -> bytes | None:
-        """The query vector, if the index holds vectors made by the same model."""
+    def usable_vector(self, store: Store,
+                      backlog: Callable[[], tuple[int, int]] | None = None) -> bytes | None:
+        """The query vector, if the index holds vectors made by the same model. ``backlog``:
+        ``store.committed_backlog``, or what remembers it."""
         if self.vector is None or self.embedder is None:
             return None
         if store.get_meta("embed_fingerprint") != self.embedder.fingerprint:
@@ -312,7 +318,7 @@ class _QueryVector:
             return None
         # Uncommitted edits are embedded by the next 'gitmem index' or commit; until then they
         # are found by their words, as expected during a session: not worth a warning.
-        pending, total = store.committed_backlog()
+        pending, total = (backlog or store.committed_backlog)()
         if pending > 0:
             self.warnings.append(
                 f"{pending} of {total} items are not embedded yet ({self._fill()}); they are "
