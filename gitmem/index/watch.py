@@ -9,12 +9,15 @@ the index, and where git keeps HEAD (``git.head_files``). Each change bumps a co
 (``ChangeWatch.changes``), and every remembered answer is kept with the count it was computed
 at, so it is used only while nothing has changed since.
 
-Two counts are kept: every change (``changes``: what the index is checked against), and the
+Three counts are kept: every change (``changes``: what the index is checked against), the
 changes that can move where or how the workspace is set up (``setup_changes``: a configuration
-file, the repository's ``.git``, a folder that came or went). An edit to a memory file, a write
-to the index or a moved branch changes the first alone: the workspace and its configuration
-are kept, and no folder is listed again to re-arm the watch (~11 ms of each request after an
-edit under a 3,650-file memory).
+file, the repository's ``.git``, a folder that came or went), and the changes outside the index
+file (``outside_changes``). An edit to a memory file, a write to the index or a moved branch
+leaves the setup count alone: the workspace and its configuration are kept, and no folder is
+listed again to re-arm the watch (~11 ms of each request after an edit under a 3,650-file
+memory). A write to the index alone leaves the outside count too: after its own catch-up the
+warm process knows the index current while the file keeps the stamp that write left
+(``WarmState.wrote_current``), without running git.
 
 Correctness rests on the order: the watch is armed before an answer is computed, so a change
 that lands while it is computed is seen at the next call (which computes again). Where inotify
@@ -131,7 +134,7 @@ class ChangeWatch:
         self._outside = 0
 
     def follow(self, found: Iterable[Target]) -> None:
-        """Also watch ``found``. A new target moves both counts: what was computed before it
+        """Also watch ``found``. A new target moves every count: what was computed before it
         was watched is not covered."""
         new = [t for t in found if t not in self._targets]
         for target in new:
