@@ -228,16 +228,9 @@ class Store:
         ]
         reopened = [int(r[0]) for r in self.conn.execute(
             "SELECT id FROM items WHERE valid_to > ?", (seq,))]
-        for part in batched([i for (i,) in ids] + reopened):
-            self._entities_touched.update(str(r[0]) for r in self.conn.execute(
-                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
-                part))
         # Current versions removed lose their mentions; closed ones that reopen regain theirs.
-        for part in batched([i for (i,) in ids]):
-            self._count_spellings(f"i.id IN ({marks(part)}) AND i.valid_to IS NULL", part, -1)
-        for part in batched(reopened):
-            self._count_spellings(f"i.id IN ({marks(part)}) AND i.valid_from <= ?",
-                                  [*part, seq], +1)
+        self._touch([i for (i,) in ids], "i.valid_to IS NULL", (), -1)
+        self._touch(reopened, "i.valid_from <= ?", (seq,), +1)
         self.conn.executemany("DELETE FROM items_fts WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM items_han WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
@@ -270,11 +263,7 @@ class Store:
                        keep_vectors: bool = False) -> None:
         if not keep_vectors:
             self.drop_vectors(ids)
-        for part in batched(ids):
-            self._entities_touched.update(str(r[0]) for r in self.conn.execute(
-                f"SELECT DISTINCT entity FROM item_entities WHERE item_id IN ({marks(part)})",
-                part))
-            self._count_spellings(f"i.id IN ({marks(part)}) AND i.valid_to IS NULL", part, -1)
+        self._touch(ids, "i.valid_to IS NULL", (), -1)
         self.conn.executemany(
             "UPDATE items SET valid_to = ?, ended_at = ?, ended_commit = ? WHERE id = ?",
             [(seq, at, commit_id, i) for i in ids],
@@ -322,12 +311,12 @@ class Store:
         self.conn.executemany(
             "INSERT OR IGNORE INTO item_entities (item_id, entity, name, role) "
             "VALUES (?, ?, ?, ?)", links)
-        self._entities_touched.update(key for _, key, _, _ in links)
         # the rows INSERT OR IGNORE keeps (the first name per item, entity and role): new
         # versions are current
         kept: dict[tuple[int, str, str], str] = {}
         for item_id, key, name, role in links:
             kept.setdefault((item_id, key, role), name)
+        self._entities_touched.update(key for _, key, _ in kept)
         self._spellings.update((key, name) for (_, key, role), name in kept.items()
                                if role != "page")
         if declared:
@@ -600,14 +589,19 @@ class Store:
         self.conn.executemany("DELETE FROM warnings WHERE code = 'symlink' AND path = ?",
                               [(p,) for p in paths])
 
-    def _count_spellings(self, where: str, args: Sequence[Any], sign: int) -> None:
-        """Add ``sign`` times the mentions (not page links) of the items ``where`` selects
-        (over ``items i``) to the net change of each spelling."""
-        for key, name, n in self.conn.execute(
-                "SELECT e.entity, e.name, count(*) FROM items i JOIN item_entities e "
-                f"ON e.item_id = i.id WHERE {where} AND e.role != 'page' "
-                "GROUP BY e.entity, e.name", args):
-            self._spellings[(str(key), str(name))] += sign * int(n)
+    def _touch(self, ids: Sequence[int], current: str, args: Sequence[Any], sign: int) -> None:
+        """The entities of these items change versions: their keys are touched, and ``sign``
+        times the mentions (not page links) of those items for which ``current`` holds (over
+        ``items i``) go into the net change of each spelling. One read per batch."""
+        for part in batched(ids):
+            for key, name, n in self.conn.execute(
+                    f"SELECT e.entity, e.name, sum(e.role != 'page' AND {current}) "
+                    "FROM item_entities e JOIN items i ON i.id = e.item_id "
+                    f"WHERE e.item_id IN ({marks(part)}) GROUP BY e.entity, e.name",
+                    [*args, *part]):
+                self._entities_touched.add(str(key))
+                if n:
+                    self._spellings[(str(key), str(name))] += sign * int(n)
 
     def _unchanged_names(self, keys: Sequence[str]) -> set[str]:
         """Of these entity keys, those whose row cannot change in a recount: an entity page's,
