@@ -23,7 +23,7 @@ from gitmem.workspace import (
 if TYPE_CHECKING:
     from gitmem.index.changes import IndexReport
     from gitmem.index.vectors import EmbedReport
-    from gitmem.index.watch import Counts, WarmState
+    from gitmem.index.watch import WarmState, WatchCounts
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -111,7 +111,7 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
     process (``warm``) skips the check while nothing it depends on has changed since the index
     was last found current, and the file exists (``gitmem reset`` removes it).
     """
-    count: Counts | None = None
+    count: WatchCounts | None = None
     if warm is not None:
         known, count = warm.index_known(ws, cfg)
         if known and ws.index_path.exists():

@@ -9,15 +9,15 @@ the index, and where git keeps HEAD (``git.head_files``). Each change bumps a co
 (``ChangeWatch.changes``), and every remembered answer is kept with the count it was computed
 at, so it is used only while nothing has changed since.
 
-Three counts are kept: every change (``changes``: what the index is checked against), the
-changes that can move where or how the workspace is set up (``setup_changes``: a configuration
-file, the repository's ``.git``, a folder that came or went), and the changes outside the index
-file (``outside_changes``). An edit to a memory file, a write to the index or a moved branch
-leaves the setup count alone: the workspace and its configuration are kept, and no folder is
-listed again to re-arm the watch (~11 ms of each request after an edit under a 3,650-file
-memory). A write to the index alone leaves the outside count too: after its own catch-up the
-warm process knows the index current while the file keeps the stamp that write left
-(``WarmState.wrote_current``), without running git.
+Three counts are kept (``ChangeWatch.changes``): every change (what the index is checked
+against), the changes that can move where or how the workspace is set up (``setup``: a
+configuration file, the repository's ``.git``, a folder that came or went), and the changes
+outside the index file (``outside``). An edit to a memory file, a write to the index or a moved
+branch leaves the setup count alone: the workspace and its configuration are kept, and no
+folder is listed again to re-arm the watch (~11 ms of each request after an edit under a
+3,650-file memory). A write to the index alone leaves the outside count too: after its own
+catch-up the warm process knows the index current while the file keeps the stamp that write
+left (``WarmState.wrote_current``), without running git.
 
 Correctness rests on the order: the watch is armed before an answer is computed, so a change
 that lands while it is computed is seen at the next call (which computes again). Where inotify
@@ -31,7 +31,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from gitmem.config import REPO_CONFIG, Config, user_config_path
 from gitmem.git import common_dir, head_files
@@ -53,7 +53,13 @@ _IN_Q_OVERFLOW = 0x4000
 _IN_IGNORED = 0x8000
 _INDEX_FILE = "index.sqlite"  # and its -journal: what a writer of the index touches
 T = TypeVar("T")
-Counts = tuple[int, int]  # (every change, changes outside the index) seen by a ChangeWatch
+
+
+class WatchCounts(NamedTuple):
+    every: int
+    setup: int
+    outside: int
+
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,7 @@ def targets(ws: Workspace, cfg: Config) -> list[Target]:
 
 
 class ChangeWatch:
-    """Counters of changes to the watched folders, read without blocking: every change
-    (``changes``) and those that can change the workspace's setup (``setup_changes``)."""
+    """Counters of changes to the watched folders, read without blocking (``changes``)."""
 
     def __init__(self) -> None:
         self._targets: dict[Target, None] = {}  # in the order they were added
@@ -146,24 +151,13 @@ class ChangeWatch:
             self._setup += 1
             self._outside += 1
 
-    def changes(self) -> int:
-        """The number of changes seen so far (at least: one burst of events counts once).
-        When it moved, the watch was armed anew where folders may have come or gone before
-        this returns."""
+    def changes(self) -> WatchCounts:
+        """The changes seen so far (at least: one burst of events counts once): every one,
+        those that can change the workspace or its configuration (``Target.sets_up``: not
+        an edit of memory, the index or HEAD), and those outside the index (``Target.own``).
+        When the setup count moved, the watch was armed anew before this returns."""
         self._poll()
-        return self._count
-
-    def setup_changes(self) -> int:
-        """The number of changes seen so far that can change the workspace or its
-        configuration (``Target.sets_up``): not an edit of memory, the index or HEAD."""
-        self._poll()
-        return self._setup
-
-    def outside_changes(self) -> int:
-        """The number of changes seen so far outside the index (``Target.own``): whether
-        anything but a write to the index happened since a count."""
-        self._poll()
-        return self._outside
+        return WatchCounts(self._count, self._setup, self._outside)
 
     def close(self) -> None:
         if self._inotify is not None:
@@ -350,7 +344,7 @@ class WarmState:
 
     def open_workspace(self, start: Path, *, lenient: bool = False) -> tuple[Workspace, Config]:
         """``workspace.open_workspace``, remembered until something it read changes."""
-        count = self.watch.setup_changes()
+        count = self.watch.changes().setup
         key = (str(start), lenient)
         known = self._opened.get(key)
         if known is not None and known[0] == count and os.path.isdir(start):
@@ -360,34 +354,34 @@ class WarmState:
         self._opened[key] = (count, ws, cfg)
         return ws, cfg
 
-    def index_known(self, ws: Workspace, cfg: Config) -> tuple[bool, Counts]:
+    def index_known(self, ws: Workspace, cfg: Config) -> tuple[bool, WatchCounts]:
         """(whether the index of ``ws`` was found current with ``cfg`` and nothing changed
         since, the change counts now: give them to ``found_current`` after a check, or to
         ``wrote_current`` after bringing the index up to date)."""
-        setup = self.watch.setup_changes()
-        if self._followed.get((ws, cfg)) != setup:  # folders may have come or gone
+        counts = self.watch.changes()
+        if self._followed.get((ws, cfg)) != counts.setup:  # folders may have come or gone
             self.watch.follow(targets(ws, cfg))
-            self._followed[(ws, cfg)] = self.watch.setup_changes()
-        count, outside = self.watch.changes(), self.watch.outside_changes()
-        if self._current.get(ws) == (count, cfg):
-            return True, (count, outside)
+            counts = self.watch.changes()
+            self._followed[(ws, cfg)] = counts.setup
+        if self._current.get(ws) == (counts.every, cfg):
+            return True, counts
         # Since this process caught the index up, nothing changed but the index, and the
         # index file is as that write left it: the write was this process's own.
         written = self._written.get(ws)
-        if written is not None and written[:2] == (outside, cfg) and \
+        if written is not None and written[:2] == (counts.outside, cfg) and \
                 index_stamp(ws.index_path) == written[2]:
-            self._current[ws] = (count, cfg)
-            return True, (count, outside)
-        return False, (count, outside)
+            self._current[ws] = (counts.every, cfg)
+            return True, counts
+        return False, counts
 
-    def found_current(self, ws: Workspace, cfg: Config, counts: Counts) -> None:
-        self._current[ws] = (counts[0], cfg)
+    def found_current(self, ws: Workspace, cfg: Config, counts: WatchCounts) -> None:
+        self._current[ws] = (counts.every, cfg)
 
-    def wrote_current(self, ws: Workspace, cfg: Config, counts: Counts,
+    def wrote_current(self, ws: Workspace, cfg: Config, counts: WatchCounts,
                       stamp: IndexStamp) -> None:
         """This process brought the index up to date with what changed before ``counts``;
         ``stamp``: the index file right after that write (``index.store.index_stamp``)."""
-        self._written[ws] = (counts[1], cfg, stamp)
+        self._written[ws] = (counts.outside, cfg, stamp)
 
     def close(self) -> None:
         for path in list(self._readers):
