@@ -91,6 +91,9 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+READ_MMAP_BYTES = 1 << 30  # a reader maps up to this much of the index file
+
+
 class Store:
     """One connection to an index file."""
 
@@ -110,7 +113,13 @@ class Store:
         self._entities_touched: set[str] = set()
         self._entities_all = False
         self._spellings: Counter[tuple[str, str]] = Counter()
-        if not readonly:
+        if readonly:
+            # Pages read through a memory map, not one pread each: a hybrid recall reads the
+            # vectors of ~400 items (~1.5 kB each, past a page: two pages a row) scattered
+            # over the file, 12.6 -> 3.4 ms. The file is only ever replaced (os.replace) or
+            # changed by SQLite itself, which re-maps as it grows or shrinks.
+            self.conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
+        else:
             # A large cache keeps big transactions from spilling to the file early, which would
             # take the exclusive lock (and make readers wait) long before the commit.
             self.conn.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL; "
