@@ -20,7 +20,7 @@ import ssl
 import struct
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -46,12 +46,23 @@ class Recorded:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """Holds one answer back: ``arrived`` is set when its request is in, the answer is sent once
+    ``release`` is set (or after ``timeout`` seconds), then ``answered`` is set."""
+
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    answered: threading.Event = field(default_factory=threading.Event)
+    timeout: float = 10.0
+
+
+@dataclass(frozen=True)
 class Fault:
     """One scripted misbehaviour. ``status``: answer that HTTP status with an error body that
     echoes the credentials received (so tests can check the client scrubs them). ``delay``: wait
     that many seconds before answering (normally, or with the other fault). ``body``: send these
     raw bytes as a 200 answer. ``drop_vectors``: a normal answer with that many vectors missing.
-    ``nan``: a normal answer whose first vector holds a NaN."""
+    ``nan``: a normal answer whose first vector holds a NaN. ``gate``: held back by it (``Gate``)."""
 
     status: int | None = None
     retry_after: str | None = None
@@ -59,6 +70,7 @@ class Fault:
     body: bytes | None = None
     drop_vectors: int = 0
     nan: bool = False
+    gate: Gate | None = None
 
 
 class EmbedServer:
@@ -156,6 +168,9 @@ def _handler_for(server: EmbedServer) -> type[BaseHTTPRequestHandler]:
             fault = server._next_fault(Recorded("POST", self.path, headers, body)) or Fault()
             if fault.delay and server._closing.wait(fault.delay):
                 return
+            if fault.gate is not None:
+                fault.gate.arrived.set()
+                fault.gate.release.wait(fault.gate.timeout)
             if fault.status is not None:
                 creds = " ".join(headers.get(h, "") for h in _CREDENTIAL_HEADERS).strip()
                 message = f"scripted {fault.status}; credentials received: {creds or 'none'}"
@@ -175,6 +190,8 @@ def _handler_for(server: EmbedServer) -> type[BaseHTTPRequestHandler]:
                     if fault.nan:
                         _poison(answer)
                     self._send(200, json.dumps(answer).encode(), {})
+            if fault.gate is not None:
+                fault.gate.answered.set()
 
         def _send(self, status: int, payload: bytes, extra: dict[str, str]) -> None:
             try:

@@ -11,19 +11,24 @@ import re
 import shutil
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from embed_server import EmbedServer, Fault
+from embed_server import EmbedServer, Fault, Gate
 
 from fixtures.build_fixture import DEFAULT_SOURCE, build_fixture
 from gitmem.embed.registry import select
+from gitmem.errors import GitmemError
 from gitmem.hooks import COALESCED
 from gitmem.index.replay import index_workspace
 from gitmem.index.store import Store, open_store
 from gitmem.index.vectors import BATCH_ITEMS, embed_pending
+from gitmem.index.watch import WarmState
 from gitmem.locks import EMBED_LOCK, file_lock
+from gitmem.recall import search
+from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from testing.chaos import gitmem_process, kill_when, wait_gone
 from testing.cli import gitmem, recall_json, sources
@@ -90,6 +95,55 @@ def test_hybrid_recall_uses_vectors_and_reports_provider(fixture_repo: Path,
                           "--mode", "semantic")
     sem = json.loads(out)
     assert sem["mode"] == "semantic" and sem["results"]
+
+
+def test_a_warm_request_searches_the_words_while_the_query_is_embedded(
+        fixture_repo: Path, openai_env: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-running process embeds the query on a thread of its own and searches the words
+    meanwhile (its two slowest steps, side by side); its answer is a command alone's."""
+    index_json(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
+    now = datetime(2025, 12, 1, tzinfo=UTC)
+    warm = WarmState()
+    words = search.lexical_candidates
+    gate = Gate()
+    seen: list[tuple[bool, bool]] = []
+
+    def searched(*args: Any, **kwargs: Any) -> Any:
+        # the query's embedding is at the server, not answered, while its words are searched
+        seen.append((gate.arrived.wait(10), gate.answered.is_set()))
+        gate.release.set()
+        return words(*args, **kwargs)
+
+    for query in ("gateway host", "who moved to Lisbon?"):
+        alone = answer(ws, cfg, RecallRequest(query=query), now=now).to_json()
+        gate = Gate()
+        seen.clear()
+        openai_env.script(Fault(gate=gate))
+        monkeypatch.setattr(search, "lexical_candidates", searched)
+        warmed = answer(ws, cfg, RecallRequest(query=query), now=now, warm=warm).to_json()
+        monkeypatch.setattr(search, "lexical_candidates", words)
+        assert seen == [(True, False)], seen
+        assert gate.answered.is_set()
+        assert warmed["mode"] == "hybrid" and warmed["results"], warmed
+        assert json.dumps(warmed) == json.dumps(alone)
+
+
+def test_an_early_embedding_that_fails_is_said_as_a_command_alone_says_it(
+        fixture_repo: Path, openai_env: EmbedServer) -> None:
+    """The provider's failure reaches a warm request as it reaches a command alone: an
+    explicitly named provider that fails is an error (no fallback configured), in both."""
+    index_json(fixture_repo)
+    ws, cfg = open_workspace(fixture_repo)
+    now = datetime(2025, 12, 1, tzinfo=UTC)
+    said = []
+    for warm in (None, WarmState()):
+        openai_env.script(*[Fault(status=400)] * 3)
+        with pytest.raises(GitmemError) as failed:
+            answer(ws, cfg, RecallRequest(query="gateway host"), now=now, warm=warm)
+        openai_env.heal()
+        said.append(str(failed.value))
+    assert said[0] == said[1] and "400" in said[0], said
 
 
 def test_only_changed_text_is_embedded_after_a_commit(fixture_repo: Path,

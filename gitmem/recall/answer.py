@@ -3,6 +3,7 @@ ranked, and the JSON contract of docs/json.md assembled."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from datetime import UTC, datetime
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.registry import TURN_ON_HINT, fallback, select
+from gitmem.embed.registry import TURN_ON_HINT, Selection, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
@@ -20,7 +21,15 @@ from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import show_time
 from gitmem.recall.asof import AsOf, as_of_seq, resolve_as_of
 from gitmem.recall.ranking import Ranking
-from gitmem.recall.search import RecallQuery, Result, parse_kinds, rank, resolve_entities
+from gitmem.recall.search import (
+    RecallQuery,
+    Result,
+    WordsSearched,
+    parse_kinds,
+    rank,
+    resolve_entities,
+    search_words,
+)
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
 from gitmem.records import dataclass
 from gitmem.workspace import Workspace, first_time
@@ -139,11 +148,16 @@ def answer(
         prefer=prefer,
     )
     warnings = list(cfg.warnings) + ensure_index(ws, cfg, warm)
-    semantic = _QueryVector(ws, cfg, req, text, warnings) if text.strip() else None
+    # A warm process embeds the query while it searches the words (``_QueryVector.pending``).
+    semantic = (_QueryVector(ws, cfg, req, text, warnings, early=warm is not None)
+                if text.strip() else None)
     try:
         results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now, warm)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
         from gitmem.index.replay import index_workspace
+
+        if semantic is not None:
+            semantic.wait()  # the rebuild may embed, and fork its parsers: no thread beside it
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)
@@ -174,19 +188,24 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
         # what the index's content alone decides: a warm process counts it once per state
         backlog = store.committed_backlog if warm is None else partial(
             warm.of_index, ws.index_path, "committed_backlog", store.committed_backlog)
+        found, seq, said = _state(store, req, as_of)
+        q = replace(q, as_of_seq=seq)
+        first = (_words_first(store, q, req.entities)
+                 if found and semantic is not None and semantic.pending and req.mode != "semantic"
+                 else None)
         qvec = semantic.usable_vector(store, backlog) if semantic else None
         mode: RecallMode = req.mode if qvec is not None else "lexical"
-        found, seq = _state(store, req, as_of, warnings)
+        if said:
+            warnings.append(said)
         if not found:
             failed = False
             return [], mode
         if qvec is not None and req.as_of is not None:
             warnings.append("as of an earlier commit, text that is no longer current "
                             "is found lexically only (vectors cover current text)")
-        q = replace(q, as_of_seq=seq)
         # A warm process scans the vectors' sign bits in memory; a command alone asks vec0.
         bits = warm.sign_bits(ws) if warm is not None and qvec is not None else None
-        results = _ranked(store, q, now, req.entities, qvec, mode, ranking, bits)
+        results = _ranked(store, q, now, req.entities, qvec, mode, ranking, bits, first)
         if not results:
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
@@ -202,24 +221,32 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
             warm.release(ws.index_path, store, failed=failed)
 
 
-def _state(store: Store, req: RecallRequest, as_of: AsOf | None,
-           warnings: list[str]) -> tuple[bool, int | None]:
-    """Which indexed state answers: (False, None) when there is none (with a warning), else
-    (True, the seq of a commit for --as-of and --committed, or None for the current state:
-    HEAD with the uncommitted layer)."""
+def _state(store: Store, req: RecallRequest,
+           as_of: AsOf | None) -> tuple[bool, int | None, str | None]:
+    """Which indexed state answers: (False, None, why) when there is none, else (True, the
+    seq of a commit for --as-of and --committed, or None for the current state: HEAD with the
+    uncommitted layer, None)."""
     if as_of is not None:
         seq = as_of_seq(store, as_of)
         if seq is None:
-            warnings.append(f"the memory has no commit at or before {as_of.shown}")
-        return seq is not None, seq
+            return False, None, f"the memory has no commit at or before {as_of.shown}"
+        return True, seq, None
     if not req.committed or store.seq_of(WORKTREE) is None:
-        return True, None
+        return True, None, None
     last = store.last_commit(committed=True)
     if last is None:
-        warnings.append("the repository has no commits yet; without --committed, recall "
-                        "reads the uncommitted memory files")
-        return False, None
-    return True, last[0]
+        return False, None, ("the repository has no commits yet; without --committed, recall "
+                             "reads the uncommitted memory files")
+    return True, last[0], None
+
+
+def _words_first(store: Store, q: RecallQuery, names: Sequence[str]) -> WordsSearched | None:
+    """The query's words searched while its embedding is under way; None when that fails
+    (ranking then searches them again, and fails where it always did)."""
+    try:
+        return search_words(store, q, resolve_entities(store, names))
+    except GitmemError:
+        return None
 
 
 def _left_out(store: Store, req: RecallRequest, cfg: Config, seq: int | None) -> str | None:
@@ -233,6 +260,41 @@ def _left_out(store: Store, req: RecallRequest, cfg: Config, seq: int | None) ->
     return None if store.get_meta("worktree") != "off" else "index.worktree = false"
 
 
+def _embed_query(embedder: Embedder, text: str) -> bytes:
+    from gitmem.embed.batch import embed_texts  # semantic only: not on a lexical path
+
+    return embed_texts(embedder, [text], input_type="query")[0]
+
+
+class _Embedding:
+    """One query embedded on a thread of its own, while the request goes on (the worker
+    process or the remote provider does the work; this thread only waits for it)."""
+
+    def __init__(self, embedder: Embedder, text: str) -> None:
+        self._vector: bytes | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(embedder, text),
+                                        name="gitmem-query-embedding", daemon=True)
+        self._thread.start()
+
+    def _run(self, embedder: Embedder, text: str) -> None:
+        try:
+            self._vector = _embed_query(embedder, text)
+        except BaseException as exc:  # handed to the request's thread by result()
+            self._error = exc
+
+    def done(self) -> None:
+        self._thread.join()
+
+    def result(self) -> bytes:
+        """The vector, or the embedding's error raised here."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._vector is not None
+        return self._vector
+
+
 class _QueryVector:
     """Embeds the query with the configured provider, applying the provider failure rules.
 
@@ -241,11 +303,15 @@ class _QueryVector:
     ``--mode semantic`` is an error (exit 4), never a lexical answer."""
 
     def __init__(self, ws: Workspace, cfg: Config, req: RecallRequest, text: str,
-                 warnings: list[str]) -> None:
+                 warnings: list[str], *, early: bool = False) -> None:
+        """``early``: embed on a thread of its own and go on (``pending`` until it is asked
+        for); a long-running process's request, whose embedder outlives it."""
         self.ws, self.cfg, self.warnings, self.mode = ws, cfg, warnings, req.mode
         self.embedder: Embedder | None = None
         self.fallback_used = False
         self.vector: bytes | None = None
+        self._text = text
+        self._job: tuple[_Embedding, Selection] | None = None
         if req.mode == "lexical":
             return
         try:
@@ -262,18 +328,40 @@ class _QueryVector:
             elif cfg.embed_provider != "none":  # configured, and failing: said every time
                 warnings.append(f"{sel.reason}; results are lexical")
             return
-        try:
-            from gitmem.embed.batch import embed_texts
+        if early:
+            self._job = (_Embedding(sel.embedder, text), sel)
+            return
+        self._embedded(sel, partial(_embed_query, sel.embedder, text))
 
-            self.vector = embed_texts(sel.embedder, [text], input_type="query")[0]
+    @property
+    def pending(self) -> bool:
+        """Still being embedded (``early``): nothing of it is known or said yet."""
+        return self._job is not None
+
+    def wait(self) -> None:
+        """Until a pending embedding is done (its outcome is still taken by the next ask)."""
+        if self._job is not None:
+            self._job[0].done()
+
+    def _settle(self) -> None:
+        if self._job is not None:
+            job, sel = self._job
+            self._job = None
+            self._embedded(sel, job.result)
+
+    def _embedded(self, sel: Selection, vector: Callable[[], bytes]) -> None:
+        """The query's vector from ``vector()``, or what its failure means (the rules above)."""
+        assert sel.embedder is not None
+        try:
+            self.vector = vector()
             self.embedder = sel.embedder
         except EmbeddingError as exc:
             if sel.explicit:
-                self._fallback_or_fail(exc, text)
-            elif req.mode == "semantic":
+                self._fallback_or_fail(exc, self._text)
+            elif self.mode == "semantic":
                 raise SearchUnavailable(f"semantic search failed: {exc}") from exc
             else:
-                warnings.append(f"semantic search failed ({exc}); results are lexical")
+                self.warnings.append(f"semantic search failed ({exc}); results are lexical")
 
     def _fallback_or_fail(self, exc: EmbeddingError, text: str) -> None:
         try:
@@ -283,9 +371,7 @@ class _QueryVector:
         if backup is None:
             raise SearchUnavailable(str(exc)) from exc
         try:
-            from gitmem.embed.batch import embed_texts
-
-            self.vector = embed_texts(backup, [text], input_type="query")[0]
+            self.vector = _embed_query(backup, text)
         except EmbeddingError as second:
             raise SearchUnavailable(f"{exc}; the fallback failed too: {second}") from exc
         self.embedder, self.fallback_used = backup, True
@@ -297,6 +383,7 @@ class _QueryVector:
                       backlog: Callable[[], tuple[int, int]] | None = None) -> bytes | None:
         """The query vector, if the index holds vectors made by the same model. ``backlog``:
         ``store.committed_backlog``, or what remembers it."""
+        self._settle()
         if self.vector is None or self.embedder is None:
             return None
         if store.get_meta("embed_fingerprint") != self.embedder.fingerprint:
@@ -334,6 +421,7 @@ class _QueryVector:
         return FILL_SAID[pending_fill(self.ws, self.cfg, start=True)]
 
     def provider_used(self) -> ProviderUsed:
+        self._settle()
         if self.embedder is None:
             return ProviderUsed()
         return ProviderUsed(self.embedder.name, self.embedder.model, self.fallback_used)
@@ -348,9 +436,12 @@ def _ranked(
     mode: RecallMode,
     ranking: Ranking | None,
     bits: SignBits | None,
+    first: WordsSearched | None = None,
 ) -> list[Result]:
+    """``first``: the words already searched (``_words_first``), for the same entities."""
     keys = resolve_entities(store, names)
-    return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking, bits=bits)
+    return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking, bits=bits,
+                first=first)
 
 
 __all__ = ["RecallRequest", "RecallResponse", "TimeWindow", "answer", "shown_dates"]

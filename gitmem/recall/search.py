@@ -256,6 +256,27 @@ def vector_candidates(store: Store, flt: ItemFilter, qvec: bytes, limit: int,
     return out[:limit]
 
 
+@dataclass(frozen=True)
+class WordsSearched:
+    """A query's first step, searching its words: its filter, its words as the index is
+    searched for them, and the items they find (none when they were not searched)."""
+
+    flt: ItemFilter
+    words: QueryWords
+    lexical: list[tuple[Row, float]]
+
+
+def search_words(store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]],
+                 searched: bool = True) -> WordsSearched:
+    """The words of ``q`` searched (``searched``), as ``rank`` begins; a warm process does it
+    while the query is embedded."""
+    flt = _filter(q, entity_keys)
+    words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
+    limit = max(CANDIDATES_MIN, q.k * 20)
+    return WordsSearched(flt, words,
+                         lexical_candidates(store, q, flt, limit, words) if searched else [])
+
+
 def rank(
     store: Store,
     q: RecallQuery,
@@ -266,6 +287,7 @@ def rank(
     mode: RecallMode = "lexical",
     ranking: Ranking | None = None,
     bits: SignBits | None = None,
+    first: WordsSearched | None = None,
 ) -> list[Result]:
     """Candidates scored by relevance × recency decay × importance, then diversified.
 
@@ -273,17 +295,13 @@ def rank(
     ``vector_weight × cosine + text_weight × BM25``. Lexical candidates always take part in
     hybrid mode, so keyword-only hits are admitted when semantic ones fall short. With
     ``ranking.passages`` (the default) the units scored and cited are a chunk's passages (see
-    ``passage_units``), adjacent ones merged into one range; else whole chunks.
+    ``passage_units``), adjacent ones merged into one range; else whole chunks. ``first``:
+    the words of ``q`` already searched (``search_words``), with the same ``entity_keys``.
     """
     ranking = ranking or Ranking()
-    limit = max(CANDIDATES_MIN, q.k * 20)
-    flt = _filter(q, entity_keys)
-    words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
-    lexical = (
-        []
-        if mode == "semantic" and qvec is not None
-        else lexical_candidates(store, q, flt, limit, words)
-    )
+    first = first or search_words(store, q, entity_keys,
+                                  searched=not (mode == "semantic" and qvec is not None))
+    flt, words, lexical = first.flt, first.words, first.lexical
     psim: dict[tuple[int, int], float] = {}
     semantic = (
         vector_candidates(store, flt, qvec, ranking.vector_candidates, psim, bits)
