@@ -7,17 +7,21 @@ back with ``git checkout -- memory``). Each round: a recall with nothing changed
 line appended to the newest daily note, a recall ("after edit": the warm process catches up
 with the edit first), and one more ("next": the catch-up's own write to the index is a change
 the watch sees). Every call is a ``gitmem recall --json`` process, so ``python -c pass`` is in
-every figure; p50 and minimum in ms.
+every figure; p50 and minimum in ms. The gitmem measured is this checkout's, wherever the bench
+is run from (its processes run in the workspace, with this checkout first on ``PYTHONPATH``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,21 +30,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=15)
     args = ap.parse_args(argv)
     ws = str(args.workspace.resolve())
+    # ``python -m`` puts the working folder first on sys.path: run in the workspace, with this
+    # checkout on PYTHONPATH, so that this checkout's gitmem is measured.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     server = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", ws, "serve",
                                "--idle-timeout", "300"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                              stderr=subprocess.DEVNULL, cwd=ws, env=env)
 
     def recall(query: str) -> float:
         started = time.perf_counter()
         run = subprocess.run([sys.executable, "-m", "gitmem", "-C", ws, "recall", query,
-                              "--json"], capture_output=True, check=False)
+                              "--json"], capture_output=True, check=False, cwd=ws, env=env)
         if run.returncode:
             raise SystemExit(f"recall failed: {run.stderr.decode()[-500:]}")
         return (time.perf_counter() - started) * 1000
 
     def floor() -> float:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        subprocess.run([sys.executable, "-c", "pass"], check=True, cwd=ws, env=env)
         return (time.perf_counter() - started) * 1000
 
     try:
