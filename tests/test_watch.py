@@ -274,35 +274,3 @@ def test_the_read_connection_is_kept_and_holds_no_lock_between_requests(
     assert gitmem("-C", str(fixture_repo), "index", "--force")[0] == 0  # a new file
     assert found(recall("narwhalcopter"), "narwhalcopter")
     assert warm._readers[index][1] is not kept
-
-
-def test_a_follower_reads_each_change_away_before_its_work(fixture_repo: Path, warm: WarmState,
-                                                          recall: Recall) -> None:
-    """``follow_changes`` wakes once per change: the queued events are read before ``work``
-    runs, so a change the work leaves alone (a commit, for the catch-up ahead) does not keep
-    the descriptor readable and the loop spinning until the next request."""
-    import select
-    import threading
-
-    from gitmem.index.watch import follow_changes
-
-    recall("gateway host")  # the watch is armed
-    fd = warm.watch.fileno()
-    assert fd is not None
-    lock, stop, ran = threading.Lock(), threading.Event(), threading.Event()
-    queued: list[bool] = []
-
-    def work() -> None:  # leaves the change alone, as the catch-up ahead does for a commit
-        queued.append(bool(select.select([fd], [], [], 0)[0]))
-        ran.set()
-
-    follower = threading.Thread(target=follow_changes, args=(warm.watch, lock, stop, work))
-    follower.start()
-    try:
-        write(fixture_repo, "memory/2025-11-28.md", "# 2025-11-28\n\n## Retain\n- W @Peter: Away.\n")
-        assert ran.wait(60)
-        with lock:  # the follower is between works
-            assert queued and not any(queued), queued
-    finally:
-        stop.set()
-        follower.join()

@@ -411,9 +411,8 @@ FOLLOW_POLL = 0.5  # seconds: how often a follower looks at its stop flag while 
 def follow_changes(watch: ChangeWatch, lock: threading.Lock, stop: threading.Event,
                    work: Callable[[], None]) -> None:
     """Until ``stop``: each time ``watch`` has a change queued, ``work()`` under ``lock`` (the
-    lock a long-running process's requests take, so it is one more request). The queued events
-    are read first (the counts move, as a request's own look moves them), so a change ``work``
-    leaves alone wakes it once; what it raises is printed and the loop goes on."""
+    lock a long-running process's requests take, so it is one more request). ``work`` reads
+    the change (``ChangeWatch.changes``); what it raises is printed and the loop goes on."""
     import select
     import traceback
 
@@ -432,7 +431,6 @@ def follow_changes(watch: ChangeWatch, lock: threading.Lock, stop: threading.Eve
             if stop.is_set():
                 return
             try:
-                watch.changes()  # read away: ``work`` may stop before it looks (a commit)
                 work()
             except Exception:  # the next request does the same work, and says why
                 traceback.print_exc()
