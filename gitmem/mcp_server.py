@@ -125,29 +125,6 @@ class MemoryTools:
         self.ws = ws
         self._lock = threading.Lock()
         self.warm = WarmState()  # no freshness check while nothing changed (index.watch)
-        self._stop = threading.Event()
-        self._follower: threading.Thread | None = None
-
-    def follow(self) -> None:
-        """Catch an edit of the memory up as soon as the watch sees it, between calls (as
-        ``gitmem serve`` does): a search right after the agent wrote its note finds the index
-        current. Until ``stop``."""
-        from gitmem.index.run import catch_up_ahead
-        from gitmem.index.watch import follow_changes
-
-        def work() -> None:
-            catch_up_ahead(self.ws, self.config(), self.warm)
-
-        self._follower = threading.Thread(
-            target=follow_changes, args=(self.warm.watch, self._lock, self._stop, work),
-            name="gitmem-follow", daemon=True)
-        self._follower.start()
-
-    def stop(self) -> None:
-        """The follower ends (a catch-up under way first)."""
-        self._stop.set()
-        if self._follower is not None:
-            self._follower.join()
 
     def config(self) -> Config:
         return load_config(self.ws.repo_root)  # re-read each call: a few stats, picks up edits
@@ -268,8 +245,8 @@ def _checked_server() -> type["MCPServer"]:
     return CheckedServer
 
 
-def build_server(ws: Workspace, tools: MemoryTools | None = None) -> "MCPServer":
-    """The MCP server for one workspace, with its tools registered (``tools``: their work)."""
+def build_server(ws: Workspace) -> "MCPServer":
+    """The MCP server for one workspace, with its tools registered."""
     if importlib.util.find_spec("mcp") is None:
         raise GitmemError(INSTALL_HINT)
     from mcp.types import CallToolResult, ToolAnnotations
@@ -277,7 +254,7 @@ def build_server(ws: Workspace, tools: MemoryTools | None = None) -> "MCPServer"
 
     server = _checked_server()("gitmem", instructions=INSTRUCTIONS, version=__version__,
                                log_level="WARNING")
-    tools = tools or MemoryTools(ws)
+    tools = MemoryTools(ws)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(name="memory_search", annotations=read_only, structured_output=False)
@@ -415,12 +392,5 @@ def build_server(ws: Workspace, tools: MemoryTools | None = None) -> "MCPServer"
 
 
 def serve_stdio(ws: Workspace) -> None:
-    """Serve over stdin/stdout until the client closes the connection; between calls, edits
-    of the memory are caught up as they happen (``MemoryTools.follow``)."""
-    tools = MemoryTools(ws)
-    server = build_server(ws, tools)
-    tools.follow()
-    try:
-        server.run("stdio")
-    finally:
-        tools.stop()
+    """Serve over stdin/stdout until the client closes the connection."""
+    build_server(ws).run("stdio")

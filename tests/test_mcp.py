@@ -9,7 +9,6 @@ import importlib.util
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import pytest
 from gguf_model import tiny_gguf
 
 from testing.cli import gitmem
-from testing.index import read_index
 from testing.mcp import json_of, mcp_session, text_of
 from testing.repo import git
 
@@ -125,39 +123,6 @@ def test_tools_answer_like_the_command_line(fixture_repo: Path) -> None:
     entity = json_of(seen["entity"])
     assert entity["results"] and all("Peter" in r["entities"] for r in entity["results"])
     assert {r["kind"] for r in entity["results"]} == {"world"}
-
-
-def test_an_edit_is_caught_up_between_calls(fixture_repo: Path) -> None:
-    """The MCP server catches an edit of the memory up as soon as its watch sees it, before
-    the next call (as ``gitmem serve`` does): the search after it finds the index current,
-    and cites what the command line cites."""
-    repo = fixture_repo
-    note = repo / "memory" / "2025-11-28.md"
-
-    def layer() -> str | None:
-        with read_index(repo) as store:
-            return store.get_meta("worktree")
-
-    async def scenario() -> tuple[str | None, str | None, Any]:
-        async with mcp_session(repo) as session:
-            await session.call_tool("memory_search", {"query": "gateway host"})
-            before = layer()
-            note.write_text(note.read_text(encoding="utf-8")
-                            + "- W @Peter: The spare key is under the zqmcpfollow pot.\n",
-                            encoding="utf-8")
-            deadline = time.monotonic() + 60
-            while (after := layer()) == before and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            found = await session.call_tool("memory_search", {"query": "zqmcpfollow",
-                                                              "mode": "lexical"})
-            return before, after, found
-
-    before, after, found = asyncio.run(scenario())
-    assert before == "{}" and "memory/2025-11-28.md" in json.loads(after or "{}"), after
-    alone = json.loads(cli_out(repo, "recall", "zqmcpfollow", "--mode", "lexical", "--json"))
-    assert [r["source"] for r in json_of(found)["results"]] == \
-        [r["source"] for r in alone["results"]]
-    assert json_of(found)["results"][0]["source"].startswith("memory/2025-11-28.md#L")
 
 
 def test_retain_commits_and_the_next_search_cites_it(fixture_repo: Path) -> None:

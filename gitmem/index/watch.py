@@ -28,7 +28,6 @@ is remembered and every call checks, as a command alone does.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -403,35 +402,3 @@ class WarmState:
         for path in list(self._readers):
             self._drop_reader(path)
         self.watch.close()
-
-
-FOLLOW_POLL = 0.5  # seconds: how often a follower looks at its stop flag while nothing changes
-
-
-def follow_changes(watch: ChangeWatch, lock: threading.Lock, stop: threading.Event,
-                   work: Callable[[], None]) -> None:
-    """Until ``stop``: each time ``watch`` has a change queued, ``work()`` under ``lock`` (the
-    lock a long-running process's requests take, so it is one more request). ``work`` reads
-    the change (``ChangeWatch.changes``); what it raises is printed and the loop goes on."""
-    import select
-    import traceback
-
-    while not stop.is_set():
-        fd = watch.fileno()
-        if fd is None:  # nothing watched yet (or no inotify): requests check for themselves
-            stop.wait(FOLLOW_POLL)
-            continue
-        try:
-            readable = select.select([fd], [], [], FOLLOW_POLL)[0]
-        except (OSError, ValueError):  # the watch was closed meanwhile
-            continue
-        if not readable:
-            continue
-        with lock:
-            if stop.is_set():
-                return
-            try:
-                work()
-            except Exception:  # the next request does the same work, and says why
-                traceback.print_exc()
-                stop.wait(FOLLOW_POLL)

@@ -34,7 +34,7 @@ from typing import Any
 
 from gitmem import __version__
 from gitmem.errors import GitmemError, LockBusy
-from gitmem.index.watch import WarmState, follow_changes
+from gitmem.index.watch import WarmState
 from gitmem.locks import file_lock
 from gitmem.warm.client import (
     HEARTBEAT,
@@ -90,17 +90,35 @@ class WarmServer:
         self.handler(["-C", str(self.ws.root), "recall", "warm up", "--json"], None, self.warm)
 
     def _follow(self) -> None:
-        """Between requests, catch the index up as soon as the watch sees an edit: the request
-        that comes next, often right after an agent wrote its note, finds it current
-        (``index.run.catch_up_ahead``). Under the request lock, so it is one more request; a
-        failure leaves the work to the next request, which reports it."""
+        """Between requests, catch the index up as soon as the watch sees a change (an edit, a
+        commit): the request that comes next, often right after an agent wrote its note,
+        finds it current (``index.run.catch_up_ahead``). Under the request lock, so it is one
+        more request; a failure leaves the work to the next request, which reports it."""
+        import select
+        import traceback
+
         from gitmem.index.run import catch_up_ahead
 
-        def work() -> None:
-            ws, cfg = self.warm.open_workspace(self.ws.root)
-            catch_up_ahead(ws, cfg, self.warm)
-
-        follow_changes(self.warm.watch, self._run_lock, self._stop, work)
+        while not self._stop.is_set():
+            fd = self.warm.watch.fileno()
+            if fd is None:  # nothing watched (no inotify): every request checks for itself
+                self._stop.wait(ACCEPT_POLL)
+                continue
+            try:
+                readable = select.select([fd], [], [], ACCEPT_POLL)[0]
+            except (OSError, ValueError):  # the watch was closed and made again meanwhile
+                continue
+            if not readable:
+                continue
+            with self._run_lock:
+                if self._stop.is_set():
+                    return
+                try:
+                    ws, cfg = self.warm.open_workspace(self.ws.root)
+                    catch_up_ahead(ws, cfg, self.warm)
+                except Exception:  # the next request does the same work, and says why
+                    traceback.print_exc()
+                    self._stop.wait(ACCEPT_POLL)  # not in a loop over one failing change
 
     def serve(self, ready: Callable[[str], None] | None = None) -> None:
         """Serve until stopped or idle. Raises GitmemError when another process serves."""
