@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,6 @@ from gitmem import __version__
 from gitmem.warm import client
 from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
-from testing.index import read_index
 from testing.repo import git, write
 
 QUERIES = [
@@ -111,87 +110,6 @@ def test_warm_and_cold_print_the_same(fixture_repo: Path, served: subprocess.Pop
     assert codes == [2, 1]
 
 
-def index_meta(repo: Path, key: str) -> str | None:
-    with read_index(repo) as store:
-        return store.get_meta(key)
-
-
-def wait_for_meta(repo: Path, key: str, wanted: Callable[[str | None], bool]) -> str | None:
-    """The index's ``key`` once ``wanted`` holds for it (read from the file, no request made);
-    fails after FAILURE_SECONDS."""
-    deadline = time.monotonic() + FAILURE_SECONDS
-    while not wanted(value := index_meta(repo, key)):
-        assert time.monotonic() < deadline, f"the index's {key} is still {value!r}"
-        time.sleep(0.02)
-    return value
-
-
-def test_the_warm_process_catches_an_edit_up_before_anyone_asks(
-        fixture_repo: Path, served: subprocess.Popen[str]) -> None:
-    """The warm process's watch sees an edit and the index catches it up between requests, so
-    the search an agent runs right after writing its note finds the index current."""
-    before = served_count(fixture_repo)
-    assert index_meta(fixture_repo, "worktree") == "{}"
-    write(fixture_repo, "memory/2025-11-28.md",
-          (fixture_repo / "memory/2025-11-28.md").read_text(encoding="utf-8")
-          + "- W @Peter: The spare key is under the zqfollowed flowerpot.\n")
-    layer = wait_for_meta(fixture_repo, "worktree", lambda v: v not in (None, "{}"))
-    assert "memory/2025-11-28.md" in json.loads(layer or "{}")
-    assert served_count(fixture_repo) == before  # nobody asked
-    warm, _ = run_cli(fixture_repo, "recall", "zqfollowed", "--json")
-    cold, _ = run_cli(fixture_repo, "recall", "zqfollowed", "--json", warm=False)
-    assert warm.returncode == 0 and (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr)
-    assert json.loads(warm.stdout)["results"][0]["source"].startswith("memory/2025-11-28.md#L")
-    assert served_count(fixture_repo) == before + 1
-
-
-def test_what_a_catch_up_ahead_says_is_said_by_the_next_request(
-        fixture_repo: Path, served: subprocess.Popen[str]) -> None:
-    """What the warm process's catch-up of an edit says (here: it removed what a killed
-    rebuild left) is said by the next request, as it would have been had it done the work."""
-    ws_index = fixture_repo / ".memory" / "index.sqlite"
-    Path(f"{ws_index}.tmp-999999").write_bytes(b"half a rebuild")
-    write(fixture_repo, "memory/2025-11-28.md",
-          (fixture_repo / "memory/2025-11-28.md").read_text(encoding="utf-8")
-          + "- W @Peter: Noted after a killed rebuild.\n")
-    wait_for_meta(fixture_repo, "worktree", lambda v: v not in (None, "{}"))
-    assert not Path(f"{ws_index}.tmp-999999").exists()
-    first, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
-    again, _ = run_cli(fixture_repo, "recall", "gateway host", "--json")
-    assert first.returncode == again.returncode == 0, first.stderr
-    said = [w for w in json.loads(first.stdout)["warnings"] if "temporary file" in w]
-    assert len(said) == 1 and "killed" in said[0], json.loads(first.stdout)["warnings"]
-    assert not [w for w in json.loads(again.stdout)["warnings"] if "temporary file" in w]
-
-
-def test_a_catch_up_ahead_leaves_a_commit_to_the_index_run(fixture_repo: Path) -> None:
-    """Only edits are caught up ahead of a request: a commit (HEAD moved since the index, or
-    moving while the catch-up waits for the writer lock) is left to the index run after it,
-    which reports what it added; nothing is written meanwhile."""
-    from gitmem.index.replay import HeadMoved, index_workspace
-    from gitmem.index.run import catch_up_ahead, ensure_index
-    from gitmem.index.watch import WarmState
-    from gitmem.workspace import open_workspace
-
-    assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    ws, cfg = open_workspace(fixture_repo)
-    warm = WarmState()
-    assert ensure_index(ws, cfg, warm) == []
-    indexed = index_meta(fixture_repo, "last_indexed_commit")
-    write(fixture_repo, "memory/2025-12-01.md", "# 2025-12-01\n\n## Retain\n"
-          "- W @Zed: The zebracorn sleeps in the barn.\n")
-    git(fixture_repo, "add", "-A")
-    git(fixture_repo, "commit", "-q", "-m", "a note")
-    catch_up_ahead(ws, cfg, warm)
-    assert index_meta(fixture_repo, "last_indexed_commit") == indexed
-    assert index_meta(fixture_repo, "worktree") == "{}"
-    with pytest.raises(HeadMoved):
-        index_workspace(ws, cfg, only_at=indexed)
-    assert index_meta(fixture_repo, "last_indexed_commit") == indexed
-    code, out, _ = gitmem("-C", str(fixture_repo), "index", "--no-embed")
-    assert code == 0 and " 1 added, 0 modified" in out, out
-
-
 def test_a_commit_between_warm_requests_is_seen(fixture_repo: Path,
                                                served: subprocess.Popen[str]) -> None:
     """The warm process remembers its workspace and a current index between requests (no git
@@ -224,15 +142,10 @@ def test_index_after_a_commit_goes_warm_and_a_rebuild_runs_alone(
     the warm process answers it (the same output as alone), and recall then finds the commit.
     ``--force`` (a rebuild: long work) and help run in the command's own process."""
     before = served_count(fixture_repo)
-    # Committed before it is in the working tree: an edit is caught up by the warm process as
-    # soon as it is seen (then the index run after the commit has nothing left to add), a
-    # commit is left to the index run.
-    blob = git(fixture_repo, "hash-object", "-w", "--stdin", stdin=(
-        b"# 2025-12-01\n\n## Retain\n- W @Zed: The zebracorn sleeps in the barn.\n")).strip()
-    git(fixture_repo, "update-index", "--add", "--cacheinfo",
-        f"100644,{blob},memory/2025-12-01.md")
+    write(fixture_repo, "memory/2025-12-01.md", "# 2025-12-01\n\n## Retain\n"
+          "- W @Zed: The zebracorn sleeps in the barn.\n")
+    git(fixture_repo, "add", "-A")
     git(fixture_repo, "commit", "-q", "-m", "a note")
-    git(fixture_repo, "checkout", "--", "memory/2025-12-01.md")
     head = git(fixture_repo, "rev-parse", "--short=7", "HEAD").strip()
     warm, _ = run_cli(fixture_repo, "index", "--no-embed")
     assert warm.returncode == 0, warm.stderr

@@ -180,7 +180,6 @@ def index_workspace(
     worktree: bool | None = None,
     layer: WorktreeLayer | None = None,
     report_plan: bool = True,
-    only_at: str | None = None,
 ) -> IndexReport:
     """Replay new commits of HEAD's first-parent chain into the index, then layer the
     uncommitted memory edits on top (unless ``worktree`` or ``index.worktree`` is off).
@@ -191,8 +190,7 @@ def index_workspace(
     status``), used while HEAD is still the commit it names; the index records the state it
     applies, so an edit since is seen by the next check. ``report_plan=False``: the report's plan is
     left empty (a caller that only reads its notes: recall), saving two reads of the files
-    table on an incremental run. ``only_at``: write only while HEAD is this commit (read under
-    the lock), else raise ``HeadMoved`` having written nothing.
+    table on an incremental run.
     """
     started = time.monotonic()
     use_worktree = cfg.worktree if worktree is None else worktree
@@ -206,8 +204,6 @@ def index_workspace(
         if layer is not None:
             git.__dict__["head"] = layer.head  # GitRepo.head is a cached property
         head = git.head
-        if only_at is not None and head != only_at:
-            raise HeadMoved(f"HEAD is {head}, not {only_at}")
         notes: list[str] = remove_stale_temporaries(ws.index_path)
         store = None if force else _reusable_index(ws, cfg, notes)
         if store is not None:
@@ -237,10 +233,6 @@ def index_workspace(
 
 
 _Outcome = tuple[ChangePlan, int, int]
-
-
-class HeadMoved(Exception):
-    """``index_workspace(only_at=...)`` found HEAD at another commit, and wrote nothing."""
 
 
 def require_memory(ws: Workspace, cfg: Config) -> None:

@@ -111,68 +111,28 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
     process (``warm``) skips the check while nothing it depends on has changed since the index
     was last found current, and the file exists (``gitmem reset`` removes it).
     """
-    held = warm.take_notes(ws) if warm is not None else []
-    notes = _catch_up(ws, cfg, warm)
-    return held + (notes if notes is not None else [BUSY_NOTE])
-
-
-BUSY_NOTE = ("the index is being updated by another process; answering from the last "
-             "complete index")
-
-
-def catch_up_ahead(ws: Workspace, cfg: Config, warm: WarmState) -> None:
-    """What the next request would do first (``ensure_index``) for an edit of the memory files,
-    done by a warm process as soon as its watch sees one, between requests: an agent's search
-    right after it wrote a note then finds the index current. What the catch-up says is kept
-    for that request. Left to the next request or index run: a commit or checkout (the
-    post-commit hook's ``gitmem index`` reports what it added), no usable index (a build is
-    long work), a busy writer."""
-    if not ws.index_path.exists():
-        return
-    try:
-        store = open_store(ws.index_path, readonly=True)
-    except (*UNUSABLE, NewerIndexError):
-        return
-    try:
-        indexed = store.get_meta("last_indexed_commit")
-    except UNUSABLE:
-        return
-    finally:
-        store.close()
-    hint = head_from_files(ws.git_dir)
-    if hint is not None and hint == indexed:  # and while HEAD stays there (a commit under way)
-        warm.keep_notes(ws, _catch_up(ws, cfg, warm, only_at=hint) or [])
-
-
-def _catch_up(ws: Workspace, cfg: Config, warm: WarmState | None,
-              only_at: str | None = None) -> list[str] | None:
-    """``ensure_index``'s work: its notes, or None when another process holds the writer.
-    ``only_at``: only while HEAD is that commit (else nothing is done)."""
     count: WatchCounts | None = None
     if warm is not None:
         known, count = warm.index_known(ws, cfg)
         if known and ws.index_path.exists():
             return []
     current, layer = _freshness(ws, cfg)
-    if only_at is not None and (layer is None or layer.head != only_at):
-        return []  # committed or checked out meanwhile: left to the index run after it
     if current:
         if warm is not None and count is not None:
             warm.found_current(ws, cfg, count)
         return []
-    from gitmem.index.replay import HeadMoved, index_workspace
+    from gitmem.index.replay import index_workspace
     from gitmem.locks import RECALL_WAIT_SECONDS
 
     missing = not ws.index_path.exists()
     try:
         report = index_workspace(ws, cfg, wait=missing, timeout=RECALL_WAIT_SECONDS,
-                                 layer=layer, report_plan=False, only_at=only_at)
-    except HeadMoved:
-        return []
+                                 layer=layer, report_plan=False)
     except LockBusy:
         if missing:  # nothing to answer from: the error names the process building it
             raise
-        return None
+        return ["the index is being updated by another process; answering from the last "
+                "complete index"]
     if warm is not None and count is not None and report.stamp is not None:
         # current with what changed before ``count``: the next request needs no check while
         # nothing but this write changed (the watch sees the write itself)

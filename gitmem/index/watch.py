@@ -159,11 +159,6 @@ class ChangeWatch:
         self._poll()
         return WatchCounts(self._count, self._setup, self._outside)
 
-    def fileno(self) -> int | None:
-        """The descriptor that turns readable when a change is queued (``select`` it; the
-        events are read by ``changes``); None while nothing is watched."""
-        return None if self._inotify is None else self._inotify.fileno()
-
     def close(self) -> None:
         if self._inotify is not None:
             self._inotify.close()
@@ -278,7 +273,6 @@ class WarmState:
         self._readers: dict[Path, tuple[tuple[int, int], Store]] = {}  # by index file: idle
         self._lent: dict[Store, tuple[int, int]] = {}  # in use, with the file each opened
         self._of_index: dict[tuple[Path, str], tuple[IndexStamp, object]] = {}
-        self._notes: dict[Workspace, list[str]] = {}  # said by a catch-up ahead of a request
 
     def sign_bits(self, ws: Workspace) -> SignBits | None:
         """The sign bits of the vectors of ``ws``'s index, held in memory (``index.signbits``:
@@ -388,15 +382,6 @@ class WarmState:
         """This process brought the index up to date with what changed before ``counts``;
         ``stamp``: the index file right after that write (``index.store.index_stamp``)."""
         self._written[ws] = (counts.outside, cfg, stamp)
-
-    def keep_notes(self, ws: Workspace, notes: list[str]) -> None:
-        """What a catch-up ran ahead of any request said (``index.run.catch_up_ahead``): the
-        next request of ``ws`` says it, as it would have, had it caught up itself."""
-        if notes:
-            self._notes.setdefault(ws, []).extend(notes)
-
-    def take_notes(self, ws: Workspace) -> list[str]:
-        return self._notes.pop(ws, [])
 
     def close(self) -> None:
         for path in list(self._readers):

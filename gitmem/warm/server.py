@@ -7,10 +7,8 @@ command line's own code in this process (``handler``: the CLI with its output ca
 warm answer is byte for byte what the command prints working alone; the embedding model and
 the imported modules stay loaded between requests. The workspace, its configuration and the
 freshness check of the index are remembered between requests while a file watcher sees nothing
-they depend on change (``gitmem.index.watch``): a request then runs no git process. After a
-commit, a checkout or an edit the index catches up as it does for a command alone, as soon as
-the watch sees it and between requests (``WarmServer._follow``): the next request finds it
-current.
+they depend on change (``gitmem.index.watch``): a request then runs no git process, and after
+a commit, a checkout or an edit the index catches up as it does for a command alone.
 
 A request from another gitmem version makes the server exit (it is out of date); one from
 another environment (configuration variables, user folders, keys) or repository is refused
@@ -89,37 +87,6 @@ class WarmServer:
         """Load what every request needs (imports, the index caught up, the embedding model)."""
         self.handler(["-C", str(self.ws.root), "recall", "warm up", "--json"], None, self.warm)
 
-    def _follow(self) -> None:
-        """Between requests, catch the index up as soon as the watch sees a change (an edit, a
-        commit): the request that comes next, often right after an agent wrote its note,
-        finds it current (``index.run.catch_up_ahead``). Under the request lock, so it is one
-        more request; a failure leaves the work to the next request, which reports it."""
-        import select
-        import traceback
-
-        from gitmem.index.run import catch_up_ahead
-
-        while not self._stop.is_set():
-            fd = self.warm.watch.fileno()
-            if fd is None:  # nothing watched (no inotify): every request checks for itself
-                self._stop.wait(ACCEPT_POLL)
-                continue
-            try:
-                readable = select.select([fd], [], [], ACCEPT_POLL)[0]
-            except (OSError, ValueError):  # the watch was closed and made again meanwhile
-                continue
-            if not readable:
-                continue
-            with self._run_lock:
-                if self._stop.is_set():
-                    return
-                try:
-                    ws, cfg = self.warm.open_workspace(self.ws.root)
-                    catch_up_ahead(ws, cfg, self.warm)
-                except Exception:  # the next request does the same work, and says why
-                    traceback.print_exc()
-                    self._stop.wait(ACCEPT_POLL)  # not in a loop over one failing change
-
     def serve(self, ready: Callable[[str], None] | None = None) -> None:
         """Serve until stopped or idle. Raises GitmemError when another process serves."""
         private_dir()
@@ -129,18 +96,13 @@ class WarmServer:
                 listener = self._bind()
                 with self._count_lock:  # idle from now on: the warm-up is not idle time
                     self._last = self.clock()
-                follower = threading.Thread(target=self._follow, name="gitmem-follow",
-                                            daemon=True)
-                follower.start()
                 try:
                     if ready is not None:
                         ready(self.path)
                     self._accept_loop(listener)
                 finally:
-                    self._stop.set()
                     listener.close()
                     self._unlink(listener)
-                    follower.join()  # a catch-up under way ends first
         except LockBusy as exc:
             raise GitmemError(str(exc)) from None
 
