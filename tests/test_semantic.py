@@ -111,7 +111,7 @@ def test_a_warm_request_searches_the_words_while_the_query_is_embedded(
 
     def searched(*args: Any, **kwargs: Any) -> Any:
         # the query's embedding is at the server, not answered, while its words are searched
-        seen.append((gate.arrived.wait(10), gate.answered.is_set()))
+        seen.append((gate.arrived.wait(60), gate.answered.is_set()))
         gate.release.set()
         return words(*args, **kwargs)
 

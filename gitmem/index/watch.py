@@ -56,10 +56,12 @@ T = TypeVar("T")
 
 
 class WatchCounts(NamedTuple):
+    """The changes a ``ChangeWatch`` has seen: all, those that can change the setup, and those
+    outside the index file."""
+
     every: int
     setup: int
     outside: int
-
 
 
 @dataclass(frozen=True)

@@ -438,8 +438,8 @@ def _ranked(
     bits: SignBits | None,
     first: WordsSearched | None = None,
 ) -> list[Result]:
-    """``first``: the words already searched (``_words_first``), for the same entities."""
-    keys = resolve_entities(store, names)
+    """``first``: the words already searched (``_words_first``), with these entities resolved."""
+    keys = first.flt.entity_keys if first is not None else resolve_entities(store, names)
     return rank(store, q, now, keys, qvec=qvec, mode=mode, ranking=ranking, bits=bits,
                 first=first)
 
