@@ -1,5 +1,6 @@
 """``gitmem`` and ``python -m gitmem``: a warm process answers when one serves the repository
-(``gitmem.warm.client``, standard library only); otherwise the command line runs here. git's
+(``gitmem.warm.client``, standard library only); otherwise the command line runs here, a plain
+``recall`` without click (``gitmem.recall_cli``). git's
 merge driver (``merge-file BASE OURS THEIRS [PATH]`` on three existing files) runs without the
 command line's imports: git starts one per merged memory file."""
 
@@ -19,7 +20,11 @@ def main() -> None:
         sys.exit(run_driver(*args[1:]))
     from gitmem.warm.client import try_warm
 
-    code = try_warm(sys.argv[1:])
+    code = try_warm(args)
+    if code is None:  # a plain recall runs without click's import and option building
+        from gitmem.recall_cli import run_alone
+
+        code = run_alone(args)
     if code is not None:
         sys.exit(code)
     from gitmem.cli import main as cli_main

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from gitmem import __version__
+from gitmem import __version__, terminal
 from gitmem.domain import RecallMode
-from gitmem.errors import GitmemError, InternalError, SearchUnavailable
-from gitmem.parse.visible import visible, visible_json
+from gitmem.errors import GitmemError, SearchUnavailable
 from gitmem.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
@@ -25,7 +22,6 @@ if TYPE_CHECKING:
     from gitmem.index.watch import WarmState
     from gitmem.recall.entity import EntityList, EntityView, FactView
     from gitmem.recall.opinions import OpinionView
-    from gitmem.recall.search import Result
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -46,25 +42,10 @@ def _workspace(ctx: click.Context, *, lenient: bool = False) -> tuple[Workspace,
     return open_workspace(_ctx_path(ctx), lenient=lenient)
 
 
-class _Styled(str):
-    """Text already made visible and styled by :func:`_style` (joining it with other text
-    gives a plain ``str`` again, which :func:`_echo` escapes: styles cannot be smuggled)."""
-
-
-def _style(text: str, **style: Any) -> _Styled:
-    return _Styled(click.style(visible(text), **style))  # noqa: TID251 (the one door)
-
-
-def _echo(*parts: str, err: bool = False, nl: bool = True) -> None:
-    """The one door to the terminal: every part but :func:`_style`'s is passed through
-    ``visible``, so no text from memory files (or anywhere else) can send a control character,
-    an escape sequence or a bidirectional override (docs/memory-format.md, "Shown as text")."""
-    text = "".join(p if isinstance(p, _Styled) else visible(p) for p in parts)
-    click.echo(text, err=err, nl=nl)  # noqa: TID251 (the one door)
-
-
-def _print_json(data: Any, *, indent: int | None = 2) -> None:
-    _echo(visible_json(data, indent))
+_Styled = terminal.Styled
+_style = terminal.style
+_echo = terminal.echo  # the one door to the terminal (gitmem.terminal)
+_print_json = terminal.print_json
 
 
 _RETURN = _Styled("\r")  # gitmem's own: the progress line writes over itself
@@ -304,33 +285,6 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         _echo(f"  {w.location}: {w.message}")
 
 
-def _print_results(results: list[Result], warnings: list[str]) -> None:
-    from gitmem.recall.timing import shown_dates
-
-    if not results:
-        _echo("no results")
-    for r in results:
-        ents = " ".join(f"@{e}" for e in r.entities)
-        conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
-        weak = "  (weak match)" if r.weak else ""
-        _echo(_style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}{weak}",
-                     bold=True))
-        _echo(_style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
-        if r.superseded_by:
-            held = "a fact in these lines was " if r.kind == "note" else ""
-            basis = ", declared" if r.superseded_basis == "declared" else ""
-            _echo(_style(f"{held}replaced by {r.superseded_by} ({r.superseded_on}{basis})",
-                         fg="yellow"))
-        for e in r.opinion.evidence if r.opinion else ():
-            c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
-            _echo(f"  {e.stance:<7} {e.source}{c}  {e.fact_id}")
-        for line in r.snippet.split("\n"):  # splitlines() would turn \x0c or \x85 into breaks
-            _echo(f"  {line}")
-        _echo("")
-    for w in warnings:
-        _echo(f"note: {w}", err=True)
-
-
 @cli.command(context_settings=CONTEXT)
 @click.argument("query")
 @click.option(
@@ -404,9 +358,8 @@ def recall(
     window when no --since/--until/--around is given; --json says which window was applied.
     """
     from gitmem.recall.answer import RecallRequest
-    from gitmem.recall.present import recall as recall_answer
+    from gitmem.recall_cli import recall_command
 
-    ws, cfg = _workspace(ctx)
     req = RecallRequest(
         query=query,
         k=k,
@@ -420,17 +373,8 @@ def recall(
         committed=committed,
         verbose=verbose,
     )
-    response = recall_answer(ws, cfg, req, min_score=min_score, warm=_warm(ctx))
-    if as_json:
-        _print_json(response.to_json())
-    else:
-        tw = response.time_window
-        if tw and tw.source == "query":
-            span = f"{tw.since or '...'} .. {tw.until or '...'}"
-            how = "preferring results near" if tw.applied_as == "boost" else "only"
-            _echo(f"{how} {span} ('{tw.phrase}')", err=True)
-        _print_results(response.results, response.warnings)
-    _autostart(ctx, ws, cfg)
+    recall_command(_ctx_path(ctx), req, min_score=min_score, as_json=as_json, warm=_warm(ctx),
+                   process=bool(ctx.obj and ctx.obj.get("process")))
 
 
 def _autostart(ctx: click.Context, ws: Workspace, cfg: Config) -> None:
@@ -1079,56 +1023,33 @@ def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
     _echo(change.text())
 
 
-def _crash_log(exc: BaseException) -> Path:
-    import tempfile
-    import traceback
-
-    from gitmem.config import private_dir, private_file, user_cache_dir
-
-    try:
-        base = private_dir(user_cache_dir())
-    except OSError:
-        base = Path(tempfile.gettempdir())
-    path = base / f"crash-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    private_file(path).write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
-    return path
-
-
 def run(args: list[str] | None = None, color: bool | None = None,
         warm: WarmState | None = None, *, process: bool = False) -> int:
-    """Run the CLI and map every outcome to an exit status. The one error handler.
-    ``warm``: the warm process's memory of its workspace (``gitmem serve``); ``process``: this
-    is the ``gitmem`` process itself (which may start a warm process for the next one)."""
-    try:
-        # Without standalone mode click returns an Exit's status instead of raising it.
-        code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color,
-                        obj={"warm": warm, "process": process})
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.exceptions.Abort:
-        _echo("", err=True)
-        return 130
-    except click.UsageError as exc:
-        exc.show()
-        return 2
-    except click.ClickException as exc:
-        exc.show()
-        return 1
-    except GitmemError as exc:
-        _echo(f"gitmem: {exc}", err=True)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        _echo("\ngitmem: interrupted", err=True)
-        return 130
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
-    except Exception as exc:  # the one place that turns surprises into exit status 3
-        log = _crash_log(exc)
-        err = InternalError(f"internal error: {exc.__class__.__name__}: {exc}")
-        _echo(f"gitmem: {err}\n  traceback written to {log}", err=True)
-        return err.exit_code
-    return code if isinstance(code, int) else 0
+    """Run the CLI and map every outcome to an exit status (click's here, the rest in
+    ``terminal.exit_status``, the one error handler). ``warm``: the warm process's memory of
+    its workspace (``gitmem serve``); ``process``: this is the ``gitmem`` process itself (which
+    may start a warm process for the next one)."""
+
+    def invoke() -> int:
+        try:
+            # Without standalone mode click returns an Exit's status instead of raising it.
+            code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color,
+                            obj={"warm": warm, "process": process})
+        except click.exceptions.Exit as exc:
+            return int(exc.exit_code)
+        except click.exceptions.Abort:
+            _echo("", err=True)
+            return 130
+        except click.UsageError as exc:
+            exc.show()
+            return 2
+        except click.ClickException as exc:
+            exc.show()
+            return 1
+        return code if isinstance(code, int) else 0
+
+    with terminal.colored(color):
+        return terminal.exit_status(invoke)
 
 
 def run_captured(args: list[str], color: bool | None,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import field, fields, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.domain import ConfigSource
 from gitmem.errors import GitmemError
 from gitmem.records import dataclass, made
+from gitmem.userdirs import user_dir
 
 REPO_CONFIG = ".gitmem.toml"
 # The one table of embedding provider names (docs/configuration.md): name -> kind. The
@@ -202,26 +202,9 @@ def env_name(name: str) -> str:
     return fixed or "GITMEM_" + f"{section}_{key}".replace(".", "_").upper()
 
 
-def _user_dir(variable: str, default: str, kind: str) -> Path:
-    """gitmem's folder of the user's ``kind`` (config, cache), as platformdirs finds it. On
-    Linux that is the XDG rule (``$XDG_CONFIG_HOME/gitmem`` when it is an absolute path, else
-    ``$HOME/.config/gitmem``), answered here when it applies plainly: importing platformdirs
-    costs every command a few milliseconds (it imports tempfile, shutil and random)."""
-    if sys.platform.startswith("linux"):
-        xdg, home = os.environ.get(variable, ""), os.environ.get("HOME", "")
-        if os.path.isabs(xdg):
-            return Path(xdg) / "gitmem"
-        if os.path.isabs(home):
-            return Path(home) / default / "gitmem"
-    import platformdirs
-
-    found = getattr(platformdirs, f"user_{kind}_dir")("gitmem", appauthor=False)
-    return Path(str(found))
-
-
 def user_config_path() -> Path:
     """``config.toml`` in the user's config folder (``$XDG_CONFIG_HOME/gitmem`` on Linux)."""
-    return _user_dir("XDG_CONFIG_HOME", ".config", "config") / "config.toml"
+    return user_dir("XDG_CONFIG_HOME", ".config", "config") / "config.toml"
 
 
 def config_found() -> bool:
@@ -232,20 +215,6 @@ def config_found() -> bool:
     if user_config_path().is_file():
         return True
     return any(value for name, value in os.environ.items() if name.startswith("GITMEM_EMBED_"))
-
-
-def user_cache_dir() -> Path:
-    """The user's cache folder for gitmem (``$XDG_CACHE_HOME/gitmem`` on Linux): models, logs."""
-    return _user_dir("XDG_CACHE_HOME", ".cache", "cache")
-
-
-def private_dir(path: Path) -> Path:
-    """Create ``path`` (and its parents) if needed and make it user-only (0700): gitmem's own
-    folders hold memory text, vectors and logs."""
-    path.mkdir(parents=True, exist_ok=True)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
-    return path
 
 
 def private_file(path: Path) -> Path:

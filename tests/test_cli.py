@@ -385,7 +385,8 @@ def test_status_and_index_json(repo: Path) -> None:
 # What a lexical recall on a current index may import: a new module on this path is a deliberate,
 # reviewed change (every import is start-up time; see bench/bench_startup.py).
 RECALL_MODULES = {
-    "gitmem", "gitmem.cli", "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
+    "gitmem", "gitmem.recall_cli", "gitmem.terminal",  # a plain recall: no click (gitmem.cli)
+    "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
     "gitmem.workspace", "gitmem.embed", "gitmem.embed.base",
     "gitmem.embed.registry", "gitmem.embed.download",  # auto: is the local model present?
     "gitmem.index", "gitmem.index.changes", "gitmem.index.items",
@@ -405,9 +406,10 @@ RECALL_MODULES = {
     "gitmem.parse.stale",  # the merge driver's stale lines in opinions.md (re only)
     "gitmem.parse.patterns",  # regular expressions from the interpreter's cached programs
     "gitmem.records",  # dataclasses made on first use
+    "gitmem.userdirs",  # the user's folders; the interpreter's compiled regexes and methods
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
-NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",
+NOT_FOR_RECALL = ("click", "pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",
                   "multiprocessing", "concurrent", "ssl", "tomli_w",
                   "hashlib", "_hashlib", "struct")  # hashes and vectors: indexing, embedding
 

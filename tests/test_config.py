@@ -421,7 +421,8 @@ def test_user_folders_are_where_platformdirs_puts_them(env: dict[str, str],
     the XDG rule applies plainly: it costs every command start-up time)."""
     import platformdirs
 
-    from gitmem.config import user_cache_dir, user_config_path
+    from gitmem.config import user_config_path
+    from gitmem.userdirs import user_cache_dir
 
     for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME"):
         monkeypatch.delenv(name, raising=False)

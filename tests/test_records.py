@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import marshal
+import os
 import pickle
 import subprocess
 import sys
 import threading
 from dataclasses import field, replace
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +123,67 @@ def test_domain_types_are_the_standard_dataclasses_once_made() -> None:
     fact = Fact("f-1", "world", "text", ("peter",), (), None, 1, 1, None, None)
     assert dataclasses.is_dataclass(fact) and fact.entities == ("peter",)
     assert Fact.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+# A child interpreter makes every class of the recall path, with ``compile`` refused when asked
+# to (so a method that was not run from the cache file fails loudly), and prints what the
+# classes' methods are and do.
+_MAKE = r"""
+import builtins, json, sys
+import gitmem.recall.search, gitmem.recall.answer, gitmem.domain, gitmem.config
+from gitmem import records
+if sys.argv[1] == "refuse":
+    def refuse(*args, **kwargs):
+        raise AssertionError("a dataclass method was compiled again")
+    records.compile = refuse  # the module's own name for the builtin
+elif sys.argv[1] == "plain":
+    records._exec_cached = builtins.exec  # dataclasses as they are, no cache
+classes = [gitmem.domain.Citation, gitmem.domain.Fact, gitmem.config.Config,
+           gitmem.recall.search.Result, gitmem.recall.answer.RecallRequest]
+out = []
+for cls in classes:
+    records.made(cls)
+    code = [(name, fn.__code__.co_code.hex(), repr(fn.__code__.co_consts), fn.__code__.co_filename,
+             sorted(map(str, fn.__annotations__.items())))
+            for name, fn in sorted(vars(cls).items())
+            if name.startswith("__") and hasattr(fn, "__code__")]
+    out.append([cls.__name__, code])
+c = gitmem.domain.Citation("a.md", 1, 2)
+out.append([repr(c), hash(c) == hash(gitmem.domain.Citation("a.md", 1, 2)), c == c])
+print(json.dumps(out))
+"""
+
+
+def _make_classes(mode: str, env: dict[str, str]) -> str:
+    proc = subprocess.run([sys.executable, "-c", _MAKE, mode], capture_output=True, text=True,
+                          env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_next_process_runs_the_methods_compiled_by_the_first(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    no_cache = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "a-file")}
+    (tmp_path / "a-file").write_text("where the cache folder would be", encoding="utf-8")
+    fresh = _make_classes("plain", env)  # dataclasses' own exec, nothing kept
+    assert _make_classes("compile", no_cache) == fresh  # no cache folder: compiled each time
+    assert _make_classes("compile", env) == fresh  # compiled, then written at exit
+    assert (tmp_path / "cache" / "gitmem" / f"dataclass-{sys.implementation.cache_tag}.marshal").is_file()
+    assert _make_classes("refuse", env) == fresh  # every method from the file, the same code
+
+
+def test_a_damaged_foreign_or_shared_code_file_is_not_run(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    path = tmp_path / "gitmem" / f"dataclass-{sys.implementation.cache_tag}.marshal"
+    fresh = _make_classes("plain", env)
+    assert _make_classes("compile", env) == fresh
+    good = path.read_bytes()
+    for content in (b"not marshal data \x00\xff", marshal.dumps(((1, "another python"), {}))):
+        path.write_bytes(content)
+        assert _make_classes("compile", env) == fresh
+        assert _make_classes("refuse", env) == fresh  # written again at exit
+    path.write_bytes(good)
+    path.chmod(0o666)  # others may write it: its code is not this user's own any more
+    proc = subprocess.run([sys.executable, "-c", _MAKE, "refuse"], capture_output=True,
+                          text=True, env=env, check=False)
+    assert "compiled again" in proc.stderr

@@ -23,12 +23,13 @@ from embed_server import EmbedServer, Fault
 from gguf_model import tiny_gguf
 
 from gitmem.cli import run_captured
-from gitmem.config import Config, user_cache_dir
+from gitmem.config import Config
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.download import models_dir, pull
 from gitmem.embed.remote import remote_embedder
 from gitmem.hooks import install
 from gitmem.parse.visible import visible_json
+from gitmem.userdirs import user_cache_dir
 from testing.chaos import wait_gone
 from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT

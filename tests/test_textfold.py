@@ -109,3 +109,24 @@ def test_operators_are_searched_not_parsed() -> None:
         "SELECT count(*) FROM t WHERE t MATCH ?", (build_match(query_terms('NOT "a828e60')),)
     ).fetchall()
     assert rows[0][0] == 1
+
+
+def test_the_diacritic_table_worked_out_per_character_equals_the_whole_table() -> None:
+    """fold's table fills itself as texts ask (textfold._Diacritics): every character maps as
+    the table built whole maps it (Latin, Greek and Cyrillic marks, the letters that do not
+    decompose, lone combining marks), and any other character is kept."""
+    import unicodedata
+
+    from gitmem.parse import textfold
+
+    whole: dict[int, str] = {}
+    for code in range(0x80, 0x530):
+        base = "".join(c for c in unicodedata.normalize("NFKD", chr(code))
+                       if not unicodedata.combining(c))
+        if base and base != chr(code):
+            whole[code] = base
+    whole.update({src: str(dst) for src, dst in textfold._SPECIAL.items()})
+    whole.update({code: "" for code in range(0x300, 0x370)})
+    text = "".join(map(chr, range(0x20, 0x3100))) + "Nørrebro Ålborg Пётр 滞在"
+    assert text.translate(textfold._Diacritics()) == text.translate(whole)
+    assert fold("Nørrebro Ålborg Ærø") == "norrebro alborg aero"

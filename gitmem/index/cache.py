@@ -13,8 +13,9 @@ from pathlib import Path
 
 import apsw
 
-from gitmem.config import private_dir, private_file
+from gitmem.config import private_file
 from gitmem.index.store import batched, marks
+from gitmem.userdirs import private_dir
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS cache (

@@ -21,34 +21,32 @@ import functools
 import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
+from gitmem.userdirs import InterpreterFile
+
 _re_compile = re.compile  # re's own, also while :func:`routed` stands in for it
-_FORMAT = 1  # of the file; a change makes older files unused
-_MAX_ENTRIES = 2000  # a file past this (patterns of many versions) starts again
+_FORMAT = 2  # of the file; a change makes older files unused
 # (pattern, flags, program, groups - 1, groupindex, indexgroup): _sre.compile's arguments
 Entry = tuple[str, int, list[int], int, dict[str, int], tuple[str | None, ...]]
 
 
-class _Programs:
-    """The cache file's programs (read on first use) and those this process added."""
+class _Programs(InterpreterFile):
+    """The cache file's programs (``regex-cpython-311.marshal``, read on first use) and those
+    this process added. ``sre`` is None when patterns are compiled as ``re`` does: another
+    implementation or engine, no cache folder, or an ``re`` whose programs differ."""
 
     def __init__(self) -> None:
-        self.known: dict[tuple[str, int], Entry] | None = None
-        self.added: dict[tuple[str, int], Entry] = {}
-        self.sre: Any = _sre_module()
-        self.path: Path | None = None
+        sre = _sre_module()
+        super().__init__("regex", (_FORMAT, getattr(sre, "MAGIC", 0),
+                                   getattr(sre, "CODESIZE", 0)))
+        self.sre: Any = sre
 
-    def load(self) -> dict[tuple[str, int], Entry]:
-        if self.known is None:
-            self.known = {}
-            try:
-                self.path = _cache_path()
-                self.known = _read(self.path)
-            except OSError:  # no home or cache folder: compile as re does
-                self.sre = None
-        return self.known
+    def load(self) -> dict[Any, Any]:
+        known = super().load()
+        if not self.usable:  # no home or cache folder: compile as re does
+            self.sre = None
+        return known
 
     def build(self, entry: Entry) -> re.Pattern[str] | None:
         try:
@@ -56,20 +54,6 @@ class _Programs:
         except (TypeError, ValueError, RuntimeError, OverflowError):  # not this build's
             return None
         return pattern if isinstance(pattern, re.Pattern) else None
-
-    def save(self) -> None:
-        """Add this process's programs to the file (merged with what others wrote since)."""
-        if not self.added or self.path is None:
-            return
-        try:
-            merged = _read(self.path)
-            if len(merged) + len(self.added) > _MAX_ENTRIES:
-                merged = {}
-            merged.update(self.added)
-            _write(self.path, merged)
-        except OSError:
-            pass  # a cache that cannot be written is only slower
-        self.added.clear()
 
 
 def _sre_module() -> Any:
@@ -82,47 +66,6 @@ def _sre_module() -> Any:
     except ImportError:
         return None
     return sre if hasattr(sre, "compile") else None
-
-
-def _stamp() -> tuple[int, str, int, int]:
-    sre = _sre_module()
-    return (_FORMAT, sys.version, getattr(sre, "MAGIC", 0), getattr(sre, "CODESIZE", 0))
-
-
-def _cache_path() -> Path:
-    from gitmem.config import user_cache_dir
-
-    return user_cache_dir() / f"regex-{sys.implementation.cache_tag}.marshal"
-
-
-def _read(path: Path) -> dict[tuple[str, int], Entry]:
-    import marshal
-
-    try:
-        data = marshal.loads(path.read_bytes())
-    except FileNotFoundError:
-        return {}
-    except (ValueError, EOFError, TypeError):  # damaged: written again at the end
-        return {}
-    if not (isinstance(data, tuple) and len(data) == 2 and data[0] == _stamp()
-            and isinstance(data[1], dict)):
-        return {}
-    return data[1]
-
-
-def _write(path: Path, entries: dict[tuple[str, int], Entry]) -> None:
-    import marshal
-    import os
-
-    from gitmem.config import private_dir
-
-    private_dir(path.parent)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(marshal.dumps((_stamp(), entries)))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _program(pattern: str, flags: int) -> Entry:
@@ -152,7 +95,7 @@ def compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
     if programs.sre is None or flags & re.DEBUG:
         return _re_compile(pattern, flags)
     key = (pattern, flags)
-    entry = programs.load().get(key)
+    entry = programs.get(key)
     if entry is not None:
         built = programs.build(entry)
         if built is not None and built.pattern == pattern:
@@ -172,11 +115,7 @@ def _learn(programs: _Programs, key: tuple[str, int], made: re.Pattern[str]) -> 
     if programs.build(entry) != made:  # not what re made: this interpreter's re differs
         programs.sre = None
         return
-    if not programs.added:
-        import atexit
-
-        atexit.register(programs.save)
-    programs.added[key] = entry
+    programs.add(key, entry)
 
 
 def _any_compile(pattern: Any, flags: int = 0) -> Any:

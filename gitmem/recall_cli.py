@@ -1,0 +1,194 @@
+"""``gitmem recall``'s command: its body, shared by click's command (:mod:`gitmem.cli`), and the
+path a recall process takes without click.
+
+Agents and plugins shell out to ``gitmem [-C PATH] recall QUERY [options]`` more than to
+anything else, and a cold process spent ~20 ms importing click and building every command's
+options before answering. :func:`run_alone` reads that command line itself when it is plain: the
+options of ``gitmem recall`` (long ones as ``--opt VALUE`` or ``--opt=VALUE``, ``-v``) with
+values click would take as they are. Anything else (help, ``--version``, ``--``, an unknown or
+abbreviated option, a value click would refuse or that starts with ``-``, a second QUERY, a
+``-C`` that is not a readable folder) returns None, and click reads it as before, with its own
+messages. Both paths then run :func:`recall_command` and end through
+:func:`gitmem.terminal.exit_status`, so what they print and return is the same.
+
+This module imports nothing heavy until it runs a command: every ``gitmem`` process reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gitmem.index.watch import WarmState
+    from gitmem.recall.answer import RecallRequest
+    from gitmem.recall.search import Result
+
+MODES = ("hybrid", "lexical", "semantic")  # click.Choice of gitmem recall --mode
+K_RANGE = (1, 1000)  # click.IntRange of --k
+_VALUED = ("--k", "--since", "--until", "--around", "--as-of", "--entity", "--kind", "--mode",
+           "--min-score")
+_FLAGS = ("--verbose", "-v", "--committed", "--json")
+
+
+class PlainRecall:
+    """A plain ``[-C PATH] recall ...`` command line, its values converted as click converts
+    them (a repeated option: the last one, as click takes it)."""
+
+    def __init__(self) -> None:
+        self.folder = ""  # -C, or "" for the working folder
+        self.query: str | None = None
+        self.k: int | None = None
+        self.min_score: float | None = None
+        self.mode = "hybrid"
+        self.texts: dict[str, str] = {}  # --since, --until, --around, --as-of
+        self.entities: list[str] = []
+        self.kinds: list[str] = []
+        self.flags: set[str] = set()
+
+    def take(self, name: str, value: str) -> bool:
+        """Keep option ``name``'s ``value``; False when click is to judge it."""
+        if name == "--k":
+            if not (value.isascii() and value.isdigit()):
+                return False
+            self.k = int(value)
+            return K_RANGE[0] <= self.k <= K_RANGE[1]
+        if name == "--min-score":
+            try:
+                self.min_score = float(value)
+            except ValueError:
+                return False
+            return 0.0 <= self.min_score <= 1.0  # (NaN: False)
+        if name == "--mode":
+            self.mode = value
+            return value in MODES
+        if name == "--entity":
+            self.entities.append(value)
+        elif name == "--kind":
+            self.kinds.append(value)
+        else:
+            self.texts[name] = value
+        return True
+
+
+def parse_plain(argv: list[str]) -> PlainRecall | None:
+    """The recall command of a plain command line, or None for click to read it."""
+    plain = PlainRecall()
+    if argv[:1] == ["-C"] and len(argv) > 2:
+        plain.folder, argv = argv[1], argv[2:]
+        if not (os.path.isdir(plain.folder) and os.access(plain.folder, os.R_OK)):
+            return None  # click says what is wrong with it
+    if argv[:1] != ["recall"]:
+        return None
+    rest = iter(argv[1:])
+    for arg in rest:
+        if not arg.startswith("-"):
+            if plain.query is not None:
+                return None  # click: an unexpected extra argument
+            plain.query = arg
+            continue
+        name, eq, value = arg.partition("=")
+        if name in _FLAGS and not eq:
+            plain.flags.add("--verbose" if name == "-v" else name)
+            continue
+        if name not in _VALUED:
+            return None  # help, --, an unknown option, -vv and the like
+        if not eq:
+            value = next(rest, "-")  # (a missing value: click says so)
+            if value.startswith("-"):
+                return None
+        if not plain.take(name, value):
+            return None
+    return plain if plain.query is not None else None
+
+
+def run_alone(argv: list[str]) -> int | None:
+    """Run a plain ``gitmem recall`` command line without click (this process is ``gitmem``
+    itself); its exit status, or None when click is to read ``argv``."""
+    plain = parse_plain(argv)
+    if plain is None or plain.query is None:
+        return None
+    from pathlib import Path
+
+    from gitmem.recall.answer import RecallRequest
+    from gitmem.terminal import exit_status, interrupted
+
+    texts = plain.texts
+    req = RecallRequest(query=plain.query, k=plain.k, since=texts.get("--since"),
+                        until=texts.get("--until"), around=texts.get("--around"),
+                        as_of=texts.get("--as-of"), entities=tuple(plain.entities),
+                        kinds=tuple(plain.kinds), mode=plain.mode,  # type: ignore[arg-type]
+                        committed="--committed" in plain.flags,
+                        verbose="--verbose" in plain.flags)
+    start = Path(plain.folder) if plain.folder else Path.cwd()
+
+    def work() -> int:
+        try:
+            recall_command(start, req, min_score=plain.min_score,
+                           as_json="--json" in plain.flags, warm=None, process=True)
+        except (EOFError, KeyboardInterrupt):
+            return interrupted()  # as click's main and cli.run say it
+        return 0
+
+    return exit_status(work)
+
+
+def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, as_json: bool,
+                   warm: WarmState | None, process: bool) -> None:
+    """``gitmem recall``: answer ``req`` in the workspace at ``start`` and print it. ``warm``:
+    the warm process's memory of its workspace; ``process``: this is the ``gitmem`` process
+    itself, which then starts a warm process for the next command."""
+    from gitmem.recall.present import recall as recall_answer
+    from gitmem.terminal import echo, print_json
+
+    if warm is not None:
+        ws, cfg = warm.open_workspace(start)
+    else:
+        from gitmem.workspace import open_workspace
+
+        ws, cfg = open_workspace(start)
+    response = recall_answer(ws, cfg, req, min_score=min_score, warm=warm)
+    if as_json:
+        print_json(response.to_json())
+    else:
+        tw = response.time_window
+        if tw and tw.source == "query":
+            span = f"{tw.since or '...'} .. {tw.until or '...'}"
+            how = "preferring results near" if tw.applied_as == "boost" else "only"
+            echo(f"{how} {span} ('{tw.phrase}')", err=True)
+        print_results(response.results, response.warnings)
+    if process and warm is None:
+        from gitmem.warm.client import autostart
+
+        autostart(str(ws.repo_root), enabled=cfg.warm_autostart)
+
+
+def print_results(results: list[Result], warnings: list[str]) -> None:
+    from gitmem.recall.timing import shown_dates
+    from gitmem.terminal import echo, style
+
+    if not results:
+        echo("no results")
+    for r in results:
+        ents = " ".join(f"@{e}" for e in r.entities)
+        conf = f" c={r.confidence:.2f}" if r.confidence is not None else ""
+        weak = "  (weak match)" if r.weak else ""
+        echo(style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}{weak}", bold=True))
+        echo(style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
+        if r.superseded_by:
+            held = "a fact in these lines was " if r.kind == "note" else ""
+            basis = ", declared" if r.superseded_basis == "declared" else ""
+            echo(style(f"{held}replaced by {r.superseded_by} ({r.superseded_on}{basis})",
+                       fg="yellow"))
+        for e in r.opinion.evidence if r.opinion else ():
+            c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
+            echo(f"  {e.stance:<7} {e.source}{c}  {e.fact_id}")
+        for line in r.snippet.split("\n"):  # splitlines() would turn \x0c or \x85 into breaks
+            echo(f"  {line}")
+        echo("")
+    for w in warnings:
+        echo(f"note: {w}", err=True)
+
+
