@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import GitmemError, InternalError
@@ -30,8 +30,15 @@ from gitmem.parse.visible import visible, visible_json
 if TYPE_CHECKING:
     from pathlib import Path
 
-# None: styles only on a terminal; True / False: always / never (``run(color=...)``).
-_COLOR: ContextVar[bool | None] = ContextVar("gitmem_color", default=None)
+
+class _Color(threading.local):
+    """None: styles only on a terminal; True / False: always / never (``run(color=...)``), for
+    the thread that runs the command (the warm process runs each on a thread of its own)."""
+
+    value: bool | None = None
+
+
+_COLOR = _Color()
 _CODES = {"bold": 1, "black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34,
           "magenta": 35, "cyan": 36, "white": 37}
 _RESET = "\x1b[0m"
@@ -51,12 +58,12 @@ def style(text: str, *, fg: str | None = None, bold: bool = False) -> Styled:
 @contextlib.contextmanager
 def colored(color: bool | None) -> Iterator[None]:
     """Styles on (True), off (False) or only on a terminal (None) for what is printed meanwhile
-    in this thread (or task)."""
-    token = _COLOR.set(color)
+    in this thread."""
+    saved, _COLOR.value = _COLOR.value, color
     try:
         yield
     finally:
-        _COLOR.reset(token)
+        _COLOR.value = saved
 
 
 def echo(*parts: str, err: bool = False, nl: bool = True) -> None:
@@ -67,7 +74,7 @@ def echo(*parts: str, err: bool = False, nl: bool = True) -> None:
     text = "".join(p if isinstance(p, Styled) else visible(p) for p in parts)
     if nl:
         text += "\n"
-    color = _COLOR.get()
+    color = _COLOR.value
     if not (_isatty(stream) if color is None else color):
         text = compiled(r"\033\[[;?0-9]*[a-zA-Z]").sub("", text)  # click's strip_ansi
     _write(stream, text)
