@@ -51,8 +51,8 @@ class PlainRecall:
     def take(self, name: str, value: str) -> bool:
         """Keep option ``name``'s ``value``; False when click is to judge it."""
         if name == "--k":
-            if not (value.isascii() and value.isdigit()):
-                return False
+            if not (value.isascii() and value.isdigit() and len(value) <= 9):
+                return False  # (int() refuses over 4,300 digits: click says what is wrong)
             self.k = int(value)
             return K_RANGE[0] <= self.k <= K_RANGE[1]
         if name == "--min-score":
@@ -107,32 +107,38 @@ def parse_plain(argv: list[str]) -> PlainRecall | None:
 def run_alone(argv: list[str]) -> int | None:
     """Run a plain ``gitmem recall`` command line without click (this process is ``gitmem``
     itself); its exit status, or None when click is to read ``argv``."""
+    if "_GITMEM_COMPLETE" in os.environ:
+        return None  # shell completion: click answers it
     plain = parse_plain(argv)
     if plain is None or plain.query is None:
         return None
-    from pathlib import Path
-
-    from gitmem.recall.answer import RecallRequest
     from gitmem.terminal import exit_status, interrupted
-
-    texts = plain.texts
-    req = RecallRequest(query=plain.query, k=plain.k, since=texts.get("--since"),
-                        until=texts.get("--until"), around=texts.get("--around"),
-                        as_of=texts.get("--as-of"), entities=tuple(plain.entities),
-                        kinds=tuple(plain.kinds), mode=plain.mode,  # type: ignore[arg-type]
-                        committed="--committed" in plain.flags,
-                        verbose="--verbose" in plain.flags)
-    start = Path(plain.folder) if plain.folder else Path.cwd()
 
     def work() -> int:
         try:
-            recall_command(start, req, min_score=plain.min_score,
-                           as_json="--json" in plain.flags, warm=None, process=True)
+            _run_plain(plain)
         except (EOFError, KeyboardInterrupt):
             return interrupted()  # as click's main and cli.run say it
         return 0
 
     return exit_status(work)
+
+
+def _run_plain(plain: PlainRecall) -> None:
+    from pathlib import Path
+
+    from gitmem.recall.answer import RecallRequest
+
+    texts = plain.texts
+    req = RecallRequest(query=str(plain.query), k=plain.k, since=texts.get("--since"),
+                        until=texts.get("--until"), around=texts.get("--around"),
+                        as_of=texts.get("--as-of"), entities=tuple(plain.entities),
+                        kinds=tuple(plain.kinds), mode=plain.mode,  # type: ignore[arg-type]
+                        committed="--committed" in plain.flags,
+                        verbose="--verbose" in plain.flags)
+    start = Path(plain.folder) if plain.folder else Path.cwd()  # (a removed folder: exit 3)
+    recall_command(start, req, min_score=plain.min_score, as_json="--json" in plain.flags,
+                   warm=None, process=True)
 
 
 def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, as_json: bool,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import _thread
 import dataclasses
+import sys
 from collections.abc import Callable
 from types import CodeType
 from typing import Any, TypeVar, dataclass_transform, overload
@@ -54,9 +55,21 @@ def dataclass(cls: type[T] | None = None, /, *,
         for name, value in ((_PENDING, frozen), ("__init__", _first_init),
                             ("__setstate__", _first_setstate)):
             setattr(klass, name, value)
+        _WAITING.append(klass)
         return klass
 
     return wrap if cls is None else wrap(cls)
+
+
+_WAITING: list[type] = []  # the classes defined with this decorator, until make_all
+
+
+def make_all() -> None:
+    """Make every class defined so far. A process about to run threads side by side (the warm
+    process embeds the query on a thread of its own) calls this first: while one thread makes
+    a class, another that instantiates it meanwhile would find ``object.__init__``."""
+    while _WAITING:
+        _make_pending(_WAITING.pop(0))
 
 
 def _make_pending(klass: type) -> None:
@@ -88,6 +101,9 @@ def made(cls: type[T]) -> type[T]:
         frozen = cls.__dict__.get(_PENDING)
         if frozen is None:
             return cls
+        # Read the code file first: between the delattr and dataclasses' own __init__, another
+        # thread that instantiates the class finds object's (reading a file lets it run then).
+        _CODE.load()
         for name in (_PENDING, "__init__", "__setstate__"):
             delattr(cls, name)
         namespace = vars(dataclasses)
@@ -98,7 +114,7 @@ def made(cls: type[T]) -> type[T]:
             namespace.pop("exec", None)
 
 
-_CODE = InterpreterFile("dataclass", (2,))  # the methods' source -> their compiled code
+_CODE = InterpreterFile("dataclass", (2, sys.flags.optimize))  # methods' source -> code
 
 
 def _exec_cached(source: Any, globals: Any = None, locals: Any = None, /) -> None:

@@ -14,6 +14,7 @@ cannot be made means working without one.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -117,12 +118,19 @@ class InterpreterFile:
         import marshal
 
         try:
-            with open(path, "rb") as fh:
-                if not _owned_privately(os.fstat(fh.fileno())):
-                    return {}  # another user's, or writable by others: not trusted, replaced
-                data = marshal.loads(fh.read())
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
         except FileNotFoundError:
             return {}
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symbolic link: not followed, replaced at the end
+                return {}
+            raise
+        with open(fd, "rb") as fh:
+            if not _owned_privately(os.fstat(fh.fileno())):
+                return {}  # another user's, or writable by others: not trusted, replaced
+            raw = fh.read()
+        try:
+            data = marshal.loads(raw)
         except (ValueError, EOFError, TypeError):  # damaged: written again at the end
             return {}
         if not (isinstance(data, tuple) and len(data) == 2 and data[0] == self.stamp
@@ -136,7 +144,10 @@ class InterpreterFile:
         private_dir(path.parent)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(marshal.dumps((self.stamp, entries)))
+            # user-only whatever the umask: a file others may write is not read back
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with open(fd, "wb") as fh:
+                fh.write(marshal.dumps((self.stamp, entries)))
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

@@ -36,6 +36,8 @@ COMMAND_LINES = [
     (["recall", "", "--json"], True),  # an empty query, as click passes it
     (["recall", "gateway", "--k", "0"], False),  # click's messages for what it refuses
     (["recall", "gateway", "--k", "x"], False),
+    (["recall", "gateway", "--k", "1" * 4301], False),  # past int()'s limit: click's message
+    (["recall", "gateway", "--k", "0000000002", "--json"], False),  # click takes it as 2
     (["recall", "gateway", "--min-score", "nan"], False),
     (["recall", "gateway", "--mode", "LEXICAL"], False),
     (["recall", "gateway", "--json=yes"], False),
@@ -76,6 +78,25 @@ def test_a_recall_process_prints_what_clicks_command_prints(fixture_repo: Path, 
     assert clicked is not plain  # a plain command line never imports click
     assert (code, out, err) == gitmem("-C", str(fixture_repo), *argv)  # click's, in-process
     assert (parse_plain(["-C", str(fixture_repo), *argv]) is not None) is plain
+
+
+def test_what_fails_outside_the_command_is_handled_as_clicks_path_handles_it(
+        fixture_repo: Path, tmp_path: Path) -> None:
+    """A working folder removed under the command: the one error handler says so (exit 3 and a
+    crash log), as it does through click; shell completion is click's."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m gitmem recall gateway'
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False,
+                          env={**os.environ, "GITMEM_WARM": "0"})
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("gitmem: internal error: FileNotFoundError")
+    assert "traceback written to" in proc.stderr and "Traceback" not in proc.stderr
+    env = {**os.environ, "_GITMEM_COMPLETE": "bash_source", "GITMEM_WARM": "0"}
+    completion = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(fixture_repo),
+                                 "recall", "gateway"], capture_output=True, text=True,
+                                env=env, check=False)
+    assert completion.returncode == 0 and "_GITMEM_COMPLETE" in completion.stdout
 
 
 def test_plain_values_are_converted_as_click_converts_them(tmp_path: Path) -> None:

@@ -187,3 +187,42 @@ def test_a_damaged_foreign_or_shared_code_file_is_not_run(tmp_path: Path) -> Non
     proc = subprocess.run([sys.executable, "-c", _MAKE, "refuse"], capture_output=True,
                           text=True, env=env, check=False)
     assert "compiled again" in proc.stderr
+
+
+def test_the_code_file_is_user_only_and_used_whatever_the_umask(tmp_path: Path) -> None:
+    """Written 0600 under umask 002 too (a group-writable file would not be read back, and
+    every process would write it again), and never read through a symbolic link."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    path = tmp_path / "gitmem" / f"dataclass-{sys.implementation.cache_tag}.marshal"
+    fresh = _make_classes("plain", env)
+    proc = subprocess.run(["sh", "-c", 'umask 002 && exec "$0" -c "$1" compile', sys.executable,
+                           _MAKE], capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0 and proc.stdout == fresh, proc.stderr
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert _make_classes("refuse", env) == fresh  # read back: every method from the file
+    elsewhere = tmp_path / "elsewhere.marshal"
+    path.rename(elsewhere)
+    path.symlink_to(elsewhere)
+    proc = subprocess.run([sys.executable, "-c", _MAKE, "refuse"], capture_output=True,
+                          text=True, env=env, check=False)
+    assert "compiled again" in proc.stderr  # the link is not followed
+    assert _make_classes("compile", env) == fresh
+    assert path.is_file() and not path.is_symlink()  # replaced by a file of its own
+
+
+def test_make_all_makes_every_class_defined_so_far_bases_first() -> None:
+    from gitmem import records
+
+    @dataclass(frozen=True)
+    class Base:
+        x: int
+
+    @dataclass(frozen=True)
+    class Child(Base):
+        y: int = 0
+
+    assert _pending(Base) and _pending(Child)
+    records.make_all()
+    assert not _pending(Base) and not _pending(Child) and records._WAITING == []
+    assert [f.name for f in dataclasses.fields(Child)] == ["x", "y"]
+    assert Child(1, 2) == Child(1, 2) and Base(1) != Child(1)
