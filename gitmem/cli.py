@@ -15,6 +15,8 @@ import click
 from gitmem import __version__, terminal
 from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError, SearchUnavailable
+from gitmem.recall_cli import K_RANGE, MODES, autostart_after, open_for, recall_command
+from gitmem.terminal import Styled, echo, print_json, style  # the one door to the terminal
 from gitmem.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
@@ -36,19 +38,15 @@ def _warm(ctx: click.Context) -> WarmState | None:
 
 
 def _workspace(ctx: click.Context, *, lenient: bool = False) -> tuple[Workspace, Config]:
-    warm = _warm(ctx)
-    if warm is not None:
-        return warm.open_workspace(_ctx_path(ctx), lenient=lenient)
-    return open_workspace(_ctx_path(ctx), lenient=lenient)
+    return open_for(_ctx_path(ctx), _warm(ctx), lenient=lenient)
 
 
-_Styled = terminal.Styled
-_style = terminal.style
-_echo = terminal.echo  # the one door to the terminal (gitmem.terminal)
-_print_json = terminal.print_json
+def _process(ctx: click.Context) -> bool:
+    """Whether this is the ``gitmem`` process itself (not ``run`` in-process or a warm one)."""
+    return bool(ctx.obj and ctx.obj.get("process"))
 
 
-_RETURN = _Styled("\r")  # gitmem's own: the progress line writes over itself
+_RETURN = Styled("\r")  # gitmem's own: the progress line writes over itself
 
 
 @contextlib.contextmanager
@@ -66,13 +64,13 @@ def _progress(label: str, unit: str,
         if now - last[0] > 0.1 or done == total:
             last[0], last[1] = now, float(done)
             of = f"/{scale(total)}" if total else ""
-            _echo(_RETURN, f"{label}: {scale(done)}{of} {unit}", err=True, nl=False)
+            echo(_RETURN, f"{label}: {scale(done)}{of} {unit}", err=True, nl=False)
 
     try:
         yield show
     finally:
         if last[1] >= 0:
-            _echo("", err=True)
+            echo("", err=True)
 
 
 def _megabytes(n: int) -> str:
@@ -119,15 +117,15 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
 
     target = directory or _ctx_path(ctx)
     for line in init_workspace(target):
-        _echo(line)
+        echo(line)
     ws, _ = open_workspace(target)
     # The merge driver is no hook: it changes nothing until two clones merge, so every init
     # registers it (a clone of this repository registers it with 'gitmem hooks install').
     for line in register(ws.repo_root, ws.prefix):
-        _echo(line)
+        echo(line)
     installed = all(h.state == "installed" for h in hookmod.status(ws.repo_root))
     if with_hooks is None and installed:
-        _echo("hooks: installed (each commit re-indexes memory)")
+        echo("hooks: installed (each commit re-indexes memory)")
         return
     if with_hooks is None and sys.stdin.isatty():
         with_hooks = click.confirm(
@@ -135,9 +133,9 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
         )
     if with_hooks:
         for line in hookmod.install(ws.repo_root):
-            _echo(line)
+            echo(line)
     elif with_hooks is None:
-        _echo("hooks not installed; 'gitmem hooks install' keeps the index current")
+        echo("hooks not installed; 'gitmem hooks install' keeps the index current")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -179,26 +177,26 @@ def index(
                                   verbose=verbose)
     report, emb = outcome.report, outcome.embed
     if as_json:
-        _print_json(outcome.to_json(), indent=None)
+        print_json(outcome.to_json(), indent=None)
     else:
         for note in report.notes:
-            _echo(f"note: {note}", err=True)
+            echo(f"note: {note}", err=True)
         what = "rebuilt" if report.full else "updated"
         plan = report.plan
-        _echo(
+        echo(
             f"{what} index at {report.commit[:7] if report.commit else '(no commits)'}: "
             f"{report.files} memory files; {len(plan.added)} added, {len(plan.modified)} "
             f"modified, {len(plan.deleted)} deleted, {len(plan.renamed)} renamed in "
             f"{round(report.seconds, 3)}s"
         )
         if emb is not None:
-            _echo(
+            echo(
                 emb.skipped
                 or f"embedded {emb.done} items ({emb.pending} of {emb.total} "
                 f"still pending) in {emb.seconds:.1f}s"
             )
         elif outcome.hint:
-            _echo(f"note: {outcome.hint}", err=True)
+            echo(f"note: {outcome.hint}", err=True)
     if outcome.embed_error:
         raise SearchUnavailable(f"{outcome.embed_error} (the lexical index is up to date)")
 
@@ -221,29 +219,29 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     ws, cfg = _workspace(ctx, lenient=True)  # a bad setting is reported, not a reason to stop
     info = read_status(ws, cfg, deep=deep)
     if as_json:
-        _print_json(info.to_json())
+        print_json(info.to_json())
         return
-    _echo(f"workspace: {info.workspace}")
+    echo(f"workspace: {info.workspace}")
     for warning in info.config_warnings:
-        _echo(f"warning: {warning}")
+        echo(f"warning: {warning}")
     for error in info.config_errors:
-        _echo(f"config error: {error}")
+        echo(f"config error: {error}")
     if info.config_errors:
-        _echo("  (shown here with the default; commands that read it fail until it is fixed: "
-              "'gitmem config list' shows every layer, 'gitmem config set' fixes it)")
-    _echo(info.merge_driver.line)
+        echo("  (shown here with the default; commands that read it fail until it is fixed: "
+             "'gitmem config list' shows every layer, 'gitmem config set' fixes it)")
+    echo(info.merge_driver.line)
     if not info.indexed:
-        _echo("index: none yet; run 'gitmem index'")
+        echo("index: none yet; run 'gitmem index'")
         return
     if info.index_error:
-        _echo(f"index: {info.index}: {info.index_error}")
+        echo(f"index: {info.index}: {info.index_error}")
         return
     state = "up to date" if info.up_to_date else "behind HEAD; run 'gitmem index'"
     last = info.last_indexed_commit
-    _echo(
+    echo(
         f"index: {info.index} ({state}; last indexed commit {last[:7] if last else 'none'})"
     )
-    _echo(
+    echo(
         f"files: {info.files}  facts: {info.facts}  entities: {info.entities}  "
         f"chunks: {info.chunks}"
     )
@@ -253,10 +251,10 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         if paths:
             files = "1 memory file" if len(paths) == 1 else f"{len(paths)} memory files"
             names = ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else "")
-            _echo(f"uncommitted: {files} {what} ({names})")
+            echo(f"uncommitted: {files} {what} ({names})")
     sem, vec = info.semantic, info.semantic.vectors
     if sem.active:
-        _echo(
+        echo(
             f"semantic search: {sem.provider} ({sem.model}); embedded "
             f"{vec.embedded if vec else 0} of {vec.total_items if vec else 0} items"
             + (f", {vec.pending} pending ({FILL_SAID[sem.fill]})"
@@ -266,23 +264,23 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
             + (f"; vectors: {vec.vector_search}" if vec and vec.vector_search else "")
         )
     else:
-        _echo(f"semantic search: off ({sem.hint})")
+        echo(f"semantic search: off ({sem.hint})")
     if info.integrity not in (None, "ok"):
-        _echo(f"integrity check: {info.integrity} ('gitmem index --force' rebuilds it)")
+        echo(f"integrity check: {info.integrity} ('gitmem index --force' rebuilds it)")
     if sem.check is not None:
         done = "loaded" if sem.check.model_kind == "local" else "answered"
-        _echo(f"model: {sem.check.model_name} {done}: {sem.check.dimensions} dimensions, "
-              f"in {sem.check.load_seconds:.2f} s")
+        echo(f"model: {sem.check.model_name} {done}: {sem.check.dimensions} dimensions, "
+             f"in {sem.check.load_seconds:.2f} s")
     if info.sqlite_vec_check is not None:
-        _echo(f"sqlite-vec: {info.sqlite_vec_check}")
+        echo(f"sqlite-vec: {info.sqlite_vec_check}")
     elif info.sqlite_vec is False:
-        _echo(
+        echo(
             f"sqlite-vec: not loaded ({info.sqlite_vec_error}); vector search "
             "uses an exact scan"
         )
-    _echo(f"warnings: {len(info.warnings)}")
+    echo(f"warnings: {len(info.warnings)}")
     for w in info.warnings:
-        _echo(f"  {w.location}: {w.message}")
+        echo(f"  {w.location}: {w.message}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -290,7 +288,7 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(1, 1000),
+    type=click.IntRange(*K_RANGE),
     default=None,
     help="How many results (default 8, or recall.k in config).",
 )
@@ -317,7 +315,7 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
 )
 @click.option(
     "--mode",
-    type=click.Choice(["hybrid", "lexical", "semantic"]),
+    type=click.Choice(MODES),
     default="hybrid",
     show_default=True,
     help="Search mode; without an embedding provider hybrid is lexical and semantic is an "
@@ -358,7 +356,6 @@ def recall(
     window when no --since/--until/--around is given; --json says which window was applied.
     """
     from gitmem.recall.answer import RecallRequest
-    from gitmem.recall_cli import recall_command
 
     req = RecallRequest(
         query=query,
@@ -374,16 +371,7 @@ def recall(
         verbose=verbose,
     )
     recall_command(_ctx_path(ctx), req, min_score=min_score, as_json=as_json, warm=_warm(ctx),
-                   process=bool(ctx.obj and ctx.obj.get("process")))
-
-
-def _autostart(ctx: click.Context, ws: Workspace, cfg: Config) -> None:
-    """After a recall or get that no warm process answered, start one in the background for
-    the next (warm.autostart; never in CI, a git hook, or a caller of ``run`` in-process)."""
-    if ctx.obj and ctx.obj.get("process") and _warm(ctx) is None:
-        from gitmem.warm.client import autostart
-
-        autostart(str(ws.repo_root), enabled=cfg.warm_autostart)
+                   process=_process(ctx))
 
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -404,108 +392,108 @@ def _print_fact(f: FactView) -> None:
     if f.event_start and (f.event_start, f.event_end) != (f.stated, f.stated):
         period = f" (event {f.event_start}" + (
             f" – {f.event_end})" if f.event_end and f.event_end != f.event_start else ")")
-    _echo(f"  {f.stated}{conf}  {f.content}{period}")
-    _echo(_style(f"      {f.source}", fg="cyan"))
+    echo(f"  {f.stated}{conf}  {f.content}{period}")
+    echo(style(f"      {f.source}", fg="cyan"))
     for old in f.history[:HISTORY_SHOWN]:
         c = f" c={old.confidence:.2f}" if old.confidence is not None else ""
-        _echo(f"      was{c}: {old.content}  (until {old.until})  ",
-              _style(old.source, fg="cyan"))
+        echo(f"      was{c}: {old.content}  (until {old.until})  ",
+             style(old.source, fg="cyan"))
     if len(f.history) > HISTORY_SHOWN:
-        _echo(f"      … and {len(f.history) - HISTORY_SHOWN} earlier (--json lists them)")
+        echo(f"      … and {len(f.history) - HISTORY_SHOWN} earlier (--json lists them)")
 
 
 def _print_opinion(o: OpinionView, chart: bool) -> None:
     conf = "  -  " if o.confidence is None else f"{o.confidence:.2f}"
-    _echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  ",
-          _style(o.source, fg="cyan"))
+    echo(f"  {conf}  {o.statement}  (updated {o.updated or '-'})  ",
+         style(o.source, fg="cyan"))
     if o.history is None or o.evidence_history is None:
         if o.folded is not None:
             span = (o.folded.first if o.folded.count == 1
                     else f"{o.folded.first} … {o.folded.last}")
-            _echo(f"        {o.folded.count} earlier: {span}  (--history lists them)")
+            echo(f"        {o.folded.count} earlier: {span}  (--history lists them)")
         for e in o.evidence:
             c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
-            _echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
+            echo(f"        {e.stance:<7} {e.source}{c}  {e.fact_id}")
         return
     stated = [p.evidence.confidence for p in o.evidence_history]
-    _echo("        evidence over time (each entry's c)" + (
+    echo("        evidence over time (each entry's c)" + (
         f": {_spark([c for c in stated if c is not None], 1.0)}" if chart and any(
             c is not None for c in stated) else ""))
     for said in o.evidence_history:
         e = said.evidence
         c = "no c  " if e.confidence is None else f"c={e.confidence:.2f}"
-        _echo(f"        {said.date or '-':<10}  {e.stance:<7} {c}  {e.source}  "
-              f"{said.content or e.fact_id}")
+        echo(f"        {said.date or '-':<10}  {e.stance:<7} {c}  {e.source}  "
+             f"{said.content or e.fact_id}")
     values = [p.confidence or 0.0 for p in o.history]
-    _echo("        confidence by commit" + (
+    echo("        confidence by commit" + (
         f": {_spark(values, 1.0)}  {values[0]:.2f} → {values[-1]:.2f}" if chart and values
         else ""))
     for p in o.history:
         shown = "-" if p.confidence is None else f"{p.confidence:.2f}"
-        _echo(f"        {p.date}  {p.commit[:7]}  {shown}")
+        echo(f"        {p.date}  {p.commit[:7]}  {shown}")
 
 
 def _print_entity(v: EntityView) -> None:
-    _echo(_style(v.name, bold=True),
-          f"  (aliases: {', '.join(v.aliases)})" if v.aliases else "")
+    echo(style(v.name, bold=True),
+         f"  (aliases: {', '.join(v.aliases)})" if v.aliases else "")
     if v.as_of:
-        _echo(f"as of {v.as_of}")
+        echo(f"as of {v.as_of}")
     counts = v.counts
-    _echo(f"mentions: {counts['mentions']}  facts: {counts['facts']}" + "".join(
+    echo(f"mentions: {counts['mentions']}  facts: {counts['facts']}" + "".join(
         f"  {k}: {counts[k]}" for k in ("world", "experience", "opinion", "observation")
         if counts.get(k)))
     for label, m in (("first mention", v.first_mention), ("last mention", v.last_mention)):
         if m is not None:
-            _echo(f"{label}: {m.date}  ", _style(m.source, fg="cyan"))
+            echo(f"{label}: {m.date}  ", style(m.source, fg="cyan"))
     if v.page is not None:
-        _echo("")
-        _echo(_style(f"page {v.page.source or v.page.path}", fg="cyan"))
+        echo("")
+        echo(style(f"page {v.page.source or v.page.path}", fg="cyan"))
         for line in v.page.text.split("\n"):
-            _echo(f"  {line}")
+            echo(f"  {line}")
     for kind, facts in v.facts.items():
         total = counts.get(kind, len(facts))
         more = f", newest {len(facts)} current" if total > len(facts) else ""
-        _echo("")
-        _echo(_style(f"{kind} ({total}{more})", bold=True))
+        echo("")
+        echo(style(f"{kind} ({total}{more})", bold=True))
         for f in facts:
             _print_fact(f)
     if v.opinions:
-        _echo("")
-        _echo(_style("opinions", bold=True))
+        echo("")
+        echo(style("opinions", bold=True))
         for o in v.opinions:
             _print_opinion(o, chart=False)
     if v.timeline:
-        _echo("")
-        _echo(_style("timeline (mentions per month)", bold=True))
+        echo("")
+        echo(style("timeline (mentions per month)", bold=True))
         years: dict[str, list[int]] = {}
         for month in v.timeline:
             period = str(month["period"])
             years.setdefault(period[:4], [0] * 12)[int(period[5:7]) - 1] = int(month["mentions"])
         top = max(max(ms) for ms in years.values())
         for year, months in years.items():
-            _echo(f"  {year}  {_spark([float(n) for n in months], float(top))}  "
+            echo(f"  {year}  {_spark([float(n) for n in months], float(top))}  "
                        f"{sum(months)}")
     if v.related:
-        _echo("")
-        _echo("related: " + ", ".join(f"{r['entity']} ({r['mentions']})"
+        echo("")
+        echo("related: " + ", ".join(f"{r['entity']} ({r['mentions']})"
                                            for r in v.related))
     for w in v.warnings:
-        _echo(f"note: {w}", err=True)
+        echo(f"note: {w}", err=True)
 
 
 def _print_entity_list(listing: EntityList) -> None:
     if listing.as_of:
-        _echo(f"as of {listing.as_of}")
+        echo(f"as of {listing.as_of}")
     if not listing.entities:
-        _echo("no entities yet: mention one as @Name in a Retain entry")
+        echo("no entities yet: mention one as @Name in a Retain entry")
     else:
-        _echo(f"{'mentions':>8} {'facts':>6}  entity")
+        echo(f"{'mentions':>8} {'facts':>6}  entity")
     for e in listing.entities:
         extra = f"  aliases: {', '.join(e.aliases)}" if e.aliases else ""
         page = f"  {e.page}" if e.page else ""
-        _echo(f"{e.mentions:8d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
+        echo(f"{e.mentions:8d} {e.facts:6d}  {e.name}  (last {e.last or '-'}){page}{extra}")
     for w in listing.warnings:
-        _echo(f"note: {w}", err=True)
+        echo(f"note: {w}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -530,7 +518,7 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
     ws, cfg = _workspace(ctx)
     answer = entity_answer(ws, cfg, name, as_of=as_of, show=limit)
     if as_json:
-        _print_json(answer.to_json())
+        print_json(answer.to_json())
     elif isinstance(answer, EntityList):
         _print_entity_list(answer)
     else:
@@ -561,26 +549,26 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
     answer = list_opinions(ws, cfg, entity=entity_name, min_confidence=min_confidence,
                            as_of=as_of, history=history)
     if as_json:
-        _print_json(answer.to_json())
+        print_json(answer.to_json())
         return
     if answer.as_of:
-        _echo(f"as of {answer.as_of}")
+        echo(f"as of {answer.as_of}")
     if not answer.opinions:
         filtered = entity_name is not None or min_confidence is not None
         if filtered:
-            _echo("no opinions match")
+            echo("no opinions match")
         elif answer.entries[0]:
             n, first = answer.entries
-            _echo(f"no opinions yet (bank/opinions.md), but the memory holds {n} O "
-                  f"entr{'y' if n == 1 else 'ies'}: run 'gitmem reflect --since {first}' "
-                  "to make opinions of them")
+            echo(f"no opinions yet (bank/opinions.md), but the memory holds {n} O "
+                 f"entr{'y' if n == 1 else 'ies'}: run 'gitmem reflect --since {first}' "
+                 "to make opinions of them")
         else:
-            _echo("no opinions yet (bank/opinions.md)")
+            echo("no opinions yet (bank/opinions.md)")
     chart = sys.stdout.isatty()
     for o in answer.opinions:
         _print_opinion(o, chart)
     for w in answer.warnings:
-        _echo(f"note: {w}", err=True)
+        echo(f"note: {w}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -605,13 +593,13 @@ def get(
     ws, cfg = _workspace(ctx)
     res = get_target(ws, cfg, target, start=start, count=count, at=rev)
     if as_json:
-        _print_json(res.to_json(), indent=None)
+        print_json(res.to_json(), indent=None)
     else:
         for line in res.lines:
-            _echo(line)
+            echo(line)
         if res.note:
-            _echo(f"note: {res.note}", err=True)
-    _autostart(ctx, ws, cfg)
+            echo(f"note: {res.note}", err=True)
+    autostart_after(ws, cfg, process=_process(ctx), warm=_warm(ctx))
 
 
 @cli.command("reflect", context_settings=CONTEXT)
@@ -638,23 +626,23 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
     ws, cfg = _workspace(ctx)
     report = reflect(ws, cfg, since=since, dry_run=dry_run, commit=do_commit)
     for w in report.warnings:
-        _echo(f"warning: {w}", err=True)
+        echo(f"warning: {w}", err=True)
     if as_json:
-        _print_json(report.to_json())
+        print_json(report.to_json())
         return
     if not report.changed:
         if dry_run:  # cron stays quiet; a person trying it out is told
             since_text = f"since {report.window_start}" if report.window_start else "in all"
             n = report.facts_read
-            _echo(f"dry run: nothing to do: {n} fact{'' if n == 1 else 's'} recorded "
-                  f"{since_text}, nothing to write")
+            echo(f"dry run: nothing to do: {n} fact{'' if n == 1 else 's'} recorded "
+                 f"{since_text}, nothing to write")
         return
     if dry_run:
-        _echo("dry run: nothing was written; a real run would write:")
+        echo("dry run: nothing was written; a real run would write:")
     for line in report.lines():
-        _echo(line)
+        echo(line)
     if report.commit:
-        _echo(f"committed {report.commit[:7]}: {report.title()}")
+        echo(f"committed {report.commit[:7]}: {report.title()}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -682,9 +670,9 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
     ws, cfg = _workspace(ctx)
     result = run_review(ws, cfg, range_spec)
     if as_json or fmt == "json":
-        _print_json(result.to_json())
+        print_json(result.to_json())
     else:
-        _echo(render(result, link_base), nl=False)
+        echo(render(result, link_base), nl=False)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -707,18 +695,18 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
     done = retain_and_index(ws, cfg, entry, replaces=replaces)
     res = done.result
     if as_json:
-        _print_json(done.to_json(), indent=None)
+        print_json(done.to_json(), indent=None)
     else:
-        _echo(f"retained {res.source} in {res.commit[:7]}")
+        echo(f"retained {res.source} in {res.commit[:7]}")
         for fact_id in done.replaces:
-            _echo(f"  replaces {fact_id} (declared)")
+            echo(f"  replaces {fact_id} (declared)")
         if done.may_replace:
-            _echo("earlier facts about the same subjects (confirm with --replaces REF):")
+            echo("earlier facts about the same subjects (confirm with --replaces REF):")
         for c in done.may_replace:
             mark = "replaced by the rule" if c.rule else "kept"
-            _echo(f"  {c.fact_id}  {c.source}  {c.stated}  [{mark}]  {c.text}")
+            echo(f"  {c.fact_id}  {c.source}  {c.stated}  [{mark}]  {c.text}")
     if done.not_indexed:
-        _echo(f"gitmem: {done.not_indexed_note}", err=True)
+        echo(f"gitmem: {done.not_indexed_note}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -751,17 +739,17 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> 
 
     ws, cfg = _workspace(ctx)
     if stop:
-        _echo(server.stop(ws) or "no warm process serves this workspace")
+        echo(server.stop(ws) or "no warm process serves this workspace")
         return
     warning = unconfigured_warning(cfg)
     if warning is not None:
-        _echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
 
     def announce(info: dict[str, Any]) -> None:
         if as_json:
-            _print_json(info, indent=None)
+            print_json(info, indent=None)
         else:
-            _echo(f"gitmem: serving {info['serving']} on {info['socket']} (exits after "
+            echo(f"gitmem: serving {info['serving']} on {info['socket']} (exits after "
                        f"{info['idle_timeout']:g} s idle)", err=True)
 
     server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
@@ -779,9 +767,9 @@ def reset(ctx: click.Context, as_json: bool) -> None:
     existed = ws.index_path.exists()
     remove_index_files(ws.index_path)
     if as_json:
-        _print_json({"removed": existed, "index": str(ws.index_path)}, indent=None)
+        print_json({"removed": existed, "index": str(ws.index_path)}, indent=None)
     else:
-        _echo(f"removed {ws.index_path}" if existed else "no index to remove")
+        echo(f"removed {ws.index_path}" if existed else "no index to remove")
 
 
 @cli.group(context_settings=CONTEXT)
@@ -800,7 +788,7 @@ def hooks_install(ctx: click.Context) -> None:
 
     ws, _ = _workspace(ctx)
     for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
-        _echo(line)
+        echo(line)
 
 
 @hooks.command("uninstall", context_settings=CONTEXT)
@@ -811,7 +799,7 @@ def hooks_uninstall(ctx: click.Context) -> None:
 
     ws, _ = _workspace(ctx)
     for line in hookmod.uninstall(ws.repo_root):
-        _echo(line)
+        echo(line)
 
 
 @hooks.command("status", context_settings=CONTEXT)
@@ -826,7 +814,7 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
     ws, _ = _workspace(ctx)
     states = hookmod.status(ws.repo_root)
     if as_json:
-        _print_json([h.to_json() for h in states])
+        print_json([h.to_json() for h in states])
         return
     for h in states:
         extra = " (chains your previous hook)" if h.chained else ""
@@ -835,8 +823,8 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
             if h.state != "installed" or h.python_ok
             else " — its Python is gone; run 'gitmem hooks install' again"
         )
-        _echo(f"{h.name}: {h.state}{extra}{broken}  {h.path}")
-    _echo(driver_state(ws.repo_root, ws.prefix).line)
+        echo(f"{h.name}: {h.state}{extra}{broken}  {h.path}")
+    echo(driver_state(ws.repo_root, ws.prefix).line)
 
 
 @hooks.command("run", context_settings=CONTEXT)
@@ -882,16 +870,16 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
         report = run_sync(ws, cfg, remote)
     except SyncConflict as exc:
         if as_json:
-            _print_json({"conflicts": exc.files, "error": str(exc)}, indent=None)
+            print_json({"conflicts": exc.files, "error": str(exc)}, indent=None)
         raise
     if as_json:
-        _print_json(report.to_json(), indent=None)
+        print_json(report.to_json(), indent=None)
         return
     merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
-    _echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
-          f"{(report.head or '-')[:7]}")
+    echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
+         f"{(report.head or '-')[:7]}")
     if report.driver.state != "registered":
-        _echo(f"note: {report.driver.line}", err=True)
+        echo(f"note: {report.driver.line}", err=True)
 
 
 @cli.group(context_settings=CONTEXT)
@@ -914,7 +902,7 @@ def model_pull(ctx: click.Context, ref: str | None) -> None:
     target = ref or cfg.embed_model
     with _progress(f"downloading {target}", "MB", _megabytes) as progress:
         path = pull(target, progress=progress)
-    _echo(f"{target}: {path}")
+    echo(f"{target}: {path}")
 
 
 @model.command("list", context_settings=CONTEXT)
@@ -925,12 +913,12 @@ def model_list(as_json: bool) -> None:
 
     models = list_models()
     if as_json:
-        _print_json([{"ref": r, "bytes": n} for r, n in models], indent=None)
+        print_json([{"ref": r, "bytes": n} for r, n in models], indent=None)
         return
     if not models:
-        _echo("no models downloaded; 'gitmem model pull' fetches embed.model")
+        echo("no models downloaded; 'gitmem model pull' fetches embed.model")
     for ref, size in models:
-        _echo(f"{ref}  {size / 1048576:.1f} MB")
+        echo(f"{ref}  {size / 1048576:.1f} MB")
 
 
 @cli.group("config", context_settings=CONTEXT)
@@ -962,18 +950,18 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
 
     report = list_settings(_config_repo(ctx))
     if as_json:
-        _print_json(report.to_json())
+        print_json(report.to_json())
         return
     for source, path in report.files.items():
-        _echo(f"# {source} config: {path}")
+        echo(f"# {source} config: {path}")
     for s in report.settings:
-        _echo(f"{s.key} = {s.listed()}")
+        echo(f"{s.key} = {s.listed()}")
         for line in s.overridden():
-            _echo(f"    also {line}")
+            echo(f"    also {line}")
     for warning in report.warnings:
-        _echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     for error in report.errors:
-        _echo(f"error: {error}", err=True)
+        echo(f"error: {error}", err=True)
 
 
 @config_group.command("get", context_settings=CONTEXT)
@@ -988,9 +976,9 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
 
     setting = get_setting(_config_repo(ctx), key)
     if as_json:
-        _print_json(setting.to_json(), indent=None)
+        print_json(setting.to_json(), indent=None)
     else:
-        _echo(setting.text())
+        echo(setting.text())
     if setting.error:
         raise GitmemError(setting.error)
 
@@ -1005,9 +993,9 @@ def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
     from gitmem.settings import set_setting
 
     change = set_setting(_config_repo(ctx), key, value, repo=repo)
-    _echo(change.text())
+    echo(change.text())
     if change.rewritten:
-        _echo(f"note: {change.path} was rewritten from its settings (comments not kept)",
+        echo(f"note: {change.path} was rewritten from its settings (comments not kept)",
                    err=True)
 
 
@@ -1020,7 +1008,7 @@ def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
     from gitmem.settings import unset_setting
 
     change = unset_setting(_config_repo(ctx), key, repo=repo)
-    _echo(change.text())
+    echo(change.text())
 
 
 def run(args: list[str] | None = None, color: bool | None = None,
@@ -1038,7 +1026,7 @@ def run(args: list[str] | None = None, color: bool | None = None,
         except click.exceptions.Exit as exc:
             return int(exc.exit_code)
         except click.exceptions.Abort:
-            _echo("", err=True)
+            echo("", err=True)
             return 130
         except click.UsageError as exc:
             exc.show()

@@ -217,17 +217,6 @@ def config_found() -> bool:
     return any(value for name, value in os.environ.items() if name.startswith("GITMEM_EMBED_"))
 
 
-def private_file(path: Path) -> Path:
-    """Create ``path`` if needed as a user-only file (0600), or make an existing one so."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    try:
-        if os.fstat(fd).st_mode & 0o077:
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    return path
-
-
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[tuple[str, str], Any]:
     out: dict[tuple[str, str], Any] = {}
     for key, value in data.items():

@@ -16,13 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.config import private_file
 from gitmem.domain import HookFileState
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.git import find_repo_root, hooks_dir
 from gitmem.locks import QUEUE_LOCK, file_lock, writer_lock
 from gitmem.records import dataclass
-from gitmem.userdirs import private_dir
+from gitmem.userdirs import private_dir, private_file
 
 if TYPE_CHECKING:
     from gitmem.workspace import Workspace

@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from gitmem.config import Config
     from gitmem.index.watch import WarmState
     from gitmem.recall.answer import RecallRequest
     from gitmem.recall.search import Result
+    from gitmem.workspace import Workspace
 
 MODES = ("hybrid", "lexical", "semantic")  # click.Choice of gitmem recall --mode
 K_RANGE = (1, 1000)  # click.IntRange of --k
@@ -110,7 +112,7 @@ def run_alone(argv: list[str]) -> int | None:
     if "_GITMEM_COMPLETE" in os.environ:
         return None  # shell completion: click answers it
     plain = parse_plain(argv)
-    if plain is None or plain.query is None:
+    if plain is None:
         return None
     from gitmem.terminal import exit_status, interrupted
 
@@ -149,12 +151,7 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
     from gitmem.recall.present import recall as recall_answer
     from gitmem.terminal import echo, print_json
 
-    if warm is not None:
-        ws, cfg = warm.open_workspace(start)
-    else:
-        from gitmem.workspace import open_workspace
-
-        ws, cfg = open_workspace(start)
+    ws, cfg = open_for(start, warm)
     response = recall_answer(ws, cfg, req, min_score=min_score, warm=warm)
     if as_json:
         print_json(response.to_json())
@@ -165,6 +162,24 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
             how = "preferring results near" if tw.applied_as == "boost" else "only"
             echo(f"{how} {span} ('{tw.phrase}')", err=True)
         print_results(response.results, response.warnings)
+    autostart_after(ws, cfg, process=process, warm=warm)
+
+
+def open_for(start: Path, warm: WarmState | None, *,
+             lenient: bool = False) -> tuple[Workspace, Config]:
+    """The workspace at ``start``: as the warm process keeps it, or opened now."""
+    if warm is not None:
+        return warm.open_workspace(start, lenient=lenient)
+    from gitmem.workspace import open_workspace
+
+    return open_workspace(start, lenient=lenient)
+
+
+def autostart_after(ws: Workspace, cfg: Config, *, process: bool,
+                    warm: WarmState | None) -> None:
+    """After a command that no warm process answered, in the ``gitmem`` process itself, start
+    one in the background for the next (warm.autostart; never in CI, a git hook, or a caller
+    of ``run`` in-process)."""
     if process and warm is None:
         from gitmem.warm.client import autostart
 

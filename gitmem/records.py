@@ -7,7 +7,9 @@ never instantiates (a lexical recall made 43 and used 22; the parser's, the inde
 embedder's types come with their modules). This decorator defers that work to the class's
 first instance: its first ``__init__``, or the first ``__setstate__`` of an instance unpickled
 or copied from another process's (a parse worker's results), so every instance is a real
-dataclass instance. The class is the same object all
+dataclass instance. ``dataclasses`` puts its ``__init__`` in place of the first-use one in one
+step, so a thread that instantiates the class meanwhile waits for it in :func:`made`, never
+meets it half made (``object.__init__``). The class is the same object all
 along; what ``dataclasses`` makes of it is exactly what it would have made at definition
 (nothing it reads changes in between: no class here subclasses a dataclass, and the class body
 is run once). Only asking the class itself before any instance exists differs:
@@ -52,24 +54,11 @@ def dataclass(cls: type[T] | None = None, /, *,
     """``@dataclass`` or ``@dataclass(frozen=True)``, made on first use."""
 
     def wrap(klass: type[T]) -> type[T]:
-        for name, value in ((_PENDING, frozen), ("__init__", _first_init),
-                            ("__setstate__", _first_setstate)):
+        for name, value in ((_PENDING, frozen), *_HOOKS):
             setattr(klass, name, value)
-        _WAITING.append(klass)
         return klass
 
     return wrap if cls is None else wrap(cls)
-
-
-_WAITING: list[type] = []  # the classes defined with this decorator, until make_all
-
-
-def make_all() -> None:
-    """Make every class defined so far. A process about to run threads side by side (the warm
-    process embeds the query on a thread of its own) calls this first: while one thread makes
-    a class, another that instantiates it meanwhile would find ``object.__init__``."""
-    while _WAITING:
-        _make_pending(_WAITING.pop(0))
 
 
 def _make_pending(klass: type) -> None:
@@ -101,19 +90,41 @@ def made(cls: type[T]) -> type[T]:
         frozen = cls.__dict__.get(_PENDING)
         if frozen is None:
             return cls
-        # Read the code file first: between the delattr and dataclasses' own __init__, another
-        # thread that instantiates the class finds object's (reading a file lets it run then).
-        _CODE.load()
-        for name in (_PENDING, "__init__", "__setstate__"):
-            delattr(cls, name)
+        # dataclasses' own names, meanwhile: the builtin exec, and its setter of new methods
+        shims: dict[str, Any] = {"exec": _exec_cached}
+        if _REAL_SET_NEW_ATTRIBUTE is None:  # another dataclasses: it adds what is not there
+            delattr(cls, "__init__")
+        else:
+            shims["_set_new_attribute"] = _set_new_attribute
         namespace = vars(dataclasses)
-        namespace["exec"] = _exec_cached  # dataclasses' own name for the builtin, meanwhile
+        saved = {name: namespace[name] for name in shims if name in namespace}
+        namespace.update(shims)
         try:
-            return dataclasses.dataclass(frozen=frozen)(cls)  # noqa: TID251 (made here, once)
+            dataclasses.dataclass(frozen=frozen)(cls)  # noqa: TID251 (made here, once)
         finally:
-            namespace.pop("exec", None)
+            for name in shims:
+                namespace.pop(name, None)
+            namespace.update(saved)
+        for name in (_PENDING, "__setstate__"):  # a caller meanwhile waited in made()
+            delattr(cls, name)
+        return cls
 
 
+_REAL_SET_NEW_ATTRIBUTE = getattr(dataclasses, "_set_new_attribute", None)  # (Python 3.11 has it)
+
+
+def _set_new_attribute(cls: type, name: str, value: Any) -> bool:
+    """``dataclasses._set_new_attribute``, which adds a method the class does not define,
+    except that the first-use ``__init__`` is replaced by ``dataclasses``' own in one step:
+    there is no moment without an ``__init__`` for another thread to find ``object``'s."""
+    if name == "__init__" and cls.__dict__.get(name) is _first_init:
+        value.__qualname__ = f"{cls.__qualname__}.{value.__name__}"
+        setattr(cls, name, value)
+        return False
+    return bool(_REAL_SET_NEW_ATTRIBUTE(cls, name, value))  # type: ignore[misc]
+
+
+_HOOKS = (("__init__", _first_init), ("__setstate__", _first_setstate))
 _CODE = InterpreterFile("dataclass", (2, sys.flags.optimize))  # methods' source -> code
 
 

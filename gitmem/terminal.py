@@ -17,7 +17,9 @@ what cannot be encoded), as click does for a misconfigured locale.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -39,8 +41,7 @@ class _Color(threading.local):
 
 
 _COLOR = _Color()
-_CODES = {"bold": 1, "black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34,
-          "magenta": 35, "cyan": 36, "white": 37}
+_CODES = {"bold": 1, "yellow": 33, "cyan": 36}  # what gitmem prints with; click.style's codes
 _RESET = "\x1b[0m"
 
 
@@ -75,9 +76,14 @@ def echo(*parts: str, err: bool = False, nl: bool = True) -> None:
     if nl:
         text += "\n"
     color = _COLOR.value
-    if not (_isatty(stream) if color is None else color):
-        text = compiled(r"\033\[[;?0-9]*[a-zA-Z]").sub("", text)  # click's strip_ansi
+    if "\x1b" in text and not (_isatty(stream) if color is None else color):
+        text = _ansi().sub("", text)  # (only style's codes: visible escaped any other)
     _write(stream, text)
+
+
+@functools.cache
+def _ansi() -> re.Pattern[str]:
+    return compiled(r"\033\[[;?0-9]*[a-zA-Z]")  # click's strip_ansi
 
 
 def print_json(data: Any, *, indent: int | None = 2) -> None:
@@ -148,8 +154,7 @@ def crash_log(exc: BaseException) -> Path:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from gitmem.config import private_file
-    from gitmem.userdirs import private_dir, user_cache_dir
+    from gitmem.userdirs import private_dir, private_file, user_cache_dir
 
     try:
         base = private_dir(user_cache_dir())

@@ -2,7 +2,7 @@
 
 The bottom of the layers (standard library only), so that :mod:`gitmem.records` may keep a file
 too. ``user_cache_dir`` is where models, logs and the per-interpreter files live;
-:mod:`gitmem.config` gives it to the rest.
+``private_dir`` and ``private_file`` make gitmem's own folders and files user-only.
 
 An :class:`InterpreterFile` holds what Python would otherwise compute again in every process,
 for one interpreter build only (``regex-cpython-311.marshal``: the SRE programs of
@@ -49,6 +49,17 @@ def private_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     if path.stat().st_mode & 0o077:
         path.chmod(0o700)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` if needed as a user-only file (0600), or make an existing one so."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
     return path
 
 
@@ -145,9 +156,7 @@ class InterpreterFile:
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             # user-only whatever the umask: a file others may write is not read back
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-            with open(fd, "wb") as fh:
-                fh.write(marshal.dumps((self.stamp, entries)))
+            private_file(tmp).write_bytes(marshal.dumps((self.stamp, entries)))
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

@@ -57,7 +57,8 @@ def test_a_class_is_made_at_its_first_instance_as_the_standard_one() -> None:
     b = box()
     b.items.append(1)
     assert b == box([1]) and box().items == []
-    assert point.__init__ is not object.__init__ and "__setstate__" not in point.__dict__
+    assert point.__init__ is not object.__init__
+    assert "__setstate__" not in point.__dict__ and "__new__" not in point.__dict__
 
 
 def test_made_makes_a_pending_class_for_questions_about_the_class() -> None:
@@ -143,7 +144,8 @@ classes = [gitmem.domain.Citation, gitmem.domain.Fact, gitmem.config.Config,
 out = []
 for cls in classes:
     records.made(cls)
-    code = [(name, fn.__code__.co_code.hex(), repr(fn.__code__.co_consts), fn.__code__.co_filename,
+    code = [(name, fn.__qualname__, fn.__code__.co_code.hex(), repr(fn.__code__.co_consts),
+             fn.__code__.co_filename,
              sorted(map(str, fn.__annotations__.items())))
             for name, fn in sorted(vars(cls).items())
             if name.startswith("__") and hasattr(fn, "__code__")]
@@ -210,9 +212,41 @@ def test_the_code_file_is_user_only_and_used_whatever_the_umask(tmp_path: Path) 
     assert path.is_file() and not path.is_symlink()  # replaced by a file of its own
 
 
-def test_make_all_makes_every_class_defined_so_far_bases_first() -> None:
+def test_a_thread_that_instantiates_a_class_being_made_waits_for_it() -> None:
+    """While one thread makes a class (held here inside dataclasses' work), another that
+    instantiates it meets the first-use hook still in place and waits, then gets a whole
+    instance: it never finds the class half made (``object.__init__``, no arguments)."""
     from gitmem import records
 
+    point, _ = _classes()
+    inside, go = threading.Event(), threading.Event()
+    real = records._exec_cached
+
+    def held(*args: object) -> None:
+        inside.set()
+        assert go.wait(60)  # a bound for failures only
+        real(*args)  # type: ignore[arg-type]
+
+    out: list[object] = []
+    records._exec_cached = held  # type: ignore[assignment]
+    try:
+        maker = threading.Thread(target=lambda: out.append(point(1)))
+        maker.start()
+        assert inside.wait(60)
+        records._exec_cached = real  # the second thread's own work is not held
+        other = threading.Thread(target=lambda: out.append(point(2)))
+        other.start()
+        other.join(1.0)  # it may now run into the class being made (it must not fail)
+        go.set()
+        maker.join()
+        other.join()
+    finally:
+        records._exec_cached = real
+        go.set()
+    assert sorted(out, key=repr) == [point(1), point(2)]
+
+
+def test_bases_are_made_first() -> None:
     @dataclass(frozen=True)
     class Base:
         x: int
@@ -222,7 +256,5 @@ def test_make_all_makes_every_class_defined_so_far_bases_first() -> None:
         y: int = 0
 
     assert _pending(Base) and _pending(Child)
-    records.make_all()
-    assert not _pending(Base) and not _pending(Child) and records._WAITING == []
-    assert [f.name for f in dataclasses.fields(Child)] == ["x", "y"]
     assert Child(1, 2) == Child(1, 2) and Base(1) != Child(1)
+    assert not _pending(Base) and [f.name for f in dataclasses.fields(Child)] == ["x", "y"]

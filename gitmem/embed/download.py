@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from gitmem.config import private_file
 from gitmem.embed.base import EmbeddingError
 from gitmem.errors import LockBusy
 from gitmem.parse.patterns import compiled
 from gitmem.records import dataclass
-from gitmem.userdirs import private_dir, user_cache_dir
+from gitmem.userdirs import private_dir, private_file, user_cache_dir
 
 if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
     import httpx

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import apsw
 
-from gitmem.config import private_file
 from gitmem.index.store import batched, marks
-from gitmem.userdirs import private_dir
+from gitmem.userdirs import private_dir, private_file
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS cache (

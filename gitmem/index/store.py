@@ -20,7 +20,6 @@ from typing import Any, TypeVar, cast
 
 import apsw
 
-from gitmem.config import private_file
 from gitmem.domain import MemoryFile, Opinion, ParsedFile, Warn
 from gitmem.index.items import (
     MAX_PASSAGES,
@@ -40,6 +39,7 @@ from gitmem.index.schema import (
 )
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key
+from gitmem.userdirs import private_file
 from gitmem.workspace import OPINIONS_PATH
 
 T = TypeVar("T")

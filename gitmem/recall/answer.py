@@ -31,7 +31,7 @@ from gitmem.recall.search import (
     search_words,
 )
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
-from gitmem.records import dataclass, make_all
+from gitmem.records import dataclass
 from gitmem.workspace import Workspace, first_time
 
 if TYPE_CHECKING:
@@ -273,7 +273,6 @@ class _Embedding:
     def __init__(self, embedder: Embedder, text: str) -> None:
         self._vector: bytes | None = None
         self._error: BaseException | None = None
-        make_all()  # no class is made by two threads at once (gitmem.records)
         self._thread = threading.Thread(target=self._run, args=(embedder, text),
                                         name="gitmem-query-embedding", daemon=True)
         self._thread.start()
