@@ -107,11 +107,12 @@ def test_a_warm_request_searches_the_words_while_the_query_is_embedded(
     warm = WarmState()
     words = search.lexical_candidates
     gate = Gate()
-    seen: list[tuple[bool, bool]] = []
+    seen: list[bool] = []
 
     def searched(*args: Any, **kwargs: Any) -> Any:
-        # the query's embedding is at the server, not answered, while its words are searched
-        seen.append((gate.arrived.wait(60), gate.answered.is_set()))
+        # the query's embedding is at the server, held there by the gate (it cannot be answered
+        # before ``release``), while its words are searched
+        seen.append(gate.arrived.wait(60))
         gate.release.set()
         return words(*args, **kwargs)
 
@@ -123,8 +124,9 @@ def test_a_warm_request_searches_the_words_while_the_query_is_embedded(
         monkeypatch.setattr(search, "lexical_candidates", searched)
         warmed = answer(ws, cfg, RecallRequest(query=query), now=now, warm=warm).to_json()
         monkeypatch.setattr(search, "lexical_candidates", words)
-        assert seen == [(True, False)], seen
-        assert gate.answered.is_set()
+        assert seen == [True], seen
+        # the design's promise is the answer: hybrid, so the held embedding was used, and equal to
+        # a command alone's. When the server's thread finishes after its reply is not promised.
         assert warmed["mode"] == "hybrid" and warmed["results"], warmed
         assert json.dumps(warmed) == json.dumps(alone)
 
