@@ -174,3 +174,16 @@ def test_a_new_rule_version_re_derives_the_graph(notes: Path) -> None:
     code, _, err = gitmem("-C", str(notes), "index")
     assert code == 0 and "the rule of knowledge updates changed" in err
     assert _shown(notes, "Ivan")["Ivan lives in Samara."]["superseded_by"] is not None
+
+
+def test_reflect_digests_show_replaced_facts_apart(notes: Path) -> None:
+    """Reflect's entity pages read the graph: a replaced fact is 'was … until', never listed
+    as a current one; a fact no hard edge reaches stays current (Ivan's duties)."""
+    code, _, err = gitmem("-C", str(notes), "reflect", "--since", "2026-08-01", "--commit")
+    assert code == 0, err
+    page = (notes / "bank" / "entities" / "Ivan.md").read_text()
+    current, _, replaced = page.partition("**Replaced**")
+    assert "Ivan runs the on-call rota." in current
+    assert "Ivan lives in Samara." not in current
+    assert ("- was: Ivan lives in Samara. (memory/2026-09-01.md#L4), until 2026-09-20 "
+            "(memory/2026-09-20.md#L8)") in replaced
