@@ -80,6 +80,11 @@ DEFAULT_MODEL = BENCH_DIR / "models" / "all-MiniLM-L6-v2-q8_0.gguf"
 _ENTRY = re.compile(r"^[WBOS](\(c=[0-9.]+\))?( @[^\s:]+)+:")
 _CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L(?P<end>\d+))?(?:@\w+)?$")
 _NOTES_HEADINGS = ("## Notes", "## Log", "## Today")
+_CHAT_HEADINGS = ("## Conversation", "## Chat log")
+_CHAT_TURN = re.compile(r"^[\w][\w .'-]{0,30}: \S")
+FORMS = ("fact", "prose", "mixed", "chat")
+SETS = {"original": "bench.updates_data", "fresh": "bench.updates_fresh",
+        "heldout": "bench.updates_heldout"}
 
 
 # ------------------------------------------------------------------------------------ records
@@ -95,6 +100,7 @@ class Statement:
     update: bool = True  # of an update (else of a control: both statements stay true)
     path: str = ""
     line: int = 0
+    chat: bool = False  # a chat turn (``Speaker: text``) in a conversation section
 
     @property
     def entry(self) -> bool:
@@ -111,15 +117,36 @@ def is_entry(text: str) -> bool:
     return bool(_ENTRY.match(text))
 
 
+def is_chat(rec: Mapping[str, Any], text: str) -> bool:
+    """A chat turn: a plain line of a ``chat`` record, ``Speaker: text``."""
+    return rec.get("form") == "chat" and not is_entry(text) and bool(_CHAT_TURN.match(text))
+
+
 def load_records(path: Path | None) -> list[dict[str, Any]]:
     if path is None:
-        from bench.updates_data import RECORDS
-
-        return list(RECORDS)
+        return load_module(SETS["original"])
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, list):
         raise SystemExit(f"{path}: want a JSON list of records")
     return data
+
+
+def load_module(name: str, tag: str | None = None) -> list[dict[str, Any]]:
+    """The ``RECORDS`` of a module (``bench.updates_fresh``), each tagged with its ``set``."""
+    import importlib
+
+    try:
+        records = importlib.import_module(name).RECORDS
+    except (ImportError, AttributeError) as exc:
+        raise SystemExit(f"--data-module {name}: no RECORDS list there ({exc})") from exc
+    tag = tag or name.rsplit(".", 1)[-1].removeprefix("updates_")
+    return [{"set": tag, **r} for r in records]
+
+
+def load_set(which: str) -> list[dict[str, Any]]:
+    """``original``, ``fresh``, ``heldout`` or ``all`` (the three together)."""
+    names = list(SETS) if which == "all" else [which]
+    return [r for name in names for r in load_module(SETS[name], name)]
 
 
 def check_records(records: Sequence[Mapping[str, Any]]) -> None:
@@ -134,15 +161,16 @@ def check_records(records: Sequence[Mapping[str, Any]]) -> None:
             problems.append(f"{rid}: missing {sorted(missing)}")
             continue
         if rec["lang"] not in LANGS or rec["kind"] not in ("update", "control") or \
-                rec["form"] not in ("fact", "prose"):
+                rec["form"] not in FORMS:
             problems.append(f"{rid}: lang, kind or form not one of {LANGS}, update|control, "
-                            "fact|prose")
+                            f"{'|'.join(FORMS)}")
         if rec.get("replaces") not in (None, "citation", "fact_id") or \
                 (rec.get("replaces") and (rec["kind"], rec["form"]) != ("update", "fact")):
             problems.append(f"{rid}: replaces is citation|fact_id, on fact updates only")
-        for text in (rec["older"], rec["newer"]):
-            if is_entry(text) != (rec["form"] == "fact"):
-                problems.append(f"{rid}: {text!r} is not written as a {rec['form']}")
+        if not _written_as(rec):
+            problems.append(f"{rid}: {rec['older']!r} / {rec['newer']!r} are not written as a "
+                            f"{rec['form']} (fact: two entries; prose: two note lines; mixed: "
+                            "an entry, then a note line; chat: an entry or a turn, then a turn)")
         for text in (rec["older"], rec["newer"], *rec.get("distractors", ())):
             if text in seen:
                 problems.append(f"{rid}: {text!r} repeats {seen[text]}")
@@ -155,14 +183,27 @@ def check_records(records: Sequence[Mapping[str, Any]]) -> None:
         raise SystemExit("bad records:\n  " + "\n  ".join(dict.fromkeys(problems)))
 
 
+def _written_as(rec: Mapping[str, Any]) -> bool:
+    older, newer = rec["older"], rec["newer"]
+    form = rec["form"]
+    if form == "fact":
+        return is_entry(older) and is_entry(newer)
+    if form == "prose":
+        return not is_entry(older) and not is_entry(newer)
+    if form == "mixed":
+        return is_entry(older) and not is_entry(newer)
+    return (is_entry(older) or is_chat(rec, older)) and is_chat(rec, newer)
+
+
 def _subjects(text: str) -> tuple[str, ...]:
     fact, _ = parse_entry(EntryLines(1, (f"- {text}",)), "memory/x.md", None)
     return () if fact is None else fact.subjects
 
 
 def subject(rec: Mapping[str, Any]) -> str | None:
-    """The entity ``entity`` is asked about: the older fact's first subject."""
-    if rec["form"] != "fact":
+    """The entity ``entity`` is asked about: the older fact's first subject (the older
+    statement is a Retain entry)."""
+    if not is_entry(rec["older"]):
         return None
     return _subjects(rec["older"])[0]
 
@@ -183,15 +224,18 @@ def plan(rec: Mapping[str, Any]) -> list[Statement]:
     weeks = int(rec.get("weeks") or 2 + (h >> 8) % 8)
     newer = older + timedelta(weeks=weeks)
     update = rec["kind"] == "update"
-    out = [Statement(rid, "older", rec["older"], older, update),
-           Statement(rid, "newer", rec["newer"], newer, update)]
+
+    def st(role: str, text: str, day: date) -> Statement:
+        return Statement(rid, role, text, day, update, chat=is_chat(rec, text))
+
+    out = [st("older", rec["older"], older), st("newer", rec["newer"], newer)]
     distractors = list(rec.get("distractors", ()))
     after = distractors.pop() if len(distractors) >= 3 else None
     for n, text in enumerate(distractors, 1):
         days = max(1, round(weeks * 7 * n / (len(distractors) + 1)))
-        out.append(Statement(rid, "distractor", text, older + timedelta(days=days), update))
+        out.append(st("distractor", text, older + timedelta(days=days)))
     if after is not None:
-        out.append(Statement(rid, "distractor", after, newer + timedelta(days=7), update))
+        out.append(st("distractor", after, newer + timedelta(days=7)))
     return out
 
 
@@ -216,7 +260,7 @@ def lay_out(records: Sequence[Mapping[str, Any]]) -> Layout:
         path = f"memory/{day.isoformat()}.md"
         todays = sorted(by_day[day], key=lambda s: _hash(s.text))
         lines = [f"# {day.isoformat()}", ""]
-        prose = [s for s in todays if not s.entry]
+        prose = [s for s in todays if not s.entry and not s.chat]
         if prose:
             bullets = _hash(path) % 3 != 0
             lines += [_NOTES_HEADINGS[_hash(path) % len(_NOTES_HEADINGS)], ""]
@@ -225,6 +269,13 @@ def lay_out(records: Sequence[Mapping[str, Any]]) -> Layout:
                 lines += [f"- {st.text}"] if bullets else [st.text, ""]
             if bullets:
                 lines.append("")
+        chat = [s for s in todays if s.chat]
+        if chat:
+            lines += [_CHAT_HEADINGS[_hash(path) % len(_CHAT_HEADINGS)], ""]
+            for st in chat:
+                placed[(st.record, st.text)] = replace(st, path=path, line=len(lines) + 1)
+                lines.append(f"- {st.text}")
+            lines.append("")
         facts = [s for s in todays if s.entry]
         if facts:
             lines += ["## Retain", ""]
@@ -604,6 +655,11 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"embedding model for hybrid (repeatable; default {DEFAULT_MODEL.name})")
     ap.add_argument("--only", help="languages to run, comma-separated (en, ja, ru, da, zh)")
     ap.add_argument("--data", type=Path, help="records as a JSON list (default: updates_data)")
+    ap.add_argument("--data-module", metavar="NAME",
+                    help="records from a module's RECORDS (bench.updates_fresh)")
+    ap.add_argument("--set", choices=(*SETS, "all"), dest="which",
+                    help="a stored set: original (updates_data), fresh (updates_fresh), "
+                         "heldout (updates_heldout) or all three (default: original)")
     ap.add_argument("--json", type=Path, dest="json_out", metavar="OUT",
                     help="write the report (metrics and every record's scores) here")
     ap.add_argument("--misses", action="store_true", help="print the records that missed")
@@ -616,7 +672,14 @@ def main(argv: list[str] | None = None) -> int:
     if "hybrid" in modes and not models:
         raise SystemExit(f"hybrid needs --model PATH.gguf (or {DEFAULT_MODEL}: "
                          "bash bench/build_model.sh)")
-    records = load_records(args.data)
+    if sum(x is not None for x in (args.data, args.data_module, args.which)) > 1:
+        raise SystemExit("--data, --data-module and --set choose the records: give one")
+    if args.data_module:
+        records = load_module(args.data_module)
+    elif args.which:
+        records = load_set(args.which)
+    else:
+        records = load_records(args.data)
     if args.only:
         wanted = {lang.strip() for lang in args.only.split(",")}
         records = [r for r in records if r.get("lang") in wanted]
