@@ -556,18 +556,18 @@ def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: I
     views: dict[str, dict[str, Any]] = {}
     out: dict[str, dict[str, Any]] = {}
     for rec in records:
-        results = _results(ws, cfg, RecallRequest(query=str(rec["question"]), k=K, mode=mode))
+        question = str(rec["question"])
+        results = recall_results(ws, cfg, RecallRequest(query=question, k=K, mode=mode))
         scored = score_recall(results, rec, idx)
         if k_max:
-            answers = {k: _results(ws, cfg, RecallRequest(query=str(rec["question"]), k=k,
-                                                          mode=mode))
+            answers = {k: recall_results(ws, cfg, RecallRequest(query=question, k=k, mode=mode))
                        for k in range(1, k_max + 1)}
             scored["k_violations"] = k_violations(answers)
         if rec["kind"] == "update":
             newer = idx.of(str(rec["id"]), "newer")[0]
             before = (newer.day - timedelta(days=1)).isoformat()
-            past = _results(ws, cfg, RecallRequest(query=str(rec["question"]), k=K, mode=mode,
-                                                   as_of=before))
+            past = recall_results(ws, cfg, RecallRequest(query=question, k=K, mode=mode,
+                                                         as_of=before))
             scored["as_of"] = score_as_of(past, rec, idx)
         name = subject(rec)
         if name is not None:
@@ -579,8 +579,16 @@ def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: I
     return out
 
 
-def _results(ws: Workspace, cfg: Config, req: RecallRequest) -> list[dict[str, Any]]:
-    resp = answer(ws, cfg, req, now=NOW)
+def no_user_settings(tmp: Path) -> None:
+    """The same answers on every machine: no user configuration, no GITMEM_* settings."""
+    os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
+    for name in [n for n in os.environ if n.startswith("GITMEM_")]:
+        del os.environ[name]
+
+
+def recall_results(ws: Workspace, cfg: Config, req: RecallRequest,
+                   now: datetime = NOW) -> list[dict[str, Any]]:
+    resp = answer(ws, cfg, req, now=now)
     if resp.mode != req.mode:
         raise SystemExit(f"{req.mode} answered as {resp.mode}: {resp.warnings}")
     return list(resp.to_json()["results"])
@@ -861,10 +869,7 @@ def main(argv: list[str] | None = None) -> int:
         if not records:
             raise SystemExit(f"no records in {sorted(wanted)}")
     with tempfile.TemporaryDirectory(prefix="gitmem-updates-") as tmp:
-        # the same answers on every machine: no user configuration, no GITMEM_* settings
-        os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
-        for name in [n for n in os.environ if n.startswith("GITMEM_")]:
-            del os.environ[name]
+        no_user_settings(Path(tmp))
         report = run(records, Path(tmp), modes, models, args.k_max)
     print(markdown(report))
     print("\n" + markdown(report, TRUTH_COLUMNS))
