@@ -7,7 +7,8 @@ indexes it with gitmem's library (no user configuration; lexical, or hybrid with
 given, one llama.cpp thread) and runs its ``CHECKS``: each recall question through
 ``recall.answer`` (k = 8, recall's default, ``now`` after the last note), each ``entity NAME``
 through ``recall.entity``, as the CLI's ``--json`` answers them. Prints PASS or FAIL per check
-with what failed, and the totals.
+with what failed (and the statements to be judged marked or unmarked that the answer does not
+show: nothing wrong is shown about them), and the totals.
 
 Then the held-out chat log (``testing/chatlog_heldout.py``; run it, do not read it): turns of
 conversations in dated notes; per knowledge-update question, does the newer turn come first
@@ -133,13 +134,17 @@ def run_checks(repo: Path, mode: RecallMode, model: Path | None,
             view = entity_view(ws, cfg, check.entity, now=now, show=1000).to_json()
             wrong = check_entity(check, view, loc)
             top: list[str] = []
+            unseen = []
         else:
             results = recall_results(ws, cfg, RecallRequest(query=check.ask, k=K, mode=mode),
                                      now)
             wrong = check_recall(check, results, loc, pairs)
+            unseen = [t for t in dict.fromkeys((*(o for o, _ in check.marked), *check.unmarked))
+                      if rank(results, loc(t)) is None]
             top = [f"{r['source']} {'[replaced] ' if r.get('superseded_by') else ''}"
                    f"{r['snippet'][:70]}".replace("\n", " / ") for r in results[:3]]
-        out.append({"check": asdict(check), "pass": not wrong, "wrong": wrong, "top": top})
+        out.append({"check": asdict(check), "pass": not wrong, "wrong": wrong, "top": top,
+                    "not_shown": unseen})
     return out
 
 
@@ -161,8 +166,9 @@ def report(checks: Sequence[Mapping[str, Any]], chat: Sequence[Mapping[str, Any]
            mode: str) -> str:
     lines = [f"## five weeks, {mode}"]
     for c in checks:
+        unseen = f" (not shown: {', '.join(map(repr, c['not_shown']))})" if c["not_shown"] else ""
         lines.append(f"{'PASS' if c['pass'] else 'FAIL'} {c['check']['name']}: "
-                     f"{c['check']['ask']}")
+                     f"{c['check']['ask']}{unseen}")
         lines += [f"    - {w}" for w in c["wrong"]]
         if not c["pass"]:
             lines += [f"      {t}" for t in c["top"]]
