@@ -40,6 +40,7 @@ from bench.bench_updates import (  # noqa: E402
     configure,
     no_user_settings,
     recall_results,
+    why,
 )
 from gitmem.config import Config  # noqa: E402
 from gitmem.domain import RecallMode  # noqa: E402
@@ -94,7 +95,7 @@ def check_recall(check: Check, results: Sequence[Mapping[str, Any]], locate: Loc
         for r in (r for r in results if shows(r, locate(text))):
             if r.get("superseded_by") and not earned(r, pairs):
                 wrong.append(f"{text!r} shown ({r['source']}) replaced by "
-                             f"{r['superseded_by']}")
+                             f"{r['superseded_by']}{why(r)}")
     return wrong
 
 

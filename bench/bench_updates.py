@@ -439,12 +439,23 @@ def k_violations(answers: Mapping[int, Sequence[Mapping[str, Any]]]) -> list[str
 def false_marks(results: Sequence[Mapping[str, Any]], idx: Index,
                 own: Sequence[Statement]) -> dict[Statement, str]:
     """The record's statements that should be current yet are shown marked (by a result whose
-    mark no older statement inside it earns), each with the citation that marks it."""
+    mark no older statement inside it earns), each with the citation that marks it and, when
+    the result says, why (``[basis attribute: reason]``)."""
     out: dict[Statement, str] = {}
     for r in results:
         if r.get("superseded_by") and not justified(r, idx):
-            out |= {s: str(r["superseded_by"]) for s in own if s.current and shows(r, s)}
+            out |= {s: str(r["superseded_by"]) + why(r) for s in own
+                    if s.current and shows(r, s)}
     return out
+
+
+def why(result: Mapping[str, Any]) -> str:
+    """`` [rule residence: moved to]``: the mark's basis, attribute and reason, when given
+    (``superseded_attribute`` and ``superseded_reason`` come with issue 38)."""
+    attribute, reason = result.get("superseded_attribute"), result.get("superseded_reason")
+    if not (attribute or reason):
+        return ""
+    return f" [{result.get('superseded_basis')} {attribute or '?'}: {reason or '?'}]"
 
 
 def _label(st: Statement) -> str:
@@ -452,9 +463,12 @@ def _label(st: Statement) -> str:
 
 
 def _by(source: str | None, idx: Index) -> str:
-    """A marking citation, with the statement it cites when it is one of the records'."""
-    st = idx.at(source) if source else None
-    return f"{source} ({st.text})" if st is not None else str(source)
+    """A marking citation (maybe followed by `` [why]``), with the statement it cites when it
+    is one of the records'."""
+    cite, _, reason = (source or "").partition(" [")
+    st = idx.at(cite) if cite else None
+    tail = f" [{reason}" if reason else ""
+    return f"{cite} ({st.text}){tail}" if st is not None else str(source)
 
 
 def score_recall(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],

@@ -9,7 +9,8 @@ The record shape is ``bench/updates_data.py``'s, with two additions:
 - ``form`` may also be ``mixed`` (``older`` a Retain entry, ``newer`` a plain note line that
   states the change) or ``chat`` (``newer`` a chat turn, ``Speaker: text``, written as
   ``- Speaker: text`` in a conversation section of the day's note; ``older`` a chat turn too, or
-  a Retain entry); a record's non-entry distractors go where its plain statements go;
+  a Retain entry); a chat record's distractors written as turns go in its conversation
+  section, other plain lines in a notes section, entries in ``## Retain``;
 - ``case``: the failure class the record probes. Controls (both statements stay true):
   ``move-duty`` (a person's move vs their duties, job or role), ``group`` (a fact about their
   team, family or office vs a fact about them), ``fixed`` (a birthday or other fixed fact vs

@@ -167,9 +167,13 @@ def test_false_marks_are_attributed() -> None:
     s = bu.score_recall([chunk], REC_C, IDX)
     assert s["false_marks"] == ["older: c older"]
     assert s["false_marks_by"] == {"older: c older": "memory/2025-07-01.md#L12 (a distractor)"}
-    # a control's first statement marked by its second: false
+    # a control's first statement marked by its second: false; why, when the result says
     fact = _result(4, 4, "memory/2025-07-01.md#L10")
     assert bu.score_recall([fact], REC_C, IDX)["false_marks"] == ["older: c older"]
+    fact |= {"superseded_basis": "rule", "superseded_attribute": "residence",
+             "superseded_reason": "moved to"}
+    assert bu.score_recall([fact], REC_C, IDX)["false_marks_by"] == {
+        "older: c older": "memory/2025-07-01.md#L10 (c newer) [rule residence: moved to]"}
     # an update's newer statement or distractor marked: false
     s = bu.score_recall([_result(12, 12, "memory/2025-07-01.md#L20")], REC_A, IDX)
     assert s["false_marks"] == ["distractor: a distractor"]
