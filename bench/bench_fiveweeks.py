@@ -39,6 +39,7 @@ from bench.bench_updates import (  # noqa: E402
     cited,
     configure,
     no_user_settings,
+    past_facts,
     recall_results,
     why,
 )
@@ -108,9 +109,9 @@ def check_entity(check: Check, view: Mapping[str, Any], locate: Locate) -> list[
     wrong = [f"{t!r} is not a current fact" for t in check.current if not current(t)]
     wrong += [f"{t!r} is listed as current" for t in check.not_current if current(t)]
     for old, new in check.was:
-        if not any(cites(p["source"], locate(old)) for f in current(new)
-                   for p in f.get("history", ())):
-            wrong.append(f"{old!r} is not in the history of {new!r}")
+        if not any(cites(past["source"], locate(old)) and cites(head, locate(new))
+                   for past, head in past_facts(view)):
+            wrong.append(f"{old!r} is not shown replaced by {new!r}")
     return wrong
 
 

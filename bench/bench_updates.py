@@ -22,7 +22,9 @@ gitmem's library, each question asked through ``recall.answer`` and each subject
 - **older marked**: of the questions whose results show the older statement, the share where every
   result showing it carries ``superseded_by`` citing the newer one;
 - **entity**: ``entity <subject> --json`` lists the older fact in the ``history`` of the newer
-  one (fact pairs);
+  one, or in ``replaced`` with ``replaced_by`` citing it (fact pairs; and, as "entity: older
+  replaced by a line", updates whose older statement is an entry and newer one a note line or
+  a chat turn);
 - **controls marked**: control pairs where either statement is shown as replaced (in the
   question's results, unless the mark is another pair's update inside the same text result, or
   in the subject's entity view);
@@ -515,40 +517,47 @@ def score_as_of(results: Sequence[Mapping[str, Any]], rec: Mapping[str, Any],
     return {"older_shown": bool(showing), "older_marked": bool(marks), "marked_by": marks}
 
 
+def past_facts(view: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str]]:
+    """Every replaced fact an entity view shows, with the citation of what replaced it: in a
+    current fact's ``history``, or (issue 38) in ``replaced``, the ones replaced by a statement
+    that is not one of the entity's facts shown (a note line, a chat turn)."""
+    out: list[tuple[Mapping[str, Any], str]] = []
+    for fact in (f for facts in view.get("facts", {}).values() for f in facts):
+        out += [(past, str(fact["source"])) for past in fact.get("history", ())]
+    out += [(past, str(past.get("replaced_by"))) for past in view.get("replaced", ())]
+    return out
+
+
 def score_entity(view: Mapping[str, Any], rec: Mapping[str, Any], idx: Index) -> dict[str, Any]:
-    """The subject's entity view, scored: is the older fact in the newer one's history, and is
-    any statement that should be current shown as replaced?"""
+    """The subject's entity view, scored: is the older fact replaced by the newer one (in its
+    history, or listed as replaced by it), and is any statement that should be current shown
+    as replaced?"""
     rid = str(rec["id"])
     older, newer = idx.of(rid, "older")[0], idx.of(rid, "newer")[0]
-    replaced_by: dict[Statement, Statement | None] = {}  # in the history of which current fact
-    for fact in (f for facts in view.get("facts", {}).values() for f in facts):
-        head = idx.at(fact["source"])
-        for past in fact.get("history", ()):
-            st = idx.at(past["source"])
-            if st is not None:
-                replaced_by[st] = head
+    replaced_by: dict[Statement, tuple[Statement | None, str]] = {}  # by what, its citation
+    for past, head in past_facts(view):
+        st = idx.at(past["source"])
+        if st is not None:
+            replaced_by[st] = (idx.at(head), head)
     wrong = sorted(((s, by) for s, by in replaced_by.items() if s.record == rid and s.current),
                    key=lambda kv: _label(kv[0]))
-    return {"older_replaced": replaced_by.get(older) == newer,
+    return {"older_replaced": replaced_by.get(older, (None, ""))[0] == newer,
             "marks": entity_marks(view, idx),
             "false_marks": [_label(s) for s, _ in wrong],
-            "false_marks_by": {_label(s): "?" if by is None else _by(f"{by.path}#L{by.line}", idx)
-                               for s, by in wrong}}
+            "false_marks_by": {_label(s): _by(head, idx) for s, (_, head) in wrong}}
 
 
 def entity_marks(view: Mapping[str, Any], idx: Index) -> list[list[Any]]:
-    """Every rule-made "replaced" an entity view shows (a past fact in a current one's history):
-    ``[past source, current source, right]``, right when the past fact is an update's older
-    statement and the current one its newer."""
+    """Every rule-made "replaced" an entity view shows: ``[past source, replacing citation,
+    right]``, right when the past fact is an update's older statement and the citation its
+    newer one."""
     out: list[list[Any]] = []
-    for fact in (f for facts in view.get("facts", {}).values() for f in facts):
-        head = idx.at(fact["source"])
-        for past in fact.get("history", ()):
-            if past.get("basis") == "declared":
-                continue
-            st = idx.at(past["source"])
-            right = st is not None and not st.current and head == idx.newer_of(st)
-            out.append([str(past["source"]), str(fact["source"]), right])
+    for past, head in past_facts(view):
+        if past.get("basis") == "declared":
+            continue
+        st = idx.at(past["source"])
+        right = st is not None and not st.current and idx.at(head) == idx.newer_of(st)
+        out.append([str(past["source"]), head, right])
     return out
 
 
@@ -653,6 +662,8 @@ def summarise(records: Sequence[Mapping[str, Any]], scored: Mapping[str, Mapping
                                       if s(r)["as_of"]["older_shown"]),
         "entity_older_replaced": _rate(entity(r)["older_replaced"] for r in rule
                                        if r["form"] == "fact"),
+        "entity_older_replaced_by_line": _rate(entity(r)["older_replaced"] for r in rule
+                                               if r["form"] != "fact" and "entity" in s(r)),
         "controls_falsely_marked": _rate(bool(s(r)["false_marks"] or entity(r)["false_marks"])
                                          for r in controls),
         "controls_answered_top3": _rate(s(r)["newer_rank"] is not None and
@@ -751,6 +762,7 @@ TRUTH_COLUMNS = (
     ("controls_hinted", "controls hinted"),
     ("first_top3_mixed", "first & top 3, mixed"),
     ("first_top3_chat", "first & top 3, chat"),
+    ("entity_older_replaced_by_line", "entity: older replaced by a line"),
     ("k_invariant", "k = 1..10 agree"),
 )
 

@@ -21,8 +21,9 @@ unique in the workspace:
   that, wherever shown, carry no ``superseded_by`` (a ``newer`` hint is allowed: it never
   demotes);
 - an entity check (``ask`` = ``entity NAME``) wants ``current`` statements among the entity's
-  current facts, ``was`` (older, newer) pairs with the older one in the newer one's history
-  ("was ... until"), and ``not_current`` statements absent from the current facts.
+  current facts, ``was`` (older, newer) pairs with the older one shown replaced by the newer
+  one ("was ... until": in its history, or listed as replaced by it), and ``not_current``
+  statements absent from the current facts.
 """
 
 from __future__ import annotations

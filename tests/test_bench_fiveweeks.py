@@ -94,7 +94,12 @@ def test_entity_checks_on_hand_built_views() -> None:
     wrong = {"facts": {"world": [fact(A), fact(C, B)], "experience": []}}
     assert bf.check_entity(check, wrong, WHERE.__getitem__) == [
         "'new' is not a current fact", "'old' is listed as current",
-        "'old' is not in the history of 'new'"]
+        "'old' is not shown replaced by 'new'"]
+    # replaced by a statement that is not one of the entity's facts shown (a note line)
+    apart = {"facts": {"world": [fact(C)]},
+             "replaced": [{"source": "memory/a.md#L3", "replaced_by": "memory/b.md#L5"}]}
+    assert bf.check_entity(Check("e", "entity X", was=(("old", "new"),), not_current=("old",)),
+                           apart, WHERE.__getitem__) == []
 
 
 def test_the_runner_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -194,6 +194,15 @@ def test_entity_view_scores() -> None:
         "older: c older": "memory/2025-07-01.md#L10 (c newer)"}
     view = {"facts": {"world": [fact(12, 3), fact(9)]}}  # replaced, but by the distractor
     assert bu.score_entity(view, REC_A, IDX)["older_replaced"] is False
+    # replaced by a statement that is not one of the entity's facts (a note line): listed apart
+    view = {"facts": {"world": [fact(12)]}, "replaced": [
+        {"source": f"{L}3", "replaced_by": f"{L}9", "basis": "rule"},
+        {"source": f"{L}10", "replaced_by": f"{L}3", "basis": "rule"}]}
+    scored = bu.score_entity(view, REC_A, IDX)
+    assert scored["older_replaced"] and scored["marks"] == [
+        [f"{L}3", f"{L}9", True], [f"{L}10", f"{L}3", False]]
+    assert bu.score_entity(view, REC_C, IDX)["false_marks_by"] == {
+        "newer: c newer": f"{L}3 (a older)"}
 
 
 def test_summary_rates() -> None:
@@ -374,6 +383,7 @@ def test_summary_of_hard_marks_and_hints() -> None:
     assert m["controls_falsely_marked_by_case"] == {
         "fixed": {"rate": 0.0, "hits": 0, "n": 1}, "group": {"rate": 1.0, "hits": 1, "n": 1}}
     assert m["older_marked_by_case"]["B"] == {"rate": 1.0, "hits": 1, "n": 1}
+    assert m["entity_older_replaced_by_line"]["n"] == 2  # b and d: their entity was asked
 
 
 CHAT = {"id": "t-chat", "lang": "en", "kind": "update", "form": "chat", "case": "chat",
