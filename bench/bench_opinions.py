@@ -123,9 +123,10 @@ def score(threads: list[dict[str, Any]], where: dict[str, tuple[str, int]],
             row[1] += ok
             row[2] += truth
             if pred != truth or (pred and not ok):
-                misses.append(f"{t['id']}: [{i}] {a['text']!r} ({got[i][1]}) ~ [{j}] {b['text']!r} "
-                              f"({got[j][1]}): expected {'same ' + b['stance'] if truth else 'apart'}"
-                              f", got {'merged' if pred else 'apart'}")
+                want = f"same {b['stance']}" if truth else "apart"
+                misses.append(f"{t['id']}: [{i}] {a['text']!r} ({got[i][1]}) ~ [{j}] "
+                              f"{b['text']!r} ({got[j][1]}): expected {want}, "
+                              f"got {'merged' if pred else 'apart'}")
     return {"merged": merged, "correct": correct, "same": same,
             "precision": round(correct / merged, 3) if merged else 1.0,
             "recall": round(correct / same, 3) if same else 1.0,

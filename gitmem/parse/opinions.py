@@ -43,6 +43,10 @@ _EVIDENCE = compiled(
     r"(?:\s+\(c=(?P<c>[0-9.]+)\))?\s*$",
     re.I,
 )
+# A person's merge: this opinion is the same as another ("- same as: o-3fa9c2e1"), at any
+# indentation; reflect hands its evidence, and the entries that match it, to the other one.
+_SAME_AS = compiled(r"^\s*[-*+]\s*same as\s*:\s*(?P<ref>.*?)\s*$", re.I)
+_OPINION_REF = compiled(r"^o-[0-9a-f]{4,}$")
 _EVIDENCE_LIKE = compiled(r"^\s+[-*+]\s*(?:for|against)\b", re.I)
 # Older evidence folded into one line:
 #   - 14 earlier: memory/2025-11-03.md#L5 … memory/2025-12-01.md#L7 <!-- folded: f-… against:f-… -->
@@ -100,6 +104,8 @@ class OpinionSection:
     problems: tuple[Warn, ...]
     stale: StaleMark | None = None  # the merge driver's line: reflect recomputes the opinion
     folded_line: int | None = None  # the line older evidence is folded into
+    same_as: str | None = None  # a person merged it into this opinion id ("- same as: o-…")
+    same_as_line: int | None = None
 
     @property
     def malformed(self) -> bool:
@@ -166,6 +172,7 @@ class _Fields:
         self.evidence_at: list[int] = []
         self.stale: StaleMark | None = None
         self.folded: FoldedEvidence | None = None
+        self.same_as: str | None = None
 
     def problem(self, line: int, code: str, message: str) -> None:
         self.problems.append(Warn(self.path, line + 1, code, message + "; this opinion is left "
@@ -189,6 +196,15 @@ class _Fields:
         elif _ID_LIKE.search(line):
             self.problem(i, "opinion-malformed",
                          "opinion marker is not '<!-- opinion: o-<hex> -->'")
+        elif (ms := _SAME_AS.match(line)) is not None:
+            if not self.seen("same as", i):
+                ref = ms.group("ref")
+                if _OPINION_REF.match(ref):
+                    self.same_as = ref
+                else:
+                    self.problem(i, "opinion-malformed", f"'same as: {ref}' names no opinion id "
+                                 "(o-<hex>, from the '<!-- opinion: … -->' line of the other "
+                                 "opinion)")
         elif (mf := _FIELD.match(line)) is not None:
             self._field(mf.group("key").lower(), mf.group("value").strip(), i)
         elif (me := _EVIDENCE.match(line)) is not None:
@@ -285,6 +301,8 @@ def _section(lines: list[str], start: int, stop: int, path: str
         problems=tuple(found.problems),
         stale=found.stale,
         folded_line=found.at.get("folded"),
+        same_as=found.same_as,
+        same_as_line=found.at.get("same as"),
     )
     return section, notes
 

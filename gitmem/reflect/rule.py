@@ -8,8 +8,9 @@ the confidence as stored (two decimals), their total move is at most ``max_move 
 min(max_evidence, n)`` for the day's ``n`` new, distinct entries, and the result is rounded to
 two decimals before the next day's entries. So the result depends only on the memory's history,
 never on when or how often reflect ran. An entry without ``c`` counts as agreement:
-``c_observed = min(1, c + agreement)``. So one report nudges, and a big swing needs repeated or
-strong contradicting evidence.
+``c_observed = min(1, c + agreement)``. An entry against the opinion (it states the opposite,
+or words an end of it) observes ``1 − c``, and without ``c`` ``max(0, c − agreement)``. So
+one report nudges, and a big swing needs repeated or strong contradicting evidence.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Observation:
     recorded_at: str
     path: str
     line: int
+    against: bool = False  # states the opposite, or a worded end: it observes 1 - c
 
     @property
     def order(self) -> tuple[str, str, int]:
@@ -122,8 +124,7 @@ def apply_evidence(confidence: float, observations: Sequence[Observation],
         entries = list(group)
         x = c
         for obs in entries:
-            observed = (min(1.0, x + params.agreement) if obs.confidence is None
-                        else _clamp01(obs.confidence))
+            observed = observe(obs, x, params)
             after = x + params.step * (observed - x)
             steps.append(Step(obs, x, observed, after))
             x = after
@@ -133,6 +134,16 @@ def apply_evidence(confidence: float, observations: Sequence[Observation],
             capped.append(day)
         unrounded, c = x, round2(_clamp01(bounded))
     return Move(confidence, c, unrounded, cap, tuple(capped), tuple(steps))
+
+
+def observe(obs: Observation, confidence: float, params: RuleParams = SPEC_RULE) -> float:
+    """The confidence an entry observes: its ``c``, or for one against the opinion (the
+    opposite, or a worded end) ``1 - c``, how strongly it holds the opinion's statement. An
+    entry without ``c`` agrees (``confidence + agreement``) or, against, disagrees by as much."""
+    if obs.confidence is None:
+        shift = -params.agreement if obs.against else params.agreement
+        return _clamp01(confidence + shift)
+    return _clamp01(1.0 - obs.confidence if obs.against else obs.confidence)
 
 
 def initial_confidence(stated: float | None, params: RuleParams = SPEC_RULE) -> float:
