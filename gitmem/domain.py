@@ -138,6 +138,9 @@ class Evidence:
     fact_id: str
     source: str
     confidence: float | None
+    # the entry's own words, as its evidence line in bank/opinions.md shows them after " — "
+    # (a reader sees why the confidence moved); not part of what the evidence is
+    words: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, str | float | None]:
         return {"stance": self.stance, "fact_id": self.fact_id, "source": self.source,

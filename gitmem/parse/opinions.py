@@ -40,7 +40,7 @@ _ID_LIKE = compiled(r"<!--\s*opinion\s*:", re.I)
 _FIELD = compiled(r"^-\s*(?P<key>confidence|updated|evidence)\s*:\s*(?P<value>.*)$", re.I)
 _EVIDENCE = compiled(
     r"^(?P<indent>\s+)[-*+]\s*(?P<stance>for|against)\s+(?P<fact>f-[0-9a-f]+)\s+(?P<source>\S+)"
-    r"(?:\s+\(c=(?P<c>[0-9.]+)\))?\s*$",
+    r"(?:\s+\(c=(?P<c>[0-9.]+)\))?(?:\s+—\s+(?P<words>.*?))?\s*$",
     re.I,
 )
 # A person's merge: this opinion is the same as another ("- same as: o-3fa9c2e1"), at any
@@ -65,9 +65,11 @@ def opinion_id_for(statement: str) -> str:
 
 
 def evidence_line(ev: Evidence, indent: str = "  ") -> str:
-    """How one evidence entry is written (the grammar the parser reads)."""
+    """How one evidence entry is written (the grammar the parser reads), with the entry's own
+    words after a dash when known."""
     c = "" if ev.confidence is None else f" (c={ev.confidence:.2f})"
-    return f"{indent}- {ev.stance} {ev.fact_id} {ev.source}{c}"
+    words = f" — {ev.words}" if ev.words else ""
+    return f"{indent}- {ev.stance} {ev.fact_id} {ev.source}{c}{words}"
 
 
 def folded_ids(line: str) -> list[str]:
@@ -217,7 +219,7 @@ class _Fields:
                          "<oldest> … <newest> <!-- folded: f-<hex> … -->'")
         elif _EVIDENCE_LIKE.match(line):
             self.problem(i, "opinion-malformed", "evidence line does not read "
-                         "'- for|against f-<hex> <path>#L<line> (c=0.00)'")
+                         "'- for|against f-<hex> <path>#L<line> (c=0.00) — words'")
 
     def _field(self, key: str, value: str, i: int) -> None:
         if self.seen(key, i):
@@ -234,7 +236,8 @@ class _Fields:
         c = me.group("c")
         stance: Stance = "for" if me.group("stance").lower() == "for" else "against"
         self.evidence.append(Evidence(stance, me.group("fact"),
-                                      me.group("source"), self._number(c, i) if c else None))
+                                      me.group("source"), self._number(c, i) if c else None,
+                                      me.group("words") or ""))
         self.evidence_at.append(i)
 
     def _folded(self, mf: re.Match[str], i: int) -> None:

@@ -142,6 +142,18 @@ _REASON = re.compile(r"\s*(?:;(?=\s)|；|\s[—–]\s|\.\s+(?=[^\W\d_])|。)")
 _SHIELDED = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`")
 
 
+def _statement(text: str) -> str:
+    """An entry's statement: its text on one line, up to the reason or aside after it."""
+    text = one_line(own_text(text))
+    shielded = _SHIELDED.sub(lambda m: "x" * len(m.group()), text)
+    for cut in _REASON.finditer(shielded):
+        if cut.start() > 0 and (not cut.group().strip().startswith(".")
+                                or shielded[cut.end():cut.end() + 1].isupper()):
+            text = text[: cut.start()]
+            break
+    return text.rstrip(" .。")
+
+
 def statement_of(fact: FactRow) -> str:
     """The heading of a new opinion (docs/opinions-file.md): the statement as its entry wrote it —
     case, script and wording kept — on one line, prefixed by its subjects, without the reason or
@@ -149,14 +161,7 @@ def statement_of(fact: FactRow) -> str:
     "@Peter Prefers concise replies (under 1500 chars)") and without a final full stop. A
     subject the text opens with by name becomes that name's @entity ("Bob prefers async" ->
     "@Bob prefers async")."""
-    text = one_line(own_text(fact.text))
-    shielded = _SHIELDED.sub(lambda m: "x" * len(m.group()), text)
-    for cut in _REASON.finditer(shielded):
-        if cut.start() > 0 and (not cut.group().strip().startswith(".")
-                                or shielded[cut.end():cut.end() + 1].isupper()):
-            text = text[: cut.start()]
-            break
-    text = text.rstrip(" .。")
+    text = _statement(fact.text)
     subjects = [name for _, name, role in fact.entities
                 if role == "subject" and f"@{name}" not in text]
     opening = re.match(r"[^\W_][\w\-]*", text)
@@ -376,7 +381,19 @@ def _evidence_of(fact: FactRow, against: bool = False) -> Evidence:
     confidence weakens it, but it still states it), "against" one that states the opposite or
     words an end of it."""
     return Evidence("against" if against else "for", fact.fact_id,
-                    str(Citation(fact.path, fact.start_line, fact.end_line)), fact.confidence)
+                    str(Citation(fact.path, fact.start_line, fact.end_line)), fact.confidence,
+                    entry_words(fact.text))
+
+
+WORDS_SHOWN = 100  # characters of an entry's own words on its evidence line
+
+
+def entry_words(text: str) -> str:
+    """An entry's own words as its evidence line shows them: its statement as a heading would
+    show it (one line, visible escapes, no reason or aside), cut to ``WORDS_SHOWN``
+    characters."""
+    words = _statement(text)
+    return words if len(words) <= WORDS_SHOWN else words[:WORDS_SHOWN - 1].rstrip() + "…"
 
 
 def _evidence(move: Move, facts: dict[str, FactRow]) -> list[Evidence]:
