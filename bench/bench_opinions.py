@@ -137,7 +137,8 @@ def score(threads: list[dict[str, Any]], where: dict[str, tuple[str, int]],
 
 
 def bench(set_name: str, model: str | None) -> dict[str, Any]:
-    env = {"GITMEM_EMBED_PROVIDER": "local", "GITMEM_EMBED_MODEL": model} if model else {
+    env = {"GITMEM_EMBED_PROVIDER": "local", "GITMEM_EMBED_MODEL": model,
+           "GITMEM_REFLECT_MODEL": "true"} if model else {
         "GITMEM_EMBED_PROVIDER": "none"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
