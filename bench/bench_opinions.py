@@ -16,6 +16,15 @@ lists each with its expected stance (``for`` / ``against``). Precision: merged c
 merged; recall: merged correctly / pairs of the same belief. Also: headings per belief (the
 opinions a belief's entries went to) and the entries reflect reported as "possibly the same as".
 
+``--workspaces``: the reviewer's view instead, on ten days of a new user's notes
+(``testing/newuser.py``, one reflect over the ten days) and on the one-year synthetic workspace
+(``bench/synth.py``, one reflect over the year from ``bank/opinions.md`` as the year began): O
+entries applied, opinions in the file, opinions per subject (mean, max), headings per belief
+(the opinions one belief's entries went to; beliefs known: the new user's four, the synthetic
+year's tracked opinions, whose entries repeat their statement), and the file a reviewer reads.
+``--code DIR`` runs another gitmem (a ``git archive`` of an older commit's ``gitmem/``) for the
+"before" column.
+
 ``--model``: the statements are also compared by a local embedding model (multilingual e5-small:
 ``python -m gitmem.embed.convert_e5 OUT.gguf``), as ``reflect`` does when ``[embed]`` names a
 local model. Standard library only besides gitmem; prints Markdown, writes JSON.
@@ -27,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -182,6 +192,113 @@ def bench(set_name: str, model: str | None) -> dict[str, Any]:
     return out
 
 
+# The new user's beliefs (testing/newuser.py): words each entry of one belief holds.
+NEWUSER_BELIEFS = {"Bob: async updates": "async updates", "Nadia: Rust for ingest":
+                   "right choice for the ingest", "Alice: design docs": "design docs",
+                   "Bob: on-call handbook": "handbook"}
+
+
+def _entry_text(ws: Path, source: str) -> str:
+    path, _, line = source.partition("#L")
+    return (ws / path).read_text(encoding="utf-8").splitlines()[int(line.split("-")[0]) - 1]
+
+
+def tracked(data: bytes) -> dict[str, str]:
+    """The synthetic year's tracked beliefs: the sections of the file as the year began, each
+    known by its statement, which its entries repeat ("@Lena prefers async updates" <-
+    "- O(c=0.71) @Lena: Prefers async updates.")."""
+    from gitmem.reflect.opinionfile import read_opinions
+
+    out = {}
+    for op in read_opinions(data).opinions:
+        name = op.entities[0] if op.entities else ""
+        words = op.statement.removeprefix(f"@{name}").strip()
+        out[op.statement] = f"@{name}: {words[:1].upper()}{words[1:]}."
+    return out
+
+
+def view(ws: Path, beliefs: dict[str, str], exact: bool = False) -> dict[str, Any]:
+    """What a reviewer reads in ``bank/opinions.md``: counts, and headings per belief (a belief
+    is known by words each of its entries holds, or with ``exact`` by the entry's whole text
+    after its kind)."""
+    from gitmem.reflect.opinionfile import read_opinions
+
+    data = (ws / "bank" / "opinions.md").read_bytes()
+    doc = read_opinions(data)
+    subjects: dict[str, int] = defaultdict(int)
+    for op in doc.opinions:
+        subjects[op.entities[0].casefold() if op.entities else "-"] += 1
+    homes: dict[str, set[str]] = defaultdict(set)
+    applied = 0
+    for op in doc.opinions:
+        for ev in op.evidence:  # listed ones; folded ones are older entries of the same section
+            applied += 1
+            text = _entry_text(ws, ev.source)
+            for belief, words in beliefs.items():
+                if (text.split(" ", 2)[-1] == words) if exact else words in text:
+                    homes[belief].add(op.opinion_id)
+        applied += len(op.folded.fact_ids) if op.folded else 0
+    per = sorted(subjects.values())
+    known = {k: len(v) for k, v in homes.items()}
+    return {"entries_applied": applied, "opinions": len(doc.opinions), "subjects": len(per),
+            "opinions_per_subject": round(sum(per) / len(per), 2) if per else 0.0,
+            "opinions_per_subject_max": max(per, default=0),
+            "beliefs": len(known),
+            "headings_per_belief": round(sum(known.values()) / len(known), 2) if known else 0.0,
+            "headings_per_belief_max": max(known.values(), default=0),
+            "file": data.decode("utf-8", "replace")}
+
+
+def bench_workspaces(cache: Path) -> dict[str, Any]:
+    from bench import bench_lexical as lex
+    from gitmem.index.replay import index_workspace
+    from gitmem.reflect.run import reflect
+    from gitmem.workspace import open_workspace
+    from testing import newuser
+    from testing.repo import git
+
+    os.environ["GITMEM_EMBED_PROVIDER"] = "none"
+    scratch = Path(tempfile.mkdtemp(prefix="gitmem-bench-opinion-views-"))
+    out: dict[str, Any] = {}
+    try:
+        ten = newuser.build(scratch, "ten-days")
+        ws, cfg = open_workspace(ten)
+        index_workspace(ws, cfg)
+        reflect(ws, cfg, since="2026-11-01", now=datetime(2026, 12, 1, tzinfo=UTC))
+        out["ten days of a new user's notes"] = view(ten, NEWUSER_BELIEFS)
+        src, info = lex.workspace(1, 0, cache)
+        year = scratch / "year"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(year)], check=True)
+        for key, value in (("user.name", "bench"), ("user.email", "bench@example.invalid")):
+            git(year, "config", key, value)
+        root = git(year, "rev-list", "--max-parents=0", "HEAD").strip()
+        began = subprocess.run(["git", "-C", str(year), "show", f"{root}:bank/opinions.md"],
+                               check=True, capture_output=True).stdout
+        (year / "bank" / "opinions.md").write_bytes(began)  # no evidence applied yet
+        git(year, "commit", "-q", "-am", "bench: bank/opinions.md as the year began",
+            f"--date={info['end']}T23:00:00Z")
+        ws, cfg = open_workspace(year)
+        index_workspace(ws, cfg)
+        end = datetime.fromisoformat(info["end"]).replace(tzinfo=UTC) + timedelta(days=1)
+        reflect(ws, cfg, since=info["start"], now=end)
+        out["1-year synthetic workspace"] = view(year, tracked(began), exact=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def workspaces_markdown(result: dict[str, Any]) -> str:
+    rows = ["| workspace | O entries applied | opinions | subjects | opinions/subject (max) | "
+            "beliefs known | headings/belief (max) |", "| --- | ---: | ---: | ---: | ---: | ---: "
+            "| ---: |"]
+    for name, r in result.items():
+        rows.append(f"| {name} | {r['entries_applied']} | {r['opinions']} | {r['subjects']} | "
+                    f"{r['opinions_per_subject']} ({r['opinions_per_subject_max']}) | "
+                    f"{r['beliefs']} | {r['headings_per_belief']} "
+                    f"({r['headings_per_belief_max']}) |")
+    return "\n".join(rows)
+
+
 def markdown(result: dict[str, Any]) -> str:
     out = [f"Opinion identity ({result['mode']}): pairs within a thread",
            "", "| set | lang | merged | merged correctly | same-belief pairs | precision | recall "
@@ -201,7 +318,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="a local GGUF embedding model (multilingual e5-small)")
     ap.add_argument("--misses", action="store_true", help="list the pairs it got wrong")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--workspaces", action="store_true",
+                    help="the reviewer's view on the ten-day and one-year workspaces")
+    ap.add_argument("--code", type=Path, help="run the gitmem package found in this folder")
+    ap.add_argument("--files", type=Path, help="--workspaces: write each bank/opinions.md here")
     args = ap.parse_args(argv)
+    if args.code is not None:
+        sys.path.insert(0, str(args.code.resolve()))
+        for name in [m for m in sys.modules if m == "gitmem" or m.startswith("gitmem.")]:
+            del sys.modules[name]
+    if args.workspaces:
+        from bench import bench_lexical as lex
+
+        views = bench_workspaces(lex.DEFAULT_CACHE)
+        print(workspaces_markdown(views))
+        if args.files:
+            args.files.mkdir(parents=True, exist_ok=True)
+            for name, r in views.items():
+                slug = "ten-days" if name.startswith("ten") else "one-year"
+                (args.files / f"{slug}.md").write_text(r["file"], encoding="utf-8")
+        if args.json:
+            args.json.write_text(json.dumps({k: {x: y for x, y in v.items() if x != "file"}
+                                             for k, v in views.items()}, indent=2) + "\n")
+        return 0
     result = bench(args.set, args.model)
     print(markdown(result))
     if args.misses:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitmem.parse.judgements import judgement, masked, relate
+from gitmem.parse.judgements import MODEL_SAME, judgement, masked, relate
 
 
 def rel(opinion: str, entry: str, *names: str) -> str | None:
@@ -93,7 +93,7 @@ def test_a_model_decides_only_what_the_words_leave_open() -> None:
     aspects, and a low one changes nothing."""
     opinion, entry = "Anna is a fine mentor.", "Anna is a wonderful coach for new hires."
     assert relate(opinion, ("Anna",), entry, ("Anna",)) is None
-    found = relate(opinion, ("Anna",), entry, ("Anna",), lambda a, b: 0.95)
+    found = relate(opinion, ("Anna",), entry, ("Anna",), lambda a, b: MODEL_SAME)
     assert found is not None and found.relation == "for"
     assert relate(opinion, ("Anna",), entry, ("Anna",), lambda a, b: 0.5) is None
     opposite = relate("Caddy is reliable.", ("Caddy",), "Caddy is flaky.", ("Caddy",),

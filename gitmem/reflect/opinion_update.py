@@ -206,7 +206,12 @@ def _verdict(target: _Target, fact: FactRow, keys: frozenset[str],
     if not (target.keys & keys and (target.keys <= keys or keys <= target.keys)):
         return None
     names = tuple(name for _, name, _ in fact.entities)
-    return relate(_bare(target.statement), target.names, _bare(fact.text), names, similarity)
+    heading = _bare(target.statement)
+    # its statement as a heading would show it first (a long aside drowns nothing), then all
+    found = relate(heading, target.names, _bare(_statement(fact.text)), names, similarity)
+    if found is not None and found.relation != "unsure":
+        return found
+    return relate(heading, target.names, _bare(fact.text), names, similarity) or found
 
 
 def plan_opinions(doc: OpinionsFile, facts: Sequence[FactRow], canonical: Canonical,
