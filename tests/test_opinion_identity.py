@@ -5,6 +5,7 @@ evidence against it, a different judgement a new opinion, and does what a person
 
 from __future__ import annotations
 
+import json
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -205,3 +206,58 @@ def test_a_sixty_day_thread_stays_one_opinion(tmp_path: Path) -> None:
     [op] = opinions(repo).opinions
     assert op.statement == "@Tailscale is reliable enough for the office VPN"
     assert len(op.evidence) == 5 and op.confidence is not None and op.confidence > 0.6
+
+
+def test_review_shows_evidence_against_and_a_merge_by_hand(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    add_day(repo, "2026-10-01", "O(c=0.8) @Anna: Anna is a great mentor.")
+    add_day(repo, "2026-10-02", "O(c=0.9) @Anna: Anna coaches the new hires wonderfully.")
+    run(repo, commit=True)
+    base = git_head(repo)
+    add_day(repo, "2026-10-03", "O(c=0.8) @Anna: Anna is not a great mentor any more.")
+    run(repo, commit=True)
+    code, out, err = gitmem("-C", str(repo), "review", f"{base}..HEAD", "--format", "json")
+    assert code == 0, err
+    [changed] = json.loads(out)["opinions"]["changed"]
+    assert [e["stance"] for e in changed["evidence_added"]] == ["against"]
+    mentor, coach = opinions(repo).opinions
+    path = repo / "bank/opinions.md"
+    marker = f"<!-- opinion: {coach.opinion_id} -->\n"
+    path.write_text(path.read_text().replace(marker, f"{marker}- same as: {mentor.opinion_id}\n"))
+    commit_all(repo, "opinions: one belief", "2026-10-04T09:00:00Z")
+    base = git_head(repo, "HEAD~1")
+    code, md, err = gitmem("-C", str(repo), "review", f"{base}..HEAD")
+    assert code == 0, err
+    assert f"merged by hand into `{mentor.opinion_id}`" in md
+    assert f"a person marked it the same as `{mentor.opinion_id}`" in md
+    code, out, _ = gitmem("-C", str(repo), "review", f"{base}..HEAD", "--format", "json")
+    [hand] = json.loads(out)["opinions"]["changed"]
+    assert (hand["opinion_id"], hand["same_as"]) == (coach.opinion_id, mentor.opinion_id)
+
+
+def git_head(repo: Path, rev: str = "HEAD") -> str:
+    from testing.repo import git
+
+    return git(repo, "rev-parse", rev).strip()
+
+
+def test_the_merge_driver_keeps_a_same_as_line_from_either_side() -> None:
+    from gitmem.merge.driver import merge_text
+
+    def section(c: str, *extra: str) -> str:
+        return "\n".join(["## @Anna coaches the new hires", "<!-- opinion: o-22222222 -->",
+                          f"- confidence: {c}", "- updated: 2026-10-02", *extra, "- evidence:",
+                          "  - for f-bbbbbbbbbbbb memory/2026-10-02.md#L4 (c=0.90) — Anna coaches",
+                          ]) + "\n\n"
+
+    base = "# Opinions\n\n" + section("0.90")
+    ours = "# Opinions\n\n" + section("0.90", "- same as: o-11111111")  # a person's merge
+    theirs = "# Opinions\n\n" + section("0.92").replace(
+        "— Anna coaches\n", "— Anna coaches\n  - for f-cccccccccccc memory/2026-10-03.md#L4 "
+        "(c=0.95) — Anna coaches again\n")  # the other machine's reflect
+    for a, b in ((ours, theirs), (theirs, ours)):
+        merged, conflicts, stale = merge_text(base, a, b, "bank/opinions.md")
+        assert (conflicts, stale) == (0, 1)
+        assert "- same as: o-11111111\n" in merged and "f-cccccccccccc" in merged
+        doc = read_opinions(merged.encode())
+        assert doc.sections[0].same_as == "o-11111111" and not doc.sections[0].malformed

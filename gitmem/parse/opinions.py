@@ -291,7 +291,8 @@ def _section(lines: list[str], start: int, stop: int, path: str
                           f"opinion has no '<!-- opinion: o-… -->' marker; using {oid}"))
     opinion = Opinion(oid, statement, tuple(find_entities(statement)), found.confidence,
                       found.updated, tuple(found.evidence), start + 1, stop,
-                      merged=found.stale is not None, folded=found.folded)
+                      merged=found.stale is not None, folded=found.folded,
+                      same_as=found.same_as)
     section = OpinionSection(
         opinion=opinion,
         heading=start,
