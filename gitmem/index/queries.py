@@ -478,3 +478,25 @@ def entity_keys(store: Store) -> list[tuple[str, str, str | None]]:
         rows.extend((entity_key(alias), alias, page) for alias in aliases(str(front_matter))
                     if entity_key(alias) and entity_key(alias) != entity_key(page))
     return rows
+
+
+def current_fact_paths(store: Store, fact_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Fact id -> the files that hold it now (a fact id may stand in several files)."""
+    out: dict[str, list[str]] = {}
+    for part in batched(list(dict.fromkeys(fact_ids))):
+        for fact_id, path in store.conn.execute(
+                f"SELECT DISTINCT fact_id, path FROM items WHERE type = 'fact' AND valid_to IS "
+                f"NULL AND fact_id IN ({marks(part)}) ORDER BY path", part):
+            out.setdefault(str(fact_id), []).append(str(path))
+    return out
+
+
+def current_facts_naming(store: Store, keys: Sequence[str]) -> list[Row]:
+    """Every current fact with one of these entity keys as a subject or a mention, in file
+    order."""
+    if not keys:
+        return []
+    return _rows(store.conn.execute(
+        f"SELECT {_COLUMNS}, 0 FROM items i WHERE i.type = 'fact' AND i.valid_to IS NULL AND "
+        "i.id IN (SELECT item_id FROM item_entities WHERE role IN ('subject', 'mention') AND "
+        f"entity IN ({marks(keys)})) ORDER BY i.path, i.start_line", list(keys)).fetchall())

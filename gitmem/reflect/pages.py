@@ -189,3 +189,22 @@ def splice(path: str, data: bytes | None, block: list[str], name: str
                           "gitmem:begin/gitmem:end markers are unbalanced (there must be one "
                           "of each, begin first); the page is left untouched")
     return editor.result().encode(), None
+
+
+def generated_span(lines: Sequence[str]) -> range:
+    """The 0-based indexes of the lines inside a page's one generated block (none when the
+    page has no block or unbalanced markers)."""
+    begins = [i for i, ln in enumerate(lines) if _BEGIN.match(ln)]
+    ends = [i for i, ln in enumerate(lines) if _END.match(ln)]
+    if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
+        return range(begins[0] + 1, ends[0])
+    return range(0)
+
+
+def digest_citation(line: str) -> str | None:
+    """The citation a generated digest line ends with (``- day: text (path#Lx-Ly)``)."""
+    found = _DIGEST_CITE.search(line)
+    return found.group(1) if found else None
+
+
+_DIGEST_CITE = re.compile(r"\(([^()\s]+#L\d+(?:-L\d+)?)\)\s*$")
