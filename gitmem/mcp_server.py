@@ -190,6 +190,17 @@ class MemoryTools:
         result = review(self.ws, cfg, range_spec)
         return render(result) if markdown else visible_json(result.to_json(), indent=2)
 
+    def forget(self, cfg: Config, refs: tuple[str, ...], reason: str | None) -> str:
+        from gitmem.reflect.forget import forget, plan_forget
+
+        if not cfg.mcp_forget:
+            raise GitmemError("memory_forget is off: a person turns it on with 'gitmem config "
+                              "set mcp.forget true' (docs/forget.md)")
+        done = forget(self.ws, cfg, plan_forget(self.ws, cfg, refs), reason=reason)
+        if done.not_indexed:
+            print(f"gitmem mcp: committed, not indexed yet: {done.not_indexed}", file=sys.stderr)
+        return visible_json(done.to_json(), indent=None)
+
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = ()) -> str:
         from gitmem.reflect.retain import retain_and_index
 
@@ -338,6 +349,24 @@ def build_server(ws: Workspace) -> "MCPServer":
         those the knowledge-update rule finds replaced first, each with fact_id, source, text,
         date, rule): confirm one with a second call that passes it as replaces."""
         return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces)))
+
+    if tools.config().mcp_forget:  # a person's choice (mcp.forget); never offered otherwise
+        @server.tool(name="memory_forget", structured_output=False,
+                     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                 idempotent_hint=False, open_world_hint=False))
+        def memory_forget(
+            refs: Annotated[str | list[str], Field(
+                description="The entries to remove: fact ids (f-3fa9c2e11aa0) or citations "
+                            "(memory/2025-11-10.md#L14), as memory_search shows them")],
+            reason: Annotated[str, Field(description="Why (written into the commit "
+                                                     "message)")],
+        ) -> CallToolResult:
+            """Remove entries (with their nested items) from memory in one commit that says
+            why, and re-index: memory_search stops returning them. History keeps them (a
+            person can purge it with 'gitmem forget --purge'). Returns the JSON of 'gitmem
+            forget --json': commit, reason, entries (fact_id, source, text, lines),
+            page_lines."""
+            return tools.call(lambda cfg: tools.forget(cfg, _listed(refs), reason))
 
     @server.tool(name="memory_entity", annotations=read_only, structured_output=False)
     def memory_entity(
