@@ -778,6 +778,38 @@ def forget_command(ctx: click.Context, refs: tuple[str, ...], entity: str | None
         echo(f"gitmem: committed, not indexed yet: {done.not_indexed}", err=True)
 
 
+@cli.command("import", context_settings=CONTEXT)
+@click.argument("fmt", metavar="FORMAT",
+                type=click.Choice(["claude-code", "codex", "hermes", "mem0", "mcp-memory",
+                                   "openclaw"]))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--dry-run", "dry_run", is_flag=True,
+              help="Print the entries that would be written; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def import_command(ctx: click.Context, fmt: str, path: Path, dry_run: bool,
+                   as_json: bool) -> None:
+    """Import another tool's memory as Retain entries, in one commit: Claude Code (CLAUDE.md or
+    its auto memory folder), Codex (~/.codex/memories), Hermes (MEMORY.md/USER.md), a mem0
+    get_all export (JSON), the MCP reference memory server's memory.json, or an OpenClaw
+    workspace's memory/imports/<tool>/. Each item lands in memory/<day>-import-<tool>.md with
+    its source and date in a nested item; an item imported before is skipped.
+
+    Example: gitmem import mem0 memories.json --dry-run
+    """
+    from gitmem.reflect.importing import import_memory
+
+    ws, cfg = _workspace(ctx)
+    report = import_memory(ws, cfg, fmt, path, dry_run=dry_run)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        for line in report.lines():
+            echo(line)
+    if report.not_indexed:
+        echo(f"gitmem: committed, not indexed yet: {report.not_indexed}", err=True)
+
+
 @cli.command(context_settings=CONTEXT)
 @click.pass_context
 def mcp(ctx: click.Context) -> None:

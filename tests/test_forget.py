@@ -236,3 +236,11 @@ def test_memory_forget_only_when_a_person_allows_it(repo: Path) -> None:
     assert "purge" not in text_of(result)  # type: ignore[arg-type]
     assert recall_json(repo, "door code")["results"] == []
     assert "Why: the user asked" in git(repo, "log", "-1", "--format=%B")
+
+
+def test_forgetting_on_three_machines_loses_nothing_else(tmp_path: Path) -> None:
+    from testing.forgetops import run_forget_ops
+
+    report, ops = run_forget_ops(tmp_path, 40, clones=3, seed=5)
+    assert report.failures == []
+    assert report.done["forget"] and report.done["purge"] and ops.purged and ops.followed

@@ -28,7 +28,7 @@ from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file
 from gitmem.parse.retain import entity_key
 from gitmem.records import dataclass
-from gitmem.reflect.pages import ENTITIES_DIR, digest_citation, generated_span
+from gitmem.reflect.pages import ENTITIES_DIR, digest_entry, digest_text, generated_span
 from gitmem.reflect.retain import LOCK_SECONDS
 from gitmem.reflect.textfile import Editor, split_text
 from gitmem.workspace import OPINIONS_PATH, Workspace, classify, ensure_memory_dir
@@ -284,32 +284,39 @@ def without_facts(cfg: Config, rel: str, data: bytes, fact_ids: Collection[str]
 
 def _page_edits(ws: Workspace, base: str, entries: Sequence[Forgotten]
                 ) -> dict[str, tuple[bytes, bytes, list[PageLine]]]:
-    """Entity pages whose generated block cites a forgotten entry: (HEAD's page, the page
-    without those digest lines, the lines)."""
-    cites = {e.source for e in entries}
+    """Entity pages whose generated block shows a forgotten entry (its citation, or its text
+    under an older citation): (HEAD's page, the page without those digest lines, the lines)."""
+    shown = _shown(entries)
     folder = ws.prefix + ENTITIES_DIR
-    pages = sorted({p.removeprefix(ws.prefix) for c in cites
-                    for p in files_containing(ws.repo_root, f"({c})", folder, base)})
+    pages = sorted({p.removeprefix(ws.prefix) for needle in shown
+                    for p in files_containing(ws.repo_root, needle, folder, base)})
     found = files_at(ws.repo_root, base, [ws.prefix + p for p in pages])
     out: dict[str, tuple[bytes, bytes, list[PageLine]]] = {}
     for rel in pages:
         data = found[ws.prefix + rel]
         if data is None:
             continue
-        kept, dropped = without_digest_lines(rel, data, cites)
+        kept, dropped = without_digest_lines(rel, data, shown)
         if dropped:
             out[rel] = (data, kept, dropped)
     return out
 
 
-def without_digest_lines(rel: str, data: bytes, cites: Collection[str]
+def _shown(entries: Sequence[Forgotten]) -> set[str]:
+    """How digest lines show the entries: their citations and their texts."""
+    return {e.source for e in entries} | {digest_text(e.text) for e in entries}
+
+
+def without_digest_lines(rel: str, data: bytes, shown: Collection[str]
                          ) -> tuple[bytes, list[PageLine]]:
-    """A page without the lines of its generated block that cite one of ``cites``."""
+    """A page without the lines of its generated block that show one of the entries (by its
+    citation or its text, ``_shown``)."""
     text = split_text(data)
     editor = Editor(text)
     dropped: list[PageLine] = []
     for i in generated_span(text.lines):
-        if digest_citation(text.lines[i]) in cites:
+        found = digest_entry(text.lines[i])
+        if found is not None and (found[0] in shown or found[1] in shown):
             editor.dropped.add(i)
             dropped.append(PageLine(rel, i + 1, text.lines[i]))
     return editor.result().encode(), dropped
@@ -375,7 +382,7 @@ def _refuse_links(ws: Workspace, rel: str) -> None:
 def _update_disk(ws: Workspace, cfg: Config, plan: ForgetPlan) -> tuple[str, ...]:
     """The work tree: a file as committed gets the new bytes; one with uncommitted edits loses
     the same lines and keeps its edits. Returns the files where that could not be done."""
-    cites = {e.source for e in plan.entries}
+    shown = _shown(plan.entries)
     kept: list[str] = []
     for rel, new in plan.new.items():
         path = ws.root / rel
@@ -389,7 +396,7 @@ def _update_disk(ws: Workspace, cfg: Config, plan: ForgetPlan) -> tuple[str, ...
             try:
                 data = (without_facts(cfg, rel, on_disk, plan.fact_ids[rel])[0]
                         if rel in plan.fact_ids
-                        else without_digest_lines(rel, on_disk, cites)[0])
+                        else without_digest_lines(rel, on_disk, shown)[0])
             except GitmemError:
                 kept.append(rel)
                 continue

@@ -201,10 +201,15 @@ def generated_span(lines: Sequence[str]) -> range:
     return range(0)
 
 
-def digest_citation(line: str) -> str | None:
-    """The citation a generated digest line ends with (``- day: text (path#Lx-Ly)``)."""
-    found = _DIGEST_CITE.search(line)
-    return found.group(1) if found else None
+def digest_entry(line: str) -> tuple[str, str] | None:
+    """(text, citation) of a generated digest line (``- day[ (c=0.80)]: text (path#Lx-Ly)``)."""
+    found = _DIGEST_LINE.match(line)
+    return (found.group(1), found.group(2)) if found else None
 
 
-_DIGEST_CITE = re.compile(r"\(([^()\s]+#L\d+(?:-L\d+)?)\)\s*$")
+def digest_text(text: str) -> str:
+    """A fact's text as a digest line shows it."""
+    return _text(text)
+
+
+_DIGEST_LINE = re.compile(r"^- [^:]+?: (.*) \(([^()\s]+#L\d+(?:-L\d+)?)\)\s*$")

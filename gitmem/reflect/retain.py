@@ -36,7 +36,7 @@ GRAMMAR = (
 )
 LOCK_SECONDS = 60.0
 # Lines that would end the list item or the section instead of continuing the entry.
-_BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
+BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def entry_lines(entry: str) -> list[str]:
     head = re.sub(r"^\s*[-*+]\s+", "", raw[0]).strip()
     rest = [ln for ln in raw[1:] if ln.strip()]
     for line in rest:
-        if _BREAKING.match(line):
+        if BREAKING.match(line):
             raise UsageError(f"refusing the entry: the line {line.strip()!r} would break the "
                              f"daily note's structure; {GRAMMAR}")
     return [f"- {head}", *(f"  {ln.strip()}" for ln in rest)]
@@ -123,11 +123,11 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
         _refuse_links(ws, rel)
         base = head_id(ws.repo_root)
         committed = files_at(ws.repo_root, base, [ws.prefix + rel])[ws.prefix + rel]
-        data, start = _appended(committed or b"", lines, rel, day)
+        data, start = appended(committed or b"", lines, rel, day)
         placed = _verify(data, rel, day, start, fact)
         on_disk = full.read_bytes() if full.is_file() else None
         if on_disk != committed:  # uncommitted edits: the entry joins them in the work tree
-            kept, at = _appended(on_disk or b"", lines, rel, day)
+            kept, at = appended(on_disk or b"", lines, rel, day)
             _verify(kept, rel, day, at, fact, uncommitted=True)
         else:
             kept = data
@@ -150,7 +150,7 @@ def _refuse_links(ws: Workspace, rel: str) -> None:
             raise GitmemError(f"refusing to write {rel}: {part} is a symbolic link")
 
 
-def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
+def appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
     """The note with the entry appended to its last Retain section, and the entry's line; when
     the note holds the same entry already without a '- replaces:' item and this one declares
     one (an agent confirming what its entry replaces), the item is added under it instead."""
