@@ -23,8 +23,8 @@ ROOT = BENCH_DIR.parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(ROOT))
 
-from testing.forgetops import run_forget_ops  # noqa: E402
 from bench.reliability.cli import scratch  # noqa: E402
+from testing.forgetops import run_forget_ops  # noqa: E402
 
 
 def main() -> int:
