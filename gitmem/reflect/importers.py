@@ -331,7 +331,7 @@ def _iso_day(value: object) -> date | None:
         stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return (stamp.astimezone(UTC) if stamp.tzinfo else stamp).date()
+    return stamp.date()  # the day where the source wrote it (its own offset)
 
 
 def _file_day(path: Path) -> date:
