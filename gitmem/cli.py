@@ -682,9 +682,13 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
                    "(f-3fa9c2e11aa0) or citation (memory/2025-11-10.md#L14); repeatable. Written "
                    "as a nested '- replaces:' item. Given for an entry retained already today, "
                    "it is added under that entry instead of appending it again.")
+@click.option("--importance", type=click.IntRange(1, 10), metavar="N",
+              help="How much the entry matters, 1 to 10 (OpenClaw's scale; 5 is neutral): "
+                   "written as '<!-- importance: N -->', it scales the entry's recall score.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: bool) -> None:
+def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], importance: int | None,
+           as_json: bool) -> None:
     """Append ENTRY ('W @Peter: Moved the gateway host.') to today's daily note
     memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
     HEAD plus the entry (uncommitted edits of the note stay uncommitted). Then index it, so the
@@ -692,7 +696,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
     from gitmem.reflect.retain import retain_and_index
 
     ws, cfg = _workspace(ctx)
-    done = retain_and_index(ws, cfg, entry, replaces=replaces)
+    done = retain_and_index(ws, cfg, entry, replaces=replaces, importance=importance)
     res = done.result
     if as_json:
         print_json(done.to_json(), indent=None)
@@ -808,6 +812,25 @@ def import_command(ctx: click.Context, fmt: str, path: Path, dry_run: bool,
             echo(line)
     if report.not_indexed:
         echo(f"gitmem: committed, not indexed yet: {report.not_indexed}", err=True)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def triggers(ctx: click.Context, as_json: bool) -> None:
+    """The entries of MEMORY.md and USER.md that carry '<!-- trigger: ... -->' phrases (with
+    their importance): what the OpenClaw plugin offers to OpenClaw's trigger recall."""
+    from gitmem.recall.triggers import trigger_entries
+
+    ws, cfg = _workspace(ctx)
+    found = trigger_entries(ws, cfg)
+    if as_json:
+        print_json(found.to_json())
+        return
+    for e in found.entries:
+        level = f" (importance {e.importance})" if e.importance is not None else ""
+        echo(f"{e.path}#L{e.start_line}{level}: {'; '.join(e.triggers)}")
+        echo(f"  {e.text.splitlines()[0] if e.text else ''}")
 
 
 @cli.command(context_settings=CONTEXT)

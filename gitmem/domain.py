@@ -109,6 +109,8 @@ class Fact:
     event_end: date | None
     # what a nested '- replaces: <ref>' item declares it replaces: fact ids or citations
     replaces: tuple[str, ...] = ()
+    importance: int | None = None  # <!-- importance: N --> on its lines (parse.annotations)
+    triggers: tuple[str, ...] = ()  # <!-- trigger: ... --> phrases on its lines
 
     @property
     def entities(self) -> tuple[str, ...]:

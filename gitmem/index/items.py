@@ -9,6 +9,7 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 from __future__ import annotations
 
 from gitmem.domain import ParsedFile, ResultKind
+from gitmem.parse.annotations import line_notes
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
@@ -37,6 +38,8 @@ class ItemVersion:
     han_text: str  # its Han characters, spaced apart (the character table; often empty)
     links: tuple[tuple[str, str], ...]  # (entity as written, role)
     replaces: tuple[str, ...] = ()  # refs its '- replaces:' item declares (facts only)
+    # (line, importance, trigger phrases '; '-joined) of its annotated lines (parse.annotations)
+    annotations: tuple[tuple[int, int | None, str], ...] = ()
 
 
 def _key(*parts: object) -> str:
@@ -59,11 +62,13 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     out: list[ItemVersion] = []
     for f in parsed.facts:
         links = tuple([(s, "subject") for s in f.subjects] + [(m, "mention") for m in f.mentions])
+        notes = ((f.start_line, f.importance, "; ".join(f.triggers)),) if (
+            f.importance is not None or f.triggers) else ()
         out.append(
             ItemVersion(
                 vkey=_key(
                     "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text,
-                    *f.replaces
+                    *f.replaces, *(str(n) for n in notes)
                 ),
                 type="fact",
                 kind=f.kind,
@@ -81,6 +86,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 han_text=han_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
                 replaces=f.replaces,
+                annotations=notes,
             )
         )
     # bank/opinions.md restates what O entries said (its headings name their entities): the
@@ -112,9 +118,19 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 stem_text=stem_text(body),
                 han_text=han_text(body),
                 links=links,
+                annotations=chunk_annotations(c.start_line, c.text),
             )
         )
     return out
+
+
+def chunk_annotations(start: int, text: str) -> tuple[tuple[int, int | None, str], ...]:
+    """(line, importance, phrases) of each annotated line of a chunk's text."""
+    if "<!--" not in text:
+        return ()
+    found = ((start + i, line_notes(line)) for i, line in enumerate(text.split("\n")))
+    return tuple((n, notes.importance, "; ".join(notes.triggers)) for n, notes in found
+                 if notes is not None)
 
 
 def path_search_text(path: str) -> str:

@@ -11,7 +11,7 @@ import apsw
 
 from gitmem.parse.patterns import compiled
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -169,9 +169,21 @@ END;
 NEW_VECTOR_EPOCH = ("INSERT OR REPLACE INTO meta VALUES ('vector_epoch', "
                     "lower(hex(randomblob(8))))")
 
+# OpenClaw's inline annotations (parse.annotations): each annotated line of an item version,
+# with its importance and trigger phrases ('; '-joined, '' for none).
+DDL_ANNOTATIONS = """
+CREATE TABLE IF NOT EXISTS item_annotations (
+    item_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    importance INTEGER,
+    triggers TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (item_id, line)
+);
+"""
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
 TABLES = frozenset(compiled(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
-    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG)) | {"migrations"}
+    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_ANNOTATIONS)) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:
@@ -270,6 +282,20 @@ def m009_fact_ids_index(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS items_facts ON items (id) WHERE type = 'fact'")
 
 
+def m010_annotations(conn: apsw.Connection) -> None:
+    """OpenClaw's ``<!-- importance: N -->`` and ``<!-- trigger: ... -->`` (issue 42): a table
+    of each item's annotated lines, and facts whose text no longer holds the comments. An index
+    whose items hold such a comment (read before it meant anything) is rebuilt; any other gets
+    the empty table in place."""
+    found = conn.execute(
+        "SELECT 1 FROM items WHERE content LIKE '%<!--%importance%:%-->%' OR content LIKE "
+        "'%<!--%trigger%:%-->%' LIMIT 1").fetchall()
+    if found:
+        raise RebuildNeeded("index made before <!-- importance --> and <!-- trigger --> "
+                            "annotations were read")
+    conn.execute(DDL_ANNOTATIONS)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -281,4 +307,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (7, "m007_current_items_index", m007_current_items_index),
     (8, "m008_vector_log", m008_vector_log),
     (9, "m009_fact_ids_index", m009_fact_ids_index),
+    (10, "m010_annotations", m010_annotations),
 )

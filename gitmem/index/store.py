@@ -247,6 +247,7 @@ class Store:
         self.conn.executemany("DELETE FROM items_han WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
+        self.conn.executemany("DELETE FROM item_annotations WHERE item_id = ?", ids)
         self.drop_vectors([i for (i,) in ids])
         # Only the versions closed after seq reopen (ended_commit is set with valid_to alone):
         # an UPDATE of every open version cost ~40 ms a rollback on ten years of notes.
@@ -300,6 +301,7 @@ class Store:
         han: list[tuple[int, str]] = []
         links: list[tuple[int, str, str, str]] = []
         declared: list[tuple[int, str]] = []
+        notes: list[tuple[int, int, int | None, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
             items.append((item_id, v.vkey, mf.path, mf.blob, mf.file_class, day, v.type, v.kind,
@@ -312,6 +314,7 @@ class Store:
             links.extend((item_id, entity_key(name), name, role) for name, role in v.links
                          if entity_key(name))
             declared.extend((item_id, ref) for ref in v.replaces)
+            notes.extend((item_id, *note) for note in v.annotations)
         self.conn.executemany(
             "INSERT INTO items (id, vkey, path, blob, class, day, type, kind, fact_id, "
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
@@ -334,6 +337,10 @@ class Store:
         if declared:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO item_replaces (item_id, ref) VALUES (?, ?)", declared)
+        if notes:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO item_annotations (item_id, line, importance, triggers) "
+                "VALUES (?, ?, ?, ?)", notes)
 
     def resolve_replaces(self, seq: int, paths: Sequence[str]) -> None:
         """Give the declared replacements first recorded at ``seq`` the fact id each ref names,

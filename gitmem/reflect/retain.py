@@ -104,7 +104,8 @@ def check_entry(lines: list[str], path: str, day: date) -> Fact:
 
 
 def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
-           message: str | None = None, replaces: Sequence[str] = ()) -> RetainResult:
+           message: str | None = None, replaces: Sequence[str] = (),
+           importance: int | None = None) -> RetainResult:
     """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone.
 
     The commit holds the note as it stands at HEAD plus the entry, never an uncommitted edit of
@@ -113,6 +114,11 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
     day = day or datetime.now().astimezone().date()
     rel = f"memory/{day.isoformat()}.md"
     lines = entry_lines(entry)
+    if importance is not None:  # OpenClaw's annotation, set once when written (parse.annotations)
+        if not 1 <= importance <= 10:
+            raise UsageError.naming("{importance} must be a whole number from 1 to 10, not "
+                                    "{value}", value=importance)
+        lines[0] += f" <!-- importance: {importance} -->"
     if replaces:  # a declared replacement: a nested item the parser reads (docs/memory-format)
         lines.append(f"  - replaces: {', '.join(replaces)}")
     fact = check_entry(lines, rel, day)
@@ -261,7 +267,8 @@ MAY_REPLACE = 5  # earlier facts a retain answers with (those the rule matches f
 
 
 def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
-                     message: str | None = None, replaces: Sequence[str] = ()) -> Retained:
+                     message: str | None = None, replaces: Sequence[str] = (),
+                     importance: int | None = None) -> Retained:
     """What both front ends do (``gitmem retain``, ``memory_retain``): retain, bring the index
     up to the new commit, and embed the note's new items before answering, so the next search
     finds the entry by meaning as well as by its words (the rest of the index is left to hooks
@@ -278,7 +285,8 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
     if replaces:
         index_workspace(ws, cfg)
         named = _named_facts(ws, replaces)
-    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces)
+    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces,
+                    importance=importance)
     try:
         index_workspace(ws, cfg)
         candidates = _may_replace(ws, result)
