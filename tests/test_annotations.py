@@ -69,11 +69,8 @@ def test_annotations_are_read_like_openclaw_and_are_not_the_facts_text() -> None
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path)
-    write(repo, "MEMORY.md", "# Memory\n")
-    commit_all(repo, "start")
-    return repo
+def repo(memory_repo: Path) -> Path:
+    return memory_repo
 
 
 def test_retain_importance_writes_the_annotation(repo: Path) -> None:

@@ -27,18 +27,15 @@ from gitmem.errors import UsageError
 from gitmem.parse.markdown import parse_file
 from gitmem.reflect.importers import read_source, slug
 from testing.cli import gitmem, gitmem_json, recall_json
-from testing.repo import commit_all, git, make_repo, write
+from testing.repo import commit_all, git, write
 
 SAMPLES = Path(__file__).parent / "import_samples"
 MTIME = datetime(2025, 11, 25, 12, 0, tzinfo=UTC).timestamp()  # files without dates: this day
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path)
-    write(repo, "MEMORY.md", "# Memory\n")
-    commit_all(repo, "start")
-    return repo
+def repo(memory_repo: Path) -> Path:
+    return memory_repo
 
 
 def sample(tmp_path: Path, name: str) -> Path:

@@ -29,6 +29,7 @@ from gitmem.domain import MemoryFile
 from gitmem.errors import GitmemError, UsageError
 from gitmem.git import blob_id, commit_files, files_at, head_id
 from gitmem.locks import file_lock
+from gitmem.parse.annotations import without_notes
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.retain import entity_key
 from gitmem.records import dataclass
@@ -159,8 +160,10 @@ def note_path(item: Imported) -> str:
 
 
 def _key(entities: Sequence[str], first_line: str) -> tuple[tuple[str, ...], str]:
+    """What makes two entries one: their subjects and first line (annotations left out, as
+    the parser leaves them out of a fact's text), whitespace and case aside."""
     return (tuple(sorted(entity_key(e) for e in entities)),
-            " ".join(first_line.split()).casefold())
+            " ".join(without_notes(first_line).split()).casefold())
 
 
 def _plan(ws: Workspace, fmt: str, source: str, items: list[Imported],
