@@ -1013,6 +1013,9 @@ def filter_repo_replace(repo_root: Path, texts: Sequence[str]) -> None:
     if importlib.util.find_spec("git_filter_repo") is None:
         raise GitmemError("purging history needs git-filter-repo: pip install git-filter-repo "
                           "(it comes with gitmem-cli); nothing was rewritten")
+    # Each purge stands alone: a run older than a day would otherwise be asked about (on stdin)
+    # and a later one treated as its continuation.
+    (_git_path(repo_root, "filter-repo") / "already_ran").unlink(missing_ok=True)
     lines = [f"literal:{t}==>{PURGED}" for t in texts if t and "\n" not in t]
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt",
                                      delete=False) as spec:
@@ -1022,7 +1025,7 @@ def filter_repo_replace(repo_root: Path, texts: Sequence[str]) -> None:
             [sys.executable, "-m", "git_filter_repo", "--force", "--partial", "--quiet",
              "--replace-refs", "delete-no-add", "--replace-text", spec.name,
              "--replace-message", spec.name],
-            cwd=repo_root, capture_output=True, check=False)
+            cwd=repo_root, capture_output=True, check=False, stdin=subprocess.DEVNULL)
     finally:
         os.unlink(spec.name)
     if proc.returncode != 0:

@@ -244,3 +244,22 @@ def test_forgetting_on_three_machines_loses_nothing_else(tmp_path: Path) -> None
     report, ops = run_forget_ops(tmp_path, 40, clones=3, seed=5)
     assert report.failures == []
     assert report.done["forget"] and report.done["purge"] and ops.purged and ops.followed
+
+
+def test_a_later_purge_is_not_taken_for_the_continuation_of_an_old_one(tmp_path: Path) -> None:
+    import os
+    import time
+
+    repo = make_repo(tmp_path)
+    write(repo, DAY, NOTE)
+    commit_all(repo, "day")
+    code, _, err = gitmem("-C", str(repo), "forget", f"{DAY}#L7", "--purge", "--yes")
+    assert code == 0, err
+    ran = repo / ".git" / "filter-repo" / "already_ran"
+    assert ran.is_file()  # git-filter-repo's marker of a run
+    old = time.time() - 3 * 86400  # older than a day: it would ask on stdin
+    os.utime(ran, (old, old))
+    code, _, err = gitmem("-C", str(repo), "forget", f"{DAY}#L6", "--purge", "--yes")
+    assert code == 0, err
+    assert holding(repo, "Lives in Berlin") == [] and holding(repo, "4417") == []
+    assert "Prefers short replies" in (repo / DAY).read_text(encoding="utf-8")
