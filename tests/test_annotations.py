@@ -136,3 +136,14 @@ def test_an_index_holding_annotations_as_text_is_rebuilt(repo: Path) -> None:
     found = recall_json(repo, "Noted")["results"][0]
     assert (found["content"], found["importance"]) == ("Noted.", 9)
     assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def test_trigger_phrases_are_searchable(repo: Path) -> None:
+    write(repo, "memory/2025-11-27.md", "# D\n\n## Retain\n- W @Peter: Keep it on loopback. "
+          "<!-- trigger: gateway setup -->\n")
+    commit_all(repo, "day")
+    found = recall_json(repo, "gateway setup")["results"]
+    assert found and found[0]["triggers"] == ["gateway setup"]
+    assert "Keep it on loopback." in found[0]["snippet"]
+    fact = recall_json(repo, "gateway setup", "--kind", "W")["results"][0]
+    assert (fact["content"], fact["triggers"]) == ("Keep it on loopback.", ["gateway setup"])

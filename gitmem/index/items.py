@@ -64,6 +64,9 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
         links = tuple([(s, "subject") for s in f.subjects] + [(m, "mention") for m in f.mentions])
         notes = ((f.start_line, f.importance, "; ".join(f.triggers)),) if (
             f.importance is not None or f.triggers) else ()
+        # trigger phrases say when the fact matters: searchable like its text
+        searched = " ".join([*f.subjects, f.text, *f.triggers]) if f.triggers else (
+            f"{' '.join(f.subjects)} {f.text}")
         out.append(
             ItemVersion(
                 vkey=_key(
@@ -81,8 +84,8 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 tokens=0,
                 event_start=f.event_start.isoformat() if f.event_start else None,
                 event_end=f.event_end.isoformat() if f.event_end else None,
-                search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
-                stem_text=stem_text(f"{' '.join(f.subjects)} {f.text}"),
+                search_text=fold(searched),
+                stem_text=stem_text(searched),
                 han_text=han_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
                 replaces=f.replaces,
