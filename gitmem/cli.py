@@ -837,7 +837,8 @@ def triggers(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
-    (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review).
+    (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review;
+    memory_forget too when 'gitmem config set mcp.forget true' allows it).
     Needs: pip install 'gitmem-cli[mcp]'."""
     from gitmem.mcp_server import serve_stdio
 

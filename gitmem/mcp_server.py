@@ -4,7 +4,7 @@ One server serves one workspace. Each tool calls the same typed function as the 
 command and returns exactly the JSON that command prints with ``--json``
 (``memory_search`` = ``recall``, ``memory_get`` = ``get``, ``memory_retain`` = ``retain``,
 ``memory_entity`` = ``entity``, ``memory_opinions`` = ``opinions``, ``memory_review`` =
-``review``), so
+``review``; ``memory_forget`` = ``forget``, offered only when ``mcp.forget`` is on), so
 an agent and a person see the same answers. The process stays up between calls: the embedding
 model stays loaded and the index catches up with HEAD on each call (recall's cheap check).
 Errors come back as tool errors with the command's message ("memory search
