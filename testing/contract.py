@@ -32,6 +32,8 @@ RESULT_KEYS = {
     "superseded_basis",  # added: declared (by its writer) or rule (issue 17)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
     "weak",  # added: few of the query's words and little semantic lift (issue 16)
+    "importance",  # added: the <!-- importance: N --> on its lines, or null (issue 42)
+    "triggers",  # added: the <!-- trigger: ... --> phrases on its lines (issue 42)
 }
 
 # A daily note with one well-formed Retain entry.
