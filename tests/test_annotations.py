@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.parse.annotations import factor, line_notes, without_notes
+from gitmem.parse.annotations import line_notes, without_notes
 from gitmem.parse.retain import EntryLines, parse_entry
+from gitmem.recall.ranking import importance_factor as factor
 from testing.cli import gitmem, gitmem_json, recall_json
 from testing.repo import commit_all, git, make_repo, write
 

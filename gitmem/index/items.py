@@ -9,7 +9,6 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 from __future__ import annotations
 
 from gitmem.domain import ParsedFile, ResultKind
-from gitmem.parse.annotations import line_notes
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
@@ -131,6 +130,8 @@ def chunk_annotations(start: int, text: str) -> tuple[tuple[int, int | None, str
     """(line, importance, phrases) of each annotated line of a chunk's text."""
     if "<!--" not in text:
         return ()
+    from gitmem.parse.annotations import line_notes  # indexing only: not on recall's path
+
     found = ((start + i, line_notes(line)) for i, line in enumerate(text.split("\n")))
     return tuple((n, notes.importance, "; ".join(notes.triggers)) for n, notes in found
                  if notes is not None)

@@ -8,8 +8,9 @@ A writer appends them to a line as trailing HTML comments, as OpenClaw's own wri
       <!-- importance: 9 -->   (on the same line)
 
 ``importance`` is a whole number from 1 to 10, set once when the entry is written; it scales
-the entry's score by OpenClaw's own factor (``FACTOR``: 0.8 for 1, 1.0 for 5, 1.25 for 10; an
-entry without one is neutral, 1.0). ``trigger`` phrases are separated by commas or semicolons.
+the entry's score by OpenClaw's own factor (``recall.ranking.importance_factor``: 0.8 for 1,
+1.0 for 5, 1.25 for 10; an entry without one is neutral, 1.0). ``trigger`` phrases are
+separated by commas or semicolons.
 Like OpenClaw, only a line that ends with a comment carries them, and a comment must close on
 its line; an entry's importance is the highest its lines state. The comments are not part of
 a fact's text (nor its id): annotating an entry later does not make it a new fact.
@@ -68,10 +69,3 @@ def without_notes(text: str) -> str:
         return text
     return "\n".join(_CARRIER.sub("", line).rstrip() if line_notes(line) else line
                      for line in text.split("\n"))
-
-
-def factor(importance: int | None) -> float:
-    """OpenClaw's importance multiplier (memory-core ``importanceMultiplier``)."""
-    if importance is None:
-        return 1.0
-    return 0.75 + max(LOWEST, min(HIGHEST, importance)) * 0.05

@@ -6,7 +6,6 @@ import re
 from datetime import date
 
 from gitmem.domain import KIND_NAMES, Fact, Warn
-from gitmem.parse.annotations import line_notes, merged, without_notes
 from gitmem.parse.patterns import compiled
 from gitmem.records import dataclass
 
@@ -99,9 +98,13 @@ def parse_entry(
     end_line = entry.start_line + len(entry.lines) - 1
     warns: list[Warn] = []
     entry, refs = declared_replacements(entry, path, warns)
-    notes = merged([n for n in map(line_notes, entry.lines) if n is not None])
-    if notes is not None:  # annotations are not the fact's text (nor its id)
-        entry = EntryLines(entry.start_line, tuple(without_notes(ln) for ln in entry.lines))
+    notes = None
+    if any("<!--" in ln for ln in entry.lines):  # recall's start-up imports none of this
+        from gitmem.parse.annotations import line_notes, merged, without_notes
+
+        notes = merged([n for n in map(line_notes, entry.lines) if n is not None])
+        if notes is not None:  # annotations are not the fact's text (nor its id)
+            entry = EntryLines(entry.start_line, tuple(without_notes(ln) for ln in entry.lines))
     head, rest = entry_body(entry)
     m = _HEAD_RE.match(head)
     if m is None or m.group("kind").upper() not in KIND_NAMES or m.group("kind").islower():

@@ -56,6 +56,14 @@ def shown_score(raw: float) -> float:
     return 1.0 - (1.0 - SHOWN_PLAIN) * math.exp(-(raw - 1.0))
 
 
+def importance_factor(importance: int | None) -> float:
+    """OpenClaw's importance multiplier (memory-core ``importanceMultiplier``): 0.75 + 0.05 N
+    for N in 1..10, 1 without one (parse.annotations reads N)."""
+    if importance is None:
+        return 1.0
+    return 0.75 + max(1, min(10, importance)) * 0.05
+
+
 def stated_importance(notes: Sequence[tuple[int, int | None, str]], first: int,
                       last: int) -> int | None:
     """The highest importance annotated on lines ``first``..``last`` (None: none stated)."""

@@ -14,7 +14,6 @@ from gitmem.index import queries
 from gitmem.index.items import MAX_PASSAGES, PASSAGE_TOKENS
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
-from gitmem.parse.annotations import factor
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.retain import entity_key
 from gitmem.parse.stemming import (
@@ -44,6 +43,7 @@ from gitmem.recall.ranking import (
     bm25_pool,
     decay,
     exact_file_match,
+    importance_factor,
     is_weak,
     make_snippet,
     pick_units,
@@ -396,7 +396,7 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
     notes = row.get("annotations")
     if notes:
         first, last = lines or (int(row["start_line"]), int(row["end_line"]))
-        score *= factor(stated_importance(notes, first, last))
+        score *= importance_factor(stated_importance(notes, first, last))
     if row["preferred"]:
         score += PREFER_BOOST
     if exact_file_match(q.text, row["path"]):
