@@ -202,10 +202,11 @@ class MemoryTools:
         return visible_json(done.to_json(), indent=None)
 
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = (),
-               importance: int | None = None) -> str:
+               keeps: tuple[str, ...] = (), importance: int | None = None) -> str:
         from gitmem.reflect.retain import retain_and_index
 
-        done = retain_and_index(self.ws, cfg, entry, replaces=replaces, importance=importance)
+        done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps,
+                                importance=importance)
         if done.not_indexed:
             print(f"gitmem mcp: {done.not_indexed_note}", file=sys.stderr)
         return visible_json(done.to_json(), indent=None)
@@ -340,6 +341,10 @@ def build_server(ws: Workspace) -> "MCPServer":
                         "(f-3fa9c2e11aa0) or citations (memory/2025-11-10.md#L14), as "
                         "memory_search and memory_retain's may_replace show them. Given for an "
                         "entry retained already today, it is added under that entry")] = None,
+        keeps: Annotated[str | list[str] | None, Field(
+            description="Facts this entry does NOT replace, whatever the knowledge-update rule "
+                        "says (a correction of a wrong 'replaced' mark, written as a nested "
+                        "'- keeps:' item): fact ids or citations")] = None,
         importance: Annotated[int | None, Field(
             ge=1, le=10, description="How much the entry matters, 1 to 10 (5 is neutral): "
                                      "scales its search score, set once now")] = None,
@@ -351,8 +356,10 @@ def build_server(ws: Workspace) -> "MCPServer":
         start_line, end_line, source, commit, fact_id, kind, text, entities, replaces (the fact
         ids it declares it replaces) and may_replace (earlier facts about the same subjects,
         those the knowledge-update rule finds replaced first, each with fact_id, source, text,
-        date, rule): confirm one with a second call that passes it as replaces."""
-        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces), importance))
+        date, rule): confirm one with a second call that passes it as replaces, or correct a
+        wrong mark with keeps."""
+        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces),
+                                                   _listed(keeps), importance))
 
     if tools.config().mcp_forget:  # a person's choice (mcp.forget); never offered otherwise
         @server.tool(name="memory_forget", structured_output=False,

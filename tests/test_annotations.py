@@ -117,8 +117,8 @@ def test_triggers_lists_curated_entries_only(repo: Path) -> None:
 
 
 def test_an_index_holding_annotations_as_text_is_rebuilt(repo: Path) -> None:
-    """An index made before annotations were read (schema 9) holds them in its facts' text:
-    m010 rebuilds it rather than keep fact ids that differ from a rebuild's."""
+    """An index made before annotations were read (schema 10) holds them in its facts' text:
+    m011 rebuilds it rather than keep fact ids that differ from a rebuild's."""
     from gitmem.index.store import open_store
     from gitmem.workspace import open_workspace
 
@@ -128,11 +128,11 @@ def test_an_index_holding_annotations_as_text_is_rebuilt(repo: Path) -> None:
     assert gitmem("-C", str(repo), "index")[0] == 0
     ws, _ = open_workspace(repo)
     store = open_store(ws.index_path)
-    with store.conn:  # as schema 9 left it: the comment in the text, no annotations table
+    with store.conn:  # as schema 10 left it: the comment in the text, no annotations table
         store.conn.execute("UPDATE items SET content = content || ' <!-- importance: 9 -->' "
                            "WHERE type = 'fact'")
         store.conn.execute("DROP TABLE item_annotations")
-        store.conn.execute("DELETE FROM migrations WHERE version = 10")
+        store.conn.execute("DELETE FROM migrations WHERE version = 11")
     store.close()
     found = recall_json(repo, "Noted")["results"][0]
     assert (found["content"], found["importance"]) == ("Noted.", 9)
