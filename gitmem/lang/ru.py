@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitmem.lang import Language
 
-_W = r"[\w.+:/@-]+"
+_W = r"[\w.+:/@!-]+"
 
 LANGUAGE = Language(
     code="ru",
