@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from testing.bounds import FAILURE_SECONDS
 from testing.chat_stub import ChatStub, chat_stub
 from testing.cli import gitmem
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
@@ -249,7 +250,7 @@ def test_serve_json_hands_over_its_socket_and_warning(fixture_repo: Path, tmp_pa
         assert json.loads(reply["out"])["text"].startswith("- W @Peter @The-Castle:")
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=FAILURE_SECONDS)
     assert f"warning: semantic search is off: {UNCONFIGURED}" in err
 
 

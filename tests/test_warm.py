@@ -22,6 +22,7 @@ from gguf_model import tiny_gguf
 
 from gitmem import __version__
 from gitmem.warm import client
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
 from testing.repo import git, write
@@ -45,9 +46,6 @@ def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     return folder
 
 
-FAILURE_SECONDS = 60.0  # bounds for failures only: a loaded machine is slow, not wrong
-
-
 def run_cli(repo: Path, *args: str, warm: bool = True,
             env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
     """``python -m gitmem -C repo ARGS`` as a real process; (result, wall seconds)."""
@@ -56,7 +54,8 @@ def run_cli(repo: Path, *args: str, warm: bool = True,
         full["GITMEM_WARM"] = "0"
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), *args],
-                          capture_output=True, text=True, env=full, timeout=90)
+                          capture_output=True, text=True, env=full,
+                          timeout=FAILURE_SECONDS)
     return proc, time.monotonic() - started
 
 
@@ -72,7 +71,7 @@ def start_server(repo: Path, *extra: str) -> subprocess.Popen[str]:
     assert proc.stderr is not None
     said = b""  # read from the pipe itself: a buffered reader could hold the line select awaits
     while not any(ln.startswith(b"gitmem: serving ") for ln in said.split(b"\n")[:-1]):
-        ready, _, _ = select.select([proc.stderr], [], [], FAILURE_SECONDS * 2)
+        ready, _, _ = select.select([proc.stderr], [], [], FAILURE_SECONDS)
         chunk = os.read(proc.stderr.fileno(), 4096) if ready else b""
         if not chunk:  # it ended, or said nothing for two minutes
             proc.kill()
@@ -382,7 +381,7 @@ def test_the_first_recall_starts_a_warm_process(fixture_repo: Path, runtime: Pat
     first, _ = run_cli(fixture_repo, *args)
     assert first.returncode == 0
     try:
-        deadline = time.monotonic() + FAILURE_SECONDS * 2
+        deadline = time.monotonic() + FAILURE_SECONDS
         while ping(fixture_repo) is None:
             assert time.monotonic() < deadline, "no warm process started"
             time.sleep(0.1)
