@@ -236,7 +236,7 @@ def test_serve_json_hands_over_its_socket_and_warning(fixture_repo: Path, tmp_pa
     runtime.mkdir()
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
     proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(fixture_repo), "serve",
-                             "--json", "--idle-timeout", "60"], stdout=subprocess.PIPE,
+                             "--json", "--idle-timeout", str(int(FAILURE_SECONDS))], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None

@@ -46,6 +46,11 @@ def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     return folder
 
 
+# A server a test starts outlives any gap between its requests (a hook's background run on a
+# loaded machine can take a minute); the test stops it at its end.
+IDLE = str(int(FAILURE_SECONDS))
+
+
 def run_cli(repo: Path, *args: str, warm: bool = True,
             env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
     """``python -m gitmem -C repo ARGS`` as a real process; (result, wall seconds)."""
@@ -84,7 +89,7 @@ def start_server(repo: Path, *extra: str) -> subprocess.Popen[str]:
 @pytest.fixture
 def served(fixture_repo: Path, runtime: Path) -> Iterator[subprocess.Popen[str]]:
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    proc = start_server(fixture_repo, "--idle-timeout", "120")
+    proc = start_server(fixture_repo, "--idle-timeout", IDLE)
     yield proc
     if proc.poll() is None:
         proc.kill()
@@ -258,7 +263,7 @@ def test_hybrid_warm_and_cold_are_identical(fixture_repo: Path, runtime: Path,
     monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "local")
     monkeypatch.setenv("GITMEM_EMBED_MODEL", str(tiny_gguf(tmp_path_factory)))
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    proc = start_server(fixture_repo, "--idle-timeout", "60")
+    proc = start_server(fixture_repo, "--idle-timeout", IDLE)
     try:
         before = served_count(fixture_repo)
         for args in (("recall", "gateway host", "--json"), ("recall", "ferry crash")):
@@ -295,7 +300,7 @@ def test_hybrid_warm_follows_a_commit_through_its_hook(fixture_repo: Path, runti
     monkeypatch.setenv("GITMEM_EMBED_MODEL", str(tiny_gguf(tmp_path_factory)))
     assert gitmem("-C", str(fixture_repo), "hooks", "install")[0] == 0
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    proc = start_server(fixture_repo, "--idle-timeout", "60")
+    proc = start_server(fixture_repo, "--idle-timeout", IDLE)
     args = ("recall", "Peter rides a green bicycle in Lisbon", "--json")
     try:
         warm, _ = run_cli(fixture_repo, *args)
