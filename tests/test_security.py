@@ -247,7 +247,8 @@ def test_remote_providers_verify_tls(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ca_file, server_ctx = _self_signed(tmp_path)
     with EmbedServer(dim=8, tls=server_ctx) as server:
         cfg = Config(embed_provider="openai", remote_base_url=server.url + "/v1",
-                     remote_api_key_env="OPENAI_API_KEY", embed_retries=0, embed_timeout=60.0)
+                     remote_api_key_env="OPENAI_API_KEY", embed_retries=0,
+                     embed_timeout=FAILURE_SECONDS)
         monkeypatch.setenv("OPENAI_API_KEY", CANARY)
         with pytest.raises(EmbeddingError, match=r"(?i)certificate"):
             remote_embedder(cfg, "openai").embed_batch(["x"], input_type="query")
