@@ -136,10 +136,11 @@ def summary_of(lines: Sequence[str]) -> tuple[str | None, list[str]]:
 
 
 def run_once(number: int, source: Path, commit: str, *, shared: Path | None, busy: int,
-             command: Sequence[str], keep: bool) -> Run:
-    """One fresh clone, ``command`` run in it under ``busy`` busy loops; the clone is removed
-    unless the run failed or ``keep``."""
-    base = Path(tempfile.mkdtemp(prefix=f"gitmem-loaded-ci-{number}-"))
+             command: Sequence[str], keep: bool, scratch: Path | None = None) -> Run:
+    """One fresh clone (in a new folder in ``scratch``, default the system's temporary
+    folder), ``command`` run in it under ``busy`` busy loops; the clone is removed unless the
+    run failed or ``keep``."""
+    base = Path(tempfile.mkdtemp(prefix=f"gitmem-loaded-ci-{number}-", dir=scratch))
     log_path = base / "ci.log"
     started = time.monotonic()
     load_before = list(os.getloadavg())
@@ -167,6 +168,7 @@ def run_once(number: int, source: Path, commit: str, *, shared: Path | None, bus
 def hunt(source: Path, rev: str, *, runs: int, keep_going: bool = False,
          shared: Path | None = None, busy_per_core: int = 2,
          command: Sequence[str] = ("bash", ".ci/run"), keep: bool = False,
+         scratch: Path | None = None,
          report: Callable[[Run], None] | None = None) -> dict[str, Any]:
     """``runs`` loaded runs of ``command`` on fresh clones of ``rev``; stops at the first failure
     unless ``keep_going``. ``report(run)`` is called after each run."""
@@ -177,7 +179,7 @@ def hunt(source: Path, rev: str, *, runs: int, keep_going: bool = False,
     done: list[Run] = []
     for number in range(1, runs + 1):
         run = run_once(number, source, commit, shared=shared, busy=busy, command=command,
-                       keep=keep)
+                       keep=keep, scratch=scratch)
         done.append(run)
         if report is not None:
             report(run)
@@ -215,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="busy loops per core while CI runs (default 2)")
     parser.add_argument("--keep-going", action="store_true", help="go on after a failed run")
     parser.add_argument("--keep", action="store_true", help="keep every run's folder and log")
+    parser.add_argument("--scratch", type=Path, default=None,
+                        help="where the runs' folders go (default: the temporary folder)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON results (default bench/results/loaded-ci-<time>.json)")
     args = parser.parse_args(argv)
@@ -224,7 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "(give it with --shared)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # busy loops stopped on the way out
     results = hunt(args.source, args.rev, runs=args.runs, keep_going=args.keep_going,
-                   shared=shared, busy_per_core=args.busy_per_core, keep=args.keep, report=_say)
+                   shared=shared, busy_per_core=args.busy_per_core, keep=args.keep,
+                   scratch=args.scratch, report=_say)
     out = args.out or RESULTS / f"loaded-ci-{results['started'][:16].replace(':', '')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -57,7 +57,8 @@ def test_runs_stop_at_the_first_failure_each_on_a_fresh_loaded_clone(
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))
     monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))
     first = git(source, "rev-parse", "HEAD~1").strip()
-    results = hunt(source, "HEAD~1", runs=3, shared=tmp_path / "shared", busy_per_core=1)
+    results = hunt(source, "HEAD~1", runs=3, shared=tmp_path / "shared", busy_per_core=1,
+                   scratch=tmp_path)
     busy = os.cpu_count() or 1
     want = (f"{first} ci=true pythonpath=unset venv=unset shared=the shared folder fresh=yes "
             f"busy={busy}")
@@ -70,6 +71,7 @@ def test_runs_stop_at_the_first_failure_each_on_a_fresh_loaded_clone(
     assert failed["summary"] == "1 failed, 2 passed in 0.12s"
     assert failed["failed"] == ["tests/test_x.py::test_y"]
     assert Path(failed["log"]).is_file()  # a failed run's folder is kept for reading
+    assert [p.name[:18] for p in tmp_path.glob("gitmem-loaded-ci-*")] == ["gitmem-loaded-ci-2"]
     assert failed["tail"][-1] == "1 failed, 2 passed in 0.12s"
     assert processes_mentioning(f"{os.getpid()}\0{BUSY_MARK}") == []  # the loops are gone
 
@@ -77,7 +79,8 @@ def test_runs_stop_at_the_first_failure_each_on_a_fresh_loaded_clone(
 def test_keep_going_and_the_command_line(source: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.json"
     code = main(["--runs", "3", "--keep-going", "--source", str(source), "--shared",
-                 str(tmp_path / "shared"), "--busy-per-core", "0", "--out", str(out)])
+                 str(tmp_path / "shared"), "--busy-per-core", "0", "--out", str(out),
+                 "--scratch", str(tmp_path)])
     assert code == 1  # not three in a row
     results = json.loads(out.read_text(encoding="utf-8"))
     assert [r["ok"] for r in results["runs"]] == [True, False, True]
