@@ -83,6 +83,10 @@ LANGUAGE = Language(
                   r"eur|usd)"),
         "care": (r"(?:vet|doctor|dentist|gp|physio|therapist|landlord) is|sees dr\.?|goes to dr\.?|"
                  r"new (?:vet|doctor|dentist|gp)|switched (?:vets?|doctors?|dentists?|gps?)"),
+        "provider": (r"(?:bank|provider|carrier|isp|insurer|insurance|broadband|mobile plan|plan|"
+                     r"tariff) (?:is|with)|banks? with|account (?:at|with)|is with [\w-]+ now|"
+                     r"(?:switched|moved|changed) (?:my |our )?(?:bank|provider|carrier|isp|"
+                     r"insurer|plan|tariff|broadband)"),
         "household": r"lives? with|living with|moved in with",
         "birthday": r"birthday is|born on|was born|date of birth",
     },
@@ -108,7 +112,7 @@ LANGUAGE = Language(
             r"left|quit|retired|decommissioned|renamed|transferred|promoted|rescheduled|"
             r"postponed|shifted|sold|from (?:this|next) \w+ on|rebooked|no more|raised|"
             r"increased|dropped|rotated|since|pushed|brought forward|closed|went up|went down|"
-            r"swapped|retired"),
+            r"swapped|retired|traded|traded in"),
     old_value=(
         rf"\breplac(?:ed|ing|es) {_THE}(?P<old>{_W}(?: {_W}){{0,2}}?)(?= with\b| by\b| as\b|"
         r"[,.;]|$)",
@@ -120,6 +124,7 @@ LANGUAGE = Language(
         rf"lives? in) {_THE}(?P<old>{_W})",
         rf"\binstead of {_THE}(?P<old>{_W}(?: {_W})?)",
         rf"\bsold {_THE}(?P<old>{_W}(?: {_W})?)",
+        rf"\btraded (?:in )?{_THE}(?P<old>{_W}(?: {_W})?) (?:for|with)\b",
         rf"\b(?:moved|moves|moving|switched|switches|changed|rescheduled|shifted|raised|dropped|"
         rf"increased|lowered|upgraded|migrated|"
         rf"went) (?:[\w-]+ ){{0,4}}?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",

@@ -238,7 +238,10 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     turn = _TURN.match(body)
     if turn is not None and _speaker(turn.group(1)):
         speaker, rest = turn.group(1).strip(), body[turn.end():]
-        if _first_person(rest):
+        topics = _names_opening(rest)
+        # in the first person, or about one of the speaker's own attributes ("上司が変わった":
+        # the speaker's boss changed), a turn is about its speaker
+        if _first_person(rest) or (topics and _attribute_noun(topics[0].casefold())):
             return [speaker], {speaker}, rest
         body = rest
     mentions = [m.group(1).rstrip(".") for m in ENTITY_RE.finditer(body) if m.start() == 0]
