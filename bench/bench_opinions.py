@@ -146,7 +146,7 @@ def score(threads: list[dict[str, Any]], where: dict[str, tuple[str, int]],
             "misses": misses}
 
 
-def bench(set_name: str, model: str | None) -> dict[str, Any]:
+def bench(set_name: str, model: str | None, files: Path | None = None) -> dict[str, Any]:
     env = {"GITMEM_EMBED_PROVIDER": "local", "GITMEM_EMBED_MODEL": model,
            "GITMEM_REFLECT_MODEL": "true"} if model else {
         "GITMEM_EMBED_PROVIDER": "none"}
@@ -167,6 +167,10 @@ def bench(set_name: str, model: str | None) -> dict[str, Any]:
             for lang, group in sorted(by_lang.items()):
                 repo, where, last = write_workspace(scratch, f"{name}-{lang}", group)
                 listed, report = run_reflect(repo, last)
+                if files is not None:
+                    files.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(repo / "bank" / "opinions.md",
+                                    files / f"{name}-{lang}{'-model' if model else ''}.md")
                 found = score(group, where, listed)
                 found["unsure"] = sum(len(getattr(o, "possibly", ())) for o in report.opinions)
                 unsure += found["unsure"]
@@ -240,12 +244,15 @@ def view(ws: Path, beliefs: dict[str, str], exact: bool = False) -> dict[str, An
         applied += len(op.folded.fact_ids) if op.folded else 0
     per = sorted(subjects.values())
     known = {k: len(v) for k, v in homes.items()}
+    headings = [op.statement.casefold() for op in doc.opinions]
     return {"entries_applied": applied, "opinions": len(doc.opinions), "subjects": len(per),
             "opinions_per_subject": round(sum(per) / len(per), 2) if per else 0.0,
             "opinions_per_subject_max": max(per, default=0),
             "beliefs": len(known),
             "headings_per_belief": round(sum(known.values()) / len(known), 2) if known else 0.0,
             "headings_per_belief_max": max(known.values(), default=0),
+            # one statement word for word under two headings: one belief the rule split
+            "same_heading_twice": len(headings) - len(set(headings)),
             "file": data.decode("utf-8", "replace")}
 
 
@@ -289,13 +296,13 @@ def bench_workspaces(cache: Path) -> dict[str, Any]:
 
 def workspaces_markdown(result: dict[str, Any]) -> str:
     rows = ["| workspace | O entries applied | opinions | subjects | opinions/subject (max) | "
-            "beliefs known | headings/belief (max) |", "| --- | ---: | ---: | ---: | ---: | ---: "
-            "| ---: |"]
+            "beliefs known | headings/belief (max) | a heading twice |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, r in result.items():
         rows.append(f"| {name} | {r['entries_applied']} | {r['opinions']} | {r['subjects']} | "
                     f"{r['opinions_per_subject']} ({r['opinions_per_subject_max']}) | "
                     f"{r['beliefs']} | {r['headings_per_belief']} "
-                    f"({r['headings_per_belief_max']}) |")
+                    f"({r['headings_per_belief_max']}) | {r.get('same_heading_twice', '')} |")
     return "\n".join(rows)
 
 
@@ -321,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspaces", action="store_true",
                     help="the reviewer's view on the ten-day and one-year workspaces")
     ap.add_argument("--code", type=Path, help="run the gitmem package found in this folder")
-    ap.add_argument("--files", type=Path, help="--workspaces: write each bank/opinions.md here")
+    ap.add_argument("--files", type=Path, help="write each bank/opinions.md reflect wrote here")
     args = ap.parse_args(argv)
     if args.code is not None:
         sys.path.insert(0, str(args.code.resolve()))
@@ -341,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps({k: {x: y for x, y in v.items() if x != "file"}
                                              for k, v in views.items()}, indent=2) + "\n")
         return 0
-    result = bench(args.set, args.model)
+    result = bench(args.set, args.model, args.files)
     print(markdown(result))
     if args.misses:
         for name, found in result["sets"].items():

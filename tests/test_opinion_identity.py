@@ -62,15 +62,16 @@ def test_a_belief_in_other_words_its_opposite_and_its_end_are_one_opinion(
     assert summaries.evidence[3].words == "Stopped using Ollama for summaries"
     text = (repo / "bank/opinions.md").read_text()
     assert ("(c=0.60) — Ollama summaries are not good enough for long threads\n") in text
-    # against: 1 - c. 0.70 -> 0.73 (c=0.8) -> 0.63 (1-0.6) -> 0.47 (1-0.9) ... each day capped
+    # against holds it at most min(c, 1 - c): 0.70 -> 0.73 (c=0.8) -> 0.62 (0.4) -> 0.55 (0.1)
     assert summaries.confidence is not None and summaries.confidence < 0.7
     reason = next(o.reason for o in report.opinions if o.statement == summaries.statement)
     assert "stating it or against it" in reason and "against, c=0.90" in reason
     assert not run(repo).changed  # applied once
 
 
-def test_against_evidence_observes_one_minus_c() -> None:
-    """'Not good enough (c=0.9)' holds the opposite strongly: the opinion falls toward 0.1."""
+def test_against_evidence_holds_the_opinion_at_most_min_c_one_minus_c() -> None:
+    """'Not good enough (c=0.9)' holds the opposite strongly: the opinion falls toward 0.1;
+    'stopped using them (c=0.3)' leaves it at most 0.3; evidence against never raises it."""
     move = apply_evidence(0.7, [Observation("f-1", 0.9, "2026-10-05T21:00:00+00:00",
                                             "memory/2026-10-05.md", 4, against=True)])
     assert round(move.steps[0].observed, 2) == 0.1  # then 0.7 + 0.3 × (0.1 − 0.7) = 0.52
@@ -78,6 +79,12 @@ def test_against_evidence_observes_one_minus_c() -> None:
     move = apply_evidence(0.7, [Observation("f-1", None, "2026-10-05T21:00:00+00:00",
                                             "memory/2026-10-05.md", 4, against=True)])
     assert round(move.steps[0].observed, 2) == 0.6  # no c: disagrees by the agreement step
+    move = apply_evidence(0.7, [Observation("f-1", 0.3, "2026-10-05T21:00:00+00:00",
+                                            "memory/2026-10-05.md", 4, against=True)])
+    assert move.steps[0].observed == 0.3 and move.end == 0.58
+    move = apply_evidence(0.2, [Observation("f-1", 0.4, "2026-10-05T21:00:00+00:00",
+                                            "memory/2026-10-05.md", 4, against=True)])
+    assert move.end == 0.2  # observes 0.4, above the opinion: against never raises it
 
 
 def test_daily_runs_write_what_one_run_writes_with_evidence_against(tmp_path: Path) -> None:
