@@ -99,3 +99,13 @@ def test_a_model_decides_only_what_the_words_leave_open() -> None:
     opposite = relate("Caddy is reliable.", ("Caddy",), "Caddy is flaky.", ("Caddy",),
                       lambda a, b: 0.99)
     assert opposite is not None and opposite.relation == "against"
+
+
+def test_a_negation_turns_the_judgement_it_precedes_not_an_aside() -> None:
+    """'(no restarts)' is an aside; 'reliable but not cheap' judges cost, not reliability;
+    Japanese negates the judgement before it."""
+    assert rel("Caddy is a reliable proxy.", "Caddy is a reliable proxy (no restarts).",
+               "Caddy") == "for"
+    assert judgement("Caddy is reliable but not cheap.", ()).aspects == (
+        ("reliability", True), ("cost", False))
+    assert judgement("Caddyのビルドは速くない。", ()).aspects == (("speed", False),)

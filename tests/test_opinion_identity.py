@@ -1,6 +1,6 @@
-"""One belief, one opinion (SPEC §5, issue 39): reflect on real git repositories with dated
-commits makes a reworded judgement evidence for its opinion, the opposite or a worded end
-evidence against it, a different judgement a new opinion, and does what a person's
+"""One belief, one opinion (docs/opinions-file.md, issue 39): reflect on real git repositories
+with dated commits makes a reworded judgement evidence for its opinion, the opposite or a worded
+end evidence against it, a different judgement a new opinion, and does what a person's
 ``- same as:`` line says."""
 
 from __future__ import annotations

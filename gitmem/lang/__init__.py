@@ -4,7 +4,7 @@ A language module (``en``, ``da``, ``ru``, ``ja``, ``zh``) defines ``LANGUAGE``,
 :class:`Language` of plain strings and word lists: no code. The builder below joins every
 language's entries into the compiled tables the rule of knowledge updates reads
 (``gitmem.parse.statements``, ``gitmem.parse.updates``). Adding a language is one module here plus
-its test cases (docs/languages.md).
+its test cases (docs/knowledge-updates.md, "Adding a language").
 
 Patterns are regular-expression alternations matched on NFKC, case-folded text: write them in
 lower case; alphabetic cues are wrapped in word boundaries by the builder, CJK cues are

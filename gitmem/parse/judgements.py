@@ -1,5 +1,6 @@
 """Opinions: is a new ``O`` entry the same judgement about the same subject as an opinion, its
-opposite, a worded end of it, or another judgement? (SPEC §5, docs/opinions-file.md#matching.)
+opposite, a worded end of it, or another judgement? (docs/opinions-file.md, "How evidence is
+matched".)
 
 The opinion-side twin of :mod:`gitmem.parse.updates` ("the same attribute of the same
 subject"): a statement is read once into a :class:`Judgement` — the aspects it judges and which
@@ -59,7 +60,8 @@ UNSURE_SCORE = 0.3
 MODEL_SAME = 0.96
 MODEL_UNSURE = 0.93
 
-_CLAUSE = compiled(r"[,;.:!?—–、。；，！？]|\s-\s")
+_CLAUSE = compiled(r"[,;.:!?—–、。；，！？()（）]|\s-\s")  # an aside in parentheses is a clause
+_CJK_CUE = compiled("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # negated after it
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,12 @@ def judgement(text: str, names: tuple[str, ...]) -> Judgement:
         ended = ended or bool(ends)
         spans += ends
         nots = [m.span() for m in t.negation.finditer(_blank(clause, spans))]
-        for _, _, aspect, well in cues:
-            aspects.setdefault(aspect, well != bool(nots))
+        for start_, end_, aspect, well in cues:
+            # a negation turns the judgement that follows it ("not good enough", "ikke gode
+            # nok"); in Japanese also the one it follows (使えない)
+            after = bool(_CJK_CUE.search(clause, start_, end_))
+            flipped = any(e <= start_ or (after and s >= end_) for s, e in nots)
+            aspects.setdefault(aspect, well != flipped)
         if nots and not cues and not ends:
             negated = True
         spans += nots
