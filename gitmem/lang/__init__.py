@@ -102,6 +102,7 @@ class Tables:
     """Every language's cues, compiled once per process."""
 
     families: Mapping[str, re.Pattern[str]]
+    any_family: re.Pattern[str]  # every family's cues at once: most lines hold none
     attribute_nouns: tuple[tuple[str, re.Pattern[str]], ...]
     change: re.Pattern[str]
     old_value: tuple[re.Pattern[str], ...]
@@ -141,6 +142,7 @@ def tables(compile: Compile = re.compile) -> Tables:
         raise ValueError(f"attribute families without a strength: {sorted(unknown)}")
     return Tables(
         families={name: compile("|".join(cues)) for name, cues in families.items()},
+        any_family=compile("|".join(c for cues in families.values() for c in cues)),
         attribute_nouns=tuple((name, compile(f"^(?:{'|'.join(cues)})$"))
                               for name, cues in nouns.items()),
         change=compile(_union("change")),

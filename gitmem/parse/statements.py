@@ -406,15 +406,21 @@ def subjects_of(text: str, written: Sequence[str]) -> tuple[frozenset[str], str 
 # --- readings ---------------------------------------------------------------------------------
 
 
+MAX_READ = 600  # characters of a statement read: a statement is a sentence or two, a longer
+# line a pasted log (a 20 MB line must not cost its square in pattern matches)
+
+
 @functools.lru_cache(maxsize=32768)
 def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     """Read a statement once (cached: the index compares each with many)."""
+    text = text[:MAX_READ]
     from gitmem.parse.similarity import statement_terms
 
     t = _tables()
     low = plain(text)
     subjects, owned = subjects_of(text, written)
-    spans = {name: [m.span() for m in rx.finditer(low)] for name, rx in t.families.items()}
+    spans = ({name: [m.span() for m in rx.finditer(low)] for name, rx in t.families.items()}
+             if t.any_family.search(low) else {})
     attributes = {name for name, found in spans.items() if found}
     if owned:
         attributes.add(owned)
@@ -427,7 +433,7 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     changed = frozenset(name for name in attributes for a, b in spans.get(name, ())
                         if any(c - NEAR <= b and a <= d + NEAR for c, d in changes))
     olds = tuple(dict.fromkeys(v for v in (_value(m.group("old")) for rx in t.old_value
-                                           for m in rx.finditer(low)) if v))
+                                           for m in rx.finditer(low)) if v)) if change else ()
     names = subject_words(subjects)
     terms = frozenset(term for term, weight in statement_terms(text).items()
                       if weight >= 0.5 and term not in names
@@ -572,6 +578,7 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
         parsed.file.file_class == "entity") else ()
     fact_lines = {ln for f in parsed.facts for ln in range(f.start_line, f.end_line + 1)}
     seen: set[int] = set()
+    large = sum(c.end_line - c.start_line + 1 for c in parsed.chunks) > LARGE_FILE_LINES
     for n, chunk in enumerate(parsed.chunks):
         for offset, line in enumerate(chunk.text.split("\n")):
             number = chunk.start_line + offset
@@ -579,13 +586,64 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
                 continue
             seen.add(number)
             stripped = line.strip()
-            if len(stripped) < 8 or stripped.startswith(("#", "<!--", "```", "|", ">")):
+            if len(stripped) < 8 or len(stripped) > MAX_READ or stripped.startswith(
+                    ("#", "<!--", "```", "|", ">")):
+                continue  # too short to say something, or a pasted log rather than a statement
+            if not _may_state(stripped, large):
                 continue
             reading = read(stripped, (), "note")
             written: tuple[str, ...] = ()
             if page and not reading.named:
                 written, reading = page, read(stripped, page, "note")
-            if reading.subjects:
+            # a line is a statement when it names someone or something, or sets an attribute
+            # or words a change of a topic; a topic alone ("worker5 status ok") is no claim
+            if reading.named or (reading.subjects and (reading.attributes or reading.change
+                                                        or reading.old_values)):
                 out[n].append(Drafted("note", number, number, stripped, written,
                                       tuple(sorted(reading.subjects | reading.mentions))))
+    return _without_frame(out)
+
+
+_NAMING = compiled(r"[A-ZÀ-ÖØ-ÞА-ЯЁ@]|[^\x00-\u024f]")  # a capital, an @entity, other scripts
+
+
+LARGE_FILE_LINES = 2000  # a file longer than this is a log: only its lines that name someone
+
+
+def _may_state(line: str, large: bool = False) -> bool:
+    """A cheap necessary condition of a statement, for the many lines of a log: it may name
+    someone (a capital, an @entity, a script without capitals), or word an attribute or a
+    change (not read in a file of more than LARGE_FILE_LINES lines: the cues are many)."""
+    if _NAMING.search(line):
+        return True
+    if large:
+        return False
+    low = plain(line)
+    t = _tables()
+    return bool(t.any_family.search(low) or t.change.search(low) or _first_person(line))
+
+
+FRAME_LINES = 24  # a key more of a file's lines hold is its template ("heartbeat … from …")
+
+
+def _without_frame(statements: list[list[Drafted]]) -> list[list[Drafted]]:
+    """A templated log (thousands of lines of one shape) would make every line a candidate of
+    every other: the keys more than FRAME_LINES of a file's note lines hold are dropped, and a
+    line left with no key is no statement."""
+    counts: dict[str, int] = {}
+    for chunk in statements:
+        for d in chunk:
+            for key in d.keys:
+                counts[key] = counts.get(key, 0) + 1
+    frame = {key for key, n in counts.items() if n > FRAME_LINES}
+    if not frame:
+        return statements
+    out: list[list[Drafted]] = []
+    for chunk in statements:
+        kept = []
+        for d in chunk:
+            keys = tuple(k for k in d.keys if k not in frame)
+            if keys:
+                kept.append(Drafted(d.kind, d.line, d.end_line, d.text, d.subjects, keys))
+        out.append(kept)
     return out
