@@ -735,7 +735,8 @@ def mcp(ctx: click.Context) -> None:
               help="Once listening, print one JSON line: the socket and the fields each "
                    "request carries (for programs that talk to the socket themselves); with "
                    "--list or --stop, print JSON.")
-@click.option("--autostarted", is_flag=True, hidden=True)  # started by a recall (registry)
+@click.option("--autostarted", is_flag=True, hidden=True,
+              help="Started by a recall, which wrote its registry entry (warm.max_servers).")
 @click.pass_context
 def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listing: bool,
           as_json: bool, autostarted: bool) -> None:

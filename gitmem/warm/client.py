@@ -159,3 +159,15 @@ def try_warm(argv: list[str]) -> int | None:
     sys.stdout.flush()
     return int(reply.get("code", 0))
 
+
+def may_autostart(enabled: bool) -> bool:
+    """Whether a command that no warm process answered may start one for the next: not when
+    off in the configuration (``warm.autostart``), ``GITMEM_WARM=0``, in CI (``CI`` set), or
+    in a git hook (``GIT_DIR`` set): nothing there would use it before its idle timeout."""
+    environ = os.environ
+    return enabled and environ.get("GITMEM_WARM", "1") != "0" and not _in_ci(environ) \
+        and "GIT_DIR" not in environ and "GIT_WORK_TREE" not in environ
+
+
+def _in_ci(environ: dict[str, str] | os._Environ[str]) -> bool:
+    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")

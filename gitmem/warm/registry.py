@@ -188,8 +188,8 @@ def serving(repo: str) -> bool:
 
 
 def terminate(entries: list[Entry]) -> list[Entry]:
-    """Ask each process to exit (SIGTERM: it finishes the request it runs, then exits) and
-    drop its entry: it no longer counts. The entries signalled."""
+    """Ask each process to exit (SIGTERM: within ``ACCEPT_POLL``; a client whose request it
+    was running works alone) and drop its entry: it no longer counts. The entries signalled."""
     done: list[Entry] = []
     for entry in entries:
         if not is_server(entry.pid):
@@ -219,30 +219,25 @@ def wait_gone(entries: list[Entry], timeout: float) -> list[Entry]:
     return left
 
 
-def autostart(repo_root: str, root: str, *, enabled: bool, cap: int) -> bool:
-    """Start ``gitmem serve`` for ``repo_root`` (workspace ``root``) in the background, unless
-    one serves it (or is starting: its lock is held, or its entry in the registry is live,
-    whatever its environment) or this is not the place: off in the configuration
-    (``warm.autostart``), ``GITMEM_WARM=0``, CI (``CI`` set), or a git hook (``GIT_DIR``
-    set): nothing there would use it before its idle timeout. At most ``cap`` autostarted
-    servers run (``warm.max_servers``): the least recently used ones are stopped to make room
-    (``make_room``). True when started."""
-    environ = os.environ
-    if not enabled or environ.get("GITMEM_WARM", "1") == "0" or _in_ci(environ) \
-            or "GIT_DIR" in environ or "GIT_WORK_TREE" in environ:
-        return False
+def autostart(repo_root: str, root: str, *, cap: int) -> bool:
+    """Start ``gitmem serve`` for ``repo_root`` (workspace ``root``) in the background (where
+    ``client.may_autostart``), unless one serves it or is starting: its lock is held, or its
+    entry here is live, whatever its environment. At most ``cap`` autostarted servers run
+    (``warm.max_servers``): the least recently used ones are stopped to make room
+    (``make_room``). True when started; False also when the registry cannot be used (its
+    folder is not this user's, another autostart holds it for ``LOCK_SECONDS``): the command
+    that asked has answered, and the next one works alone, as without a warm process."""
     if held_elsewhere(Path(socket_path(repo_root) + ".lock")):
         return False
-    with locked():  # two recalls at once start one server, and count each other's
-        if serving(repo_root):
-            return False
-        make_room(cap)
-        pid = start_detached([sys.executable, "-m", "gitmem", "-C", repo_root, "serve",
-                              "--autostarted"], cwd=repo_root)
-        register(pid, repo=repo_root, root=root, socket=socket_path(repo_root),
-                 autostarted=True)
+    try:
+        with locked():  # two recalls at once start one server, and count each other's
+            if serving(repo_root):
+                return False
+            make_room(cap)
+            pid = start_detached([sys.executable, "-m", "gitmem", "-C", repo_root, "serve",
+                                  "--autostarted"], cwd=repo_root)
+            register(pid, repo=repo_root, root=root, socket=socket_path(repo_root),
+                     autostarted=True)
+    except GitmemError:
+        return False
     return True
-
-
-def _in_ci(environ: dict[str, str] | os._Environ[str]) -> bool:
-    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")

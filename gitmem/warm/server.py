@@ -14,7 +14,11 @@ A request from another gitmem version makes the server exit (it is out of date);
 another environment (configuration variables, user folders, keys) or repository is refused
 and the client works alone. While a command runs, a heartbeat goes to the client every
 ``HEARTBEAT`` seconds, so a client gives up quickly on a stopped or dead server. After
-``idle_timeout`` seconds without a request the server exits.
+``idle_timeout`` seconds without a request the server exits; and at once (at its next idle
+check, every ``ACCEPT_POLL`` seconds) when its workspace, repository or ``.git`` is removed or
+moved (``WarmServer.moved``: a stat of each path, which also sees a folder above them renamed,
+as an inotify watch of the folder itself would not). It is in the user's registry of warm
+processes (``gitmem.warm.registry``) from its start to its end.
 """
 
 from __future__ import annotations
