@@ -86,14 +86,11 @@ class WarmServer:
         self._last = clock()
         self._count_lock = threading.Lock()
         self.entry: str | None = None  # this process's entry in the registry (its last request)
+        # What the server exits without: the workspace, the repository, its .git (a folder,
+        # or a worktree's file) and the git folder it names.
+        self.watched = list(dict.fromkeys(str(p) for p in (
+            ws.root, ws.repo_root, ws.repo_root / ".git", ws.git_dir)))
         self._identity = identity(self.watched)
-
-    @property
-    def watched(self) -> list[str]:
-        """What the server exits without: the workspace, the repository, its ``.git`` (a
-        folder, or a worktree's file) and the git folder it names."""
-        return list(dict.fromkeys(str(p) for p in (
-            self.ws.root, self.ws.repo_root, self.ws.repo_root / ".git", self.ws.git_dir)))
 
     def moved(self) -> bool:
         """Whether the workspace, the repository or its ``.git`` was removed or moved since
