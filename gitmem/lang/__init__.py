@@ -38,7 +38,7 @@ FAMILIES: Mapping[str, Strength] = {
     "commute": "strong", "study": "strong", "password": "strong", "price": "strong",
     "status": "strong", "habit": "strong", "team": "strong", "endpoint": "strong",
     "role": "weak", "place": "weak", "tool": "weak", "schedule": "weak", "deadline": "weak",
-    "care": "weak", "household": "weak",
+    "care": "weak", "household": "weak", "provider": "weak",
     "birthday": "fixed",
 }
 
@@ -67,6 +67,9 @@ class Language:
     copula: str
     first_person: str  # "I", "we", "my": a chat turn about its speaker
     relations: str  # other people and things owned: "parents", "team", "dog"
+    # words that tell two values of one attribute apart ("work phone" / "personal number"):
+    # statements with other qualifiers set other attributes
+    qualifiers: str = ""
     stop_words: frozenset[str] = field(default_factory=frozenset)
     honorifics: str = ""  # after a name: さん, 様
 
@@ -112,6 +115,7 @@ class Tables:
     copula: re.Pattern[str]
     first_person: re.Pattern[str]
     relations: re.Pattern[str]
+    qualifiers: re.Pattern[str]
     stop_words: frozenset[str]
     honorifics: str
 
@@ -151,6 +155,7 @@ def tables(compile: Compile = re.compile) -> Tables:
         copula=compile(_union("copula")),
         first_person=compile(_union("first_person")),
         relations=compile(f"^(?:{_union('relations')})$"),
+        qualifiers=compile(_union("qualifiers")),
         stop_words=frozenset().union(*(lang.stop_words for lang in langs)),
         honorifics="|".join(lang.honorifics for lang in langs if lang.honorifics),
     )

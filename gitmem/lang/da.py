@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from gitmem.lang import Language
 
-_W = r"[\w.+:/@-]+"
+_W = r"[\w.+:/@!'-]+"
 _THE = r"(?:den |det |de |vores |min |mit |sin |sit |hans |hendes |deres |en |et )?"
 
 LANGUAGE = Language(
     code="da",
     families={
-        "residence": (r"bor i|bor på|boede i|bosat i|flyttet til|flyttede til|flytter til|"
+        "residence": (r"bor(?: nu| stadig| fortsat)? (?:i|på)|boede i|bosat i|flyttet til|"
+                      r"flyttede til|flytter til|"
                       r"flytte til|er flyttet|ny adresse|adressen er|har købt (?:hus|lejlighed) i"),
         "employer": (r"arbejder (?:hos|på|for|i)|arbejdede (?:hos|på|for|i)|job (?:hos|på|i)|"
                      r"nyt job|nye job|ansat (?:hos|på|i)|startede (?:hos|på|i)|sagt op|"
@@ -32,7 +33,8 @@ LANGUAGE = Language(
                   r"går i skole|startede i skole|optaget på|går i \d+\.? klasse|"
                   r"(?:skiftet|flyttet) til (?:en |et )?[\w-]*skole"),
         "password": r"kodeord(?:et)? er|adgangskode(?:n)? er|koden er nu",
-        "role": (r"er formand|formand for|er valgt som|overtaget efter|ansvarlig for|"
+        "role": (r"leder (?!af\b)[\w-]+(?:et|en)\b|er formand|formand for|er valgt som|"
+                 r"overtaget efter|ansvarlig for|"
                  r"ansvaret for|står for|tovholder|har overtaget|overtog|"
                  r"overtager|leder (?:af )?projektet|er leder af"),
         "place": r"sidder på|holdes (?:i|på)|ligger (?:på|i) \w+ sal|på \w+ sal|lokalet er",
@@ -46,6 +48,8 @@ LANGUAGE = Language(
                      r"(?:mandag|tirsdag|onsdag|torsdag|fredag|lørdag|søndag)(?:e|en)?"),
         "deadline": r"frist(?:en)? er|senest|fornyes|udløber",
         "care": r"(?:dyrlæge|læge|tandlæge|udlejer)(?:n)? er",
+        "provider": (r"konto i|konto hos|bank(?:en)? er|skiftet bank|skiftet udbyder|"
+                     r"udbyder(?:en)? er|abonnement hos|forsikret hos"),
         "household": r"bor sammen med|bor med",
         "birthday": r"fødselsdag er|har fødselsdag|født den|blev født",
     },
@@ -75,8 +79,12 @@ LANGUAGE = Language(
         rf"\b(?:flyttet|flyttede|skiftet|skiftede|ændret|ændrede|rykket|rykkede) "
         rf"(?:[\w-]+ ){{0,4}}?fra {_THE}(?P<old>{_W}(?: {_W})?) til\b",
         rf"\bi stedet for {_THE}(?P<old>{_W}(?: {_W})?)",
+        rf"\b(?:overtaget|overtog|overtager) (?:[\w-]+ ){{0,4}}?(?:efter|fra) (?P<old>{_W})",
+        rf"(?:^|[,;.] )(?P<old>{_W}) (?:har )?(?:givet|overdraget|afleveret) (?:[\w-]+ ){{0,4}}?"
+        r"(?:videre )?til\b",
         rf"\b(?:solgte|har solgt|solgt) {_THE}(?P<old>{_W}(?: {_W})?)",
         rf"\bikke længere (?:hos|på|i|med) {_THE}(?P<old>{_W})",
+        rf"(?:^|[,;.] ){_THE}(?P<old>{_W}) (?:er|blev) (?:lukket|nedlagt|udfaset|stoppet)\b",
     ),
     continuity=r"stadig|fortsat|fortsætter|beholder|bliver ved|som før|uændret",
     plan=(r"skal|vil|planlægger|planen er|har besluttet|besluttede|beslutning"),
@@ -85,11 +93,13 @@ LANGUAGE = Language(
     many=r"spiller|taler|har en|har et|har været|kan lide|elsker|lærer|samler|kan",
     additive=r"også|desuden|endnu en|endnu et|ekstra",
     household=r"bor sammen med|bor med",
-    possessive=(r"(?:(?<![\w])(?P<pronoun>(?i:hans|hendes|deres|vores|sin|sit|sine))(?=\s)|"
+    possessive=(r"(?:(?<![\w])(?P<pronoun>(?i:hans|hendes|deres|vores|sin|sit|sine|min|mit|"
+                r"mine))(?=\s)|"
                 r"(?<![\w])(?P<owner>[A-ZÆØÅ][\w-]+?)(?:'s|"
                 r"s))\s+(?P<noun>(?i:[a-zæøå][\w-]*)(?: (?i:[a-zæøå][\w-]*))?)"
                 r"(?P<after>.{0,14})"),
     copula=r"er|var|blev|er nu|er blevet|skiftet til",
+    qualifiers=r"arbejds\w*|privat\w*|hjemme\w*|mobil\w*|sommer\w*|ekstra|reserve\w*",
     first_person=r"jeg|vi|min|mit|mine|vores|mig|os",
     relations=(r"forældre|mor|far|søster|bror|søskende|søn|datter|børn|barn|familie|ven|"
                r"venner|veninde|kollega|kolleger|fætter|kusine|onkel|tante|nabo|naboer|team|"

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from gitmem.lang import Language
 
-_W = r"[\w.+:/@-]+"  # one word of a value: "bx-01", "9:30", "Model 3"'s parts
+_W = r"[\w.+:/@!-]+"  # one word of a value: "bx-01", "9:30", "Model 3"'s parts
 _THE = r"(?:the |our |my |his |her |their |its |a |an )?"
 
 LANGUAGE = Language(
     code="en",
     families={
         "residence": (
-            r"live[sd]? in|lives? at|living in|resides? in|resided in|residing in|relocated to|"
-            r"relocating to|moved (?:to|into|back to|out of|abroad)|moving (?:to|into|back to)|"
+            r"lives? in|lives? at|living in|resides? in|residing in|relocated to|"
+            r"relocating to|moved (?:to|into|back to|out of|abroad)"
+            r"(?! (?:the |our |their |his |her )?(?:[\w-]+ ){0,2}"
+            r"(?:office|team|floor|room|desk|building|site|hub))|"
+            r"moving (?:to|into|back to)|"
             r"moves (?:to|into|back to)|home is (?:in|now)|(?:home|postal|street) address|"
             r"based in|settled in|bought a (?:house|flat|place) in|rents? a (?:flat|place|room) in|"
             r"(?:have|has|got) a new (?:place|flat|house|apartment|address)|new address|"
@@ -55,7 +58,10 @@ LANGUAGE = Language(
         "habit": r"smokes|smoking|quit smoking|stopped smoking|drinks alcohol|sober|teetotal",
         "team": (r"(?:is|are) on the [\w-]+ team|joined the [\w-]+ team|moved to the [\w-]+ team|"
                  r"transferred to|works? in the [\w-]+ team"),
-        "role": (r"in charge of|responsible for|owns the|owner of|leads? (?:the|its|our|their)|"
+        "role": (r"took over|takes over|handed (?:[\w-]+ ){0,3}over|hands (?:[\w-]+ ){0,3}over|"
+                 r"passed (?:[\w-]+ ){0,3}on to|is now in charge|now runs|now leads|"
+                 r""r"in charge of|responsible for|owns the|owner of|leads? (?:the|its|our|"
+                 r"their)|"
                  r"leading the|is led by|is run by|run by|runs the|manag(?:es|ing) the|"
                  r"maintainer of|on call for|"
                  r"point of contact|takes care of|handles the|took over|taking over|"
@@ -77,6 +83,10 @@ LANGUAGE = Language(
                   r"eur|usd)"),
         "care": (r"(?:vet|doctor|dentist|gp|physio|therapist|landlord) is|sees dr\.?|goes to dr\.?|"
                  r"new (?:vet|doctor|dentist|gp)|switched (?:vets?|doctors?|dentists?|gps?)"),
+        "provider": (r"(?:bank|provider|carrier|isp|insurer|insurance|broadband|mobile plan|plan|"
+                     r"tariff) (?:is|with)|banks? with|account (?:at|with)|is with [\w-]+ now|"
+                     r"(?:switched|moved|changed) (?:my |our )?(?:bank|provider|carrier|isp|"
+                     r"insurer|plan|tariff|broadband)"),
         "household": r"lives? with|living with|moved in with",
         "birthday": r"birthday is|born on|was born|date of birth",
     },
@@ -101,24 +111,32 @@ LANGUAGE = Language(
             r"taken over|handed (?:\w+ ){0,2}over|from now on|these days|as of|starting|"
             r"left|quit|retired|decommissioned|renamed|transferred|promoted|rescheduled|"
             r"postponed|shifted|sold|from (?:this|next) \w+ on|rebooked|no more|raised|"
-            r"increased|dropped|rotated|since|pushed|brought forward|closed|went up|went down"),
+            r"increased|dropped|rotated|since|pushed|brought forward|closed|went up|went down|"
+            r"swapped|retired|traded|traded in"),
     old_value=(
         rf"\breplac(?:ed|ing|es) {_THE}(?P<old>{_W}(?: {_W}){{0,2}}?)(?= with\b| by\b| as\b|"
         r"[,.;]|$)",
-        rf"\bswitched (?:over )?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",
+        rf"\bswitched (?:over )?(?:[\w-]+ ){{0,3}}?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",
+        rf"\bswapped {_THE}(?:[\w-]+'s )?(?P<old>{_W}(?: {_W})?) (?:for|with)\b",
         rf"\bmoved (?:[\w-]+ ){{0,3}}?(?:off|from|out of) {_THE}(?P<old>{_W}(?: {_W})?)"
         r"(?= onto\b| to\b| into\b|[,.;]|$)",
         rf"\b(?:no longer|not anymore) (?:at|in|with|on|using|uses|use|works? (?:at|for)|"
         rf"lives? in) {_THE}(?P<old>{_W})",
         rf"\binstead of {_THE}(?P<old>{_W}(?: {_W})?)",
         rf"\bsold {_THE}(?P<old>{_W}(?: {_W})?)",
+        rf"\btraded (?:in )?{_THE}(?P<old>{_W}(?: {_W})?) (?:for|with)\b",
         rf"\b(?:moved|moves|moving|switched|switches|changed|rescheduled|shifted|raised|dropped|"
         rf"increased|lowered|upgraded|migrated|"
         rf"went) (?:[\w-]+ ){{0,4}}?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",
         rf"(?P<old>{_W}) ?(?:→|->|=>) ?{_W}",
         rf"\b(?:left|quit) {_THE}(?P<old>{_W}) (?:for|to join)\b",
         rf"\bno more {_THE}(?P<old>{_W}(?: {_W})?)",
-        rf"(?:^|[,;.] ){_THE}(?P<old>{_W}(?: {_W})?) (?:closed|shut down|was retired|is retired)\b",
+        rf"\b(?:took|takes|taken|taking) over (?:[\w-]+ ){{0,4}}?from (?P<old>{_W})",
+        rf"\b(?:replacing|replaces|in place of|succeeds|succeeded) (?P<old>{_W})",
+        rf"(?:^|[,;.] )(?P<old>{_W}) (?:handed|hands|passed) (?:[\w-]+ ){{0,4}}?(?:over|on) to\b",
+        rf"(?:^|[,;.] ){_THE}(?P<old>{_W}(?: {_W})?) (?:\w+ )?(?:closed|shut down|(?:was |"
+        rf"is )?retired|"
+        r"decommissioned|is gone)\b",
     ),
     continuity=r"still|keeps|keep|continues|remains|stays|as before|as usual|unchanged",
     plan=(r"will|'ll|going to|plans? to|planned for|planning to|plan is to|decided to|decision|"
@@ -134,6 +152,8 @@ LANGUAGE = Language(
     possessive=(r"(?:(?P<owner>[\w.-]+)(?:'s|’s|s'|’)|(?<![\w'])(?P<pronoun>(?i:his|her|their|my|"
                 r"our|its)))\s+(?P<noun>(?i:[a-z][\w-]*)(?: (?i:[a-z][\w-]*))?)(?P<after>.{0,14})"),
     copula=r"is|was|are|were|has been|became|changed to|now|moved to|changed",
+    qualifiers=(r"work|personal|private|home|office|mobile|landline|second|backup|spare|holiday|"
+                r"summer|weekend"),
     first_person=r"i|i'm|i've|i'd|i'll|we|we're|we've|my|our|me|us",
     relations=(r"parents?|mother|father|mom|mum|dad|sister|brother|siblings?|son|daughter|"
                r"kids?|children|child|family|wife's|husband's|friend|friends|colleague|"

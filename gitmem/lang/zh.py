@@ -30,6 +30,7 @@ LANGUAGE = Language(
         "schedule": r"\d{1,2}点|\d{1,2}:\d{2}|周[一二三四五六日]|星期|每天",
         "deadline": r"截止|期限",
         "care": r"医生是|房东是",
+        "provider": r"套餐|运营商|开户",
         "household": r"和\S{1,6}住|同居",
         "birthday": r"生日是|出生于",
     },
@@ -61,6 +62,7 @@ LANGUAGE = Language(
     possessive=(r"(?P<owner>[^\s，。的]{1,6})的(?P<noun>[^\s，。的是在住]{1,4}?)"
                 r"(?P<after>是|:|：|在|住|.{0,4})"),
     copula=r"是|:|：",
+    qualifiers=r"私人|家里的|公司的",
     first_person=r"我|我们",
     relations=r"父母|妈妈|爸爸|妻子的|丈夫的|朋友|同事|孩子|团队|部门|办公室|狗|猫",
 )

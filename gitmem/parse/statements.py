@@ -17,6 +17,7 @@ Pure functions, no I/O; the language knowledge is data (``gitmem.lang``).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -82,6 +83,7 @@ class Reading:
     change: str  # the change it words ('' none): "moved", "switched"
     old_values: tuple[str, ...]  # the old values it names ("replaced the Synology with …")
     terms: frozenset[str]  # its content terms, names left out
+    qualifiers: frozenset[str]  # "work" of "work phone": which of several values it sets
     continuity: bool  # "still", "keeps": the value holds on
     plan: bool  # "will", "decided to": nothing has changed yet
     event: bool  # tells of something that happened once ("visited")
@@ -126,10 +128,14 @@ _NAME_START = compiled(
 _CJK_NAME = compiled(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff]{1,6}?)"
                        r"(?P<hon>さん|様|君|ちゃん|氏)")
 _WORD_RE = compiled(r"[^\W\d_][\w'-]*")
+_NAMED_AFTER = compiled(r"\s+([A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)")
 _CJK_FIRST_PERSON = compiled("私|僕|俺|わたし|我")
 _KEY_GAP = compiled(r"[\s/_-]+")
+_JA_OBJECT = compiled(r"^\s*(?:[-*+]\s+)?(?P<name>[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9]{2,10}?)"
+                      r"(?:を|の(?=[\u3400-\u9fff\u30a0-\u30ff]{1,4}[、，]))")
 _NOT_NAMES = frozenset(
-    """the a an this that these those it its there here today yesterday tomorrow tonight now
+    """oh ah well so btw anyway hey hi yeah yep nope also and but then
+    the a an this that these those it its there here today yesterday tomorrow tonight now
     then also some all every each no not new old next last first our my his her their we i
     you they he she quiet still maybe perhaps finally yes ok okay note notes todo done met
     call monday tuesday wednesday thursday friday saturday sunday january february march
@@ -163,9 +169,10 @@ def _clause_names(text: str) -> list[str]:
     m = _CJK_NAME.match(text)
     if m is not None:
         return [m.group("name")]
-    m = _JA_TOPIC.match(text)
+    m = _JA_TOPIC.match(text) or _JA_OBJECT.match(text)
     if m is not None and m.group("name") not in _JA_NOT_TOPICS:
-        # "犬の散歩は": the walk; "燃えるゴミは": the rubbish, however it is qualified
+        # "犬の散歩は": the walk; "燃えるゴミは": the rubbish, however it is qualified;
+        # "朝会を10時に変更": what was changed; "設計レビューの司会、…": what it is of
         return [m.group("name").rsplit("の", 1)[-1]]
     m = _NAME_START.match(text)
     if m is None or _stopped(m.group("name")):
@@ -175,12 +182,29 @@ def _clause_names(text: str) -> list[str]:
     names = [m.group("name"), *([m.group("other")] if m.group("other") else [])]
     first, _, rest = names[0].partition(" ")
     if rest and (_tables().relations.match(first.casefold())
-                 or _attribute_noun(first.casefold()) is not None):
+                 or _attribute_noun(first.casefold()) is not None
+                 or _tables().change.fullmatch(first.casefold())):  # "Switched CI from …"
         names[0] = rest  # "Команда Сары …": the team of Sara, a capital at the sentence start
-    names = [n for n in names if not _stopped(n)]
+    # a capital that opens a sentence with its verb ("Switched the VPN …") names nobody
+    names = [n for n in names if not _stopped(n)
+             and _tables().change.fullmatch(n.split()[0].casefold()) is None]
     if m.group("the") and names:  # "The Castle has …": the name with and without its article
         names.append(f"{m.group('the')} {names[0]}")
     return names
+
+
+_NAME_WITHIN = compiled(r"(?<=[\s(])([A-ZÆØÅÄÖÜА-ЯЁ][a-zæøåäöüа-яё][\w-]*)"
+                        r"|([\u3400-\u9fff\u30a0-\u30ff]{1,6}?)(?:さん|様|君|ちゃん|氏)")
+
+
+def _names_within(text: str) -> list[str]:
+    """The names inside a line (capitals after its first word, a name before an honorific)."""
+    out: list[str] = []
+    for m in _NAME_WITHIN.finditer(text):
+        name = m.group(1) or m.group(2)
+        if name and not _stopped(name) and name not in out:
+            out.append(name)
+    return out[:2]
 
 
 def _stopped(name: str) -> bool:
@@ -188,15 +212,17 @@ def _stopped(name: str) -> bool:
     return first in _NOT_NAMES or first in _stop_words()
 
 
-_NAME_LATER = compiled(r"(?P<the>)(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
-                         r"(?P<other>)(?P<after>'s|’s|s\b|:|\s+[\w@(])")
+_NAME_LATER = compiled(r"(?P<the>)(?<!^)"
+                       r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
+                       r"(?P<other>)(?P<after>'s|’s|s\b|:|\s+[\w@(])")
 
 
 def _later_name(text: str) -> re.Match[str] | None:
     """A name among a clause's first words after an opening of function words ("Since the
     reorg Atlas is run by …", "По совету ветеринара Барсик …")."""
     words = text.split()[:5]
-    if not words or not _stopped(words[0].strip(",.")):
+    first = words[0].strip(",.") if words else ""
+    if not first or not (_stopped(first) or _tables().change.fullmatch(first.casefold())):
         return None
     for m in _NAME_LATER.finditer(" ".join(words) + " "):
         if not _stopped(m.group("name")):
@@ -212,7 +238,10 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     turn = _TURN.match(body)
     if turn is not None and _speaker(turn.group(1)):
         speaker, rest = turn.group(1).strip(), body[turn.end():]
-        if _first_person(rest):
+        topics = _names_opening(rest)
+        # in the first person, or about one of the speaker's own attributes ("上司が変わった":
+        # the speaker's boss changed), a turn is about its speaker
+        if _first_person(rest) or (topics and _attribute_noun(topics[0].casefold())):
             return [speaker], {speaker}, rest
         body = rest
     mentions = [m.group(1).rstrip(".") for m in ENTITY_RE.finditer(body) if m.start() == 0]
@@ -220,6 +249,8 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     names = _names_opening(body) or mentions
     if not names and _first_person(body):
         return [SELF], {SELF}, body
+    if not names:  # "Moved to Paris with Alice": whom a line without a subject names
+        names = _names_within(body)
     return names, {*mentions, *([cjk.group("name")] if cjk else [])}, body
 
 
@@ -261,6 +292,7 @@ class _Owned:
     owner: str
     noun: str
     follows: str  # copula | link | word
+    named: str = ""  # a name right after the noun: "my sister Cleo" is about Cleo
 
 
 @functools.lru_cache(maxsize=16384)
@@ -281,6 +313,8 @@ def _owned(m: re.Match[str], head: str, owners: tuple[str, ...]) -> _Owned | Non
     groups = m.groupdict()
     group = "noun" if groups.get("noun") else "noun2"
     noun = (groups.get(group) or "").casefold()
+    if noun[:1] in "おご" and len(noun) > 2:  # ご両親, お母さん: the honorific prefix
+        noun = noun[1:]
     owner = groups.get("owner")
     if groups.get("pronoun"):
         key = owners[0] if owners else ""
@@ -292,17 +326,21 @@ def _owned(m: re.Match[str], head: str, owners: tuple[str, ...]) -> _Owned | Non
         start = min(m.start("owner"), m.start(group))
     else:
         return None
-    # only at the statement's start, or right after its subject's name
-    if len(_WORD_RE.findall(head[:start])) > 1 or not key:
+    # at the statement's start, or right after its subject's name; deeper in, only an
+    # attribute of the subject's ("Kwabena switched his work phone to …")
+    deep = len(_WORD_RE.findall(head[:start])) > 1
+    if (deep and len(_WORD_RE.findall(head[:start])) > 3) or not key:
         return None
     words = noun.split()
-    while len(words) > 1 and words[0] in _ADJECTIVES:
-        words = words[1:]
+    while len(words) > 1 and (words[0] in _ADJECTIVES or t.qualifiers.fullmatch(words[0])):
+        words = words[1:]  # "new job", "work phone": the noun
     if not words or words[0] in _NOT_OWNED:
         return None
     if len(words) > 1 and _attribute_noun(" ".join(words)) is None:
         words = words[:1]  # "Sara's team moves": the noun, not the verb after it
     phrase = " ".join(words)
+    if deep and _attribute_noun(phrase) is None:
+        return None
     if owner and "'" not in m.group(0) and "’" not in m.group(0) and not (
             t.relations.match(phrase) or _attribute_noun(phrase)):
         return None  # a genitive -s without an apostrophe ("Mettes job") needs a known noun
@@ -316,7 +354,9 @@ def _owned(m: re.Match[str], head: str, owners: tuple[str, ...]) -> _Owned | Non
         follows = "link"
     else:
         follows = "word"
-    return _Owned(key, phrase, follows)
+    name = _NAMED_AFTER.match(head[at + len(phrase):])
+    return _Owned(key, phrase, follows, name.group(1) if name and not _stopped(name.group(1))
+                  else "")
 
 
 def _stop_words() -> frozenset[str]:
@@ -355,8 +395,11 @@ def subjects_of(text: str, written: Sequence[str]) -> tuple[frozenset[str], str 
                                   or (owned.follows == "link" and not relation)):
         return frozenset(keys), attribute  # "Carol's email is …", "his new job at Globex"
     if relation or (owned.follows == "word" and attribute is not None):
-        # another subject: the owner's team, parents, dog, "partner Sam", "car insurance"
-        return frozenset(k for k in keys if k != owner) | {f"{owner}{RELATED}{noun}"}, None
+        # another subject: the owner's team, parents, dog, "partner Sam", "car insurance";
+        # when the relation is named ("my sister Cleo"), that name is the subject too
+        named = name_key(owned.named) if owned.named else ""
+        other = {f"{owner}{RELATED}{noun}", *([named] if named and named != owner else [])}
+        return frozenset(k for k in keys if k != owner) | other, None
     return frozenset(keys), f"{THING}{noun}"  # "Lena's flight": a thing of hers
 
 
@@ -403,6 +446,7 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
         change=change.group(0) if change else "",
         old_values=olds,
         terms=terms,
+        qualifiers=_qualifiers(low),
         continuity=bool(t.continuity.search(low)),
         plan=bool(t.plan.search(low)),
         event=bool(t.event.search(low)),
@@ -410,6 +454,17 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
         additive=bool(t.additive.search(low)),
         norm=" ".join(low.split()),
     )
+
+
+def _qualifiers(low: str) -> frozenset[str]:
+    """The qualifiers right before an attribute's noun ("work phone", "личный номер"), or
+    anywhere in a text without spaces (仕事用の携帯)."""
+    t = _tables()
+    if not any(ch.isspace() for ch in low.strip()):
+        return frozenset(m.group(0) for m in t.qualifiers.finditer(low))
+    words = _WORD_RE.findall(low)
+    return frozenset(a for a, b in itertools.pairwise(words)
+                     if t.qualifiers.fullmatch(a) and _attribute_noun(b) is not None)
 
 
 def _value(words: str) -> str:
@@ -466,7 +521,7 @@ def topic_phrases(text: str) -> frozenset[str]:
             previous = ""
             continue
         content = (len(low) > 2 and low not in stop and low not in _TIME_WORDS
-                   and (n == 0 or not word[:1].isupper())
+                   and (n == 0 or not word[:1].isupper() or word.isupper())
                    and not t.change.fullmatch(low))
         current = low if content else ""
         if previous and current:
@@ -512,6 +567,9 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
     out: list[list[Drafted]] = [[] for _ in parsed.chunks]
     if parsed.file.path == OPINIONS_PATH:
         return out
+    # the lines of an entity's page are about it, unless they open with someone else
+    page = (parsed.file.path.rsplit("/", 1)[-1].removesuffix(".md"),) if (
+        parsed.file.file_class == "entity") else ()
     fact_lines = {ln for f in parsed.facts for ln in range(f.start_line, f.end_line + 1)}
     seen: set[int] = set()
     for n, chunk in enumerate(parsed.chunks):
@@ -524,7 +582,10 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
             if len(stripped) < 8 or stripped.startswith(("#", "<!--", "```", "|", ">")):
                 continue
             reading = read(stripped, (), "note")
+            written: tuple[str, ...] = ()
+            if page and not reading.named:
+                written, reading = page, read(stripped, page, "note")
             if reading.subjects:
-                out[n].append(Drafted("note", number, number, stripped, (),
+                out[n].append(Drafted("note", number, number, stripped, written,
                                       tuple(sorted(reading.subjects | reading.mentions))))
     return out

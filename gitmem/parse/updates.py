@@ -31,6 +31,7 @@ from gitmem.parse.statements import (
     Reading,
     Statement,
     family_strength,
+    name_key,
     schedule_cue,
     subject_words,
 )
@@ -69,13 +70,16 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
     return frozenset(t for t in a if t in b or (len(t) >= 5 and t.isalpha() and t[:5] in prefixes))
 
 
-def _value_named(pair: _Pair) -> str:
+def _value_named(pair: _Pair, *, subjects: bool = False) -> str:
     """The old value the newer names ("replaced the Synology with …") that the older states,
-    or ''."""
+    or ''. The words of the older's subjects are no value ("Nadia handed payments over"
+    names Nadia, not what she had), unless ``subjects`` (a role handed over: ``_handed_over``)."""
     older = pair.b.norm
+    names = frozenset() if subjects else subject_words(pair.b.named)
     for value in pair.a.old_values:
-        words = [w.lstrip("@") for w in value.split()]
-        words = [w for w in words if len(w) >= 2 and w not in _stop()]
+        words = [w.lstrip("@").split("'")[0] for w in value.split()]  # "synology'en"
+        words = [w for w in words if len(w) >= 2 and w not in _stop()
+                 and name_key(w) not in names and w not in names]
         if any(_holds(older, w) for w in words):
             return value
     return ""
@@ -111,7 +115,8 @@ def _hard_family(pair: _Pair) -> Edge:
 
 def _hard_value(pair: _Pair) -> Edge:
     attribute = next(iter(sorted(pair.b.attributes)), "value")
-    return Edge("hard", "rule", attribute, f"replaced {_value_named(pair)}")
+    value = _value_named(pair) or _value_named(pair, subjects=True)
+    return Edge("hard", "rule", attribute, f"replaced {value}")
 
 
 def _hint(pair: _Pair) -> Edge:
@@ -120,9 +125,15 @@ def _hint(pair: _Pair) -> Edge:
 
 
 def _strong(pair: _Pair) -> bool:
-    """Both set one strong attribute of a subject they share by name."""
-    return bool(pair.subjects) and any(family_strength(a) == "strong"
-                                       for a in pair.shared_attributes)
+    """Both set one strong attribute of a subject they share by name (and no qualifier tells
+    two values apart: "work phone" / "personal number")."""
+    return (bool(pair.subjects) and not _qualified_apart(pair)
+            and any(family_strength(a) == "strong" for a in pair.shared_attributes))
+
+
+def _qualified_apart(pair: _Pair) -> bool:
+    return bool(pair.a.qualifiers or pair.b.qualifiers) and (
+        pair.a.qualifiers != pair.b.qualifiers)
 
 
 def _weak(pair: _Pair) -> bool:
@@ -132,7 +143,39 @@ def _weak(pair: _Pair) -> bool:
     "was migrated to Postgres")."""
     weak = {a for a in pair.shared_attributes if family_strength(a) == "weak"}
     return (bool(pair.subjects) and bool(weak) and bool(pair.a.change)
+            and not _qualified_apart(pair)
             and (bool(pair.shared_terms) or bool(weak & pair.a.changed & WHOLE_SUBJECT)))
+
+
+def _handed_over(pair: _Pair) -> bool:
+    """A role changes hands: the newer names the older's subject as the old value ("Tomás took
+    over the payments rota from Nadia" / "Nadia leads the payments rota"), both word the role,
+    and they share the thing it is of."""
+    old = _value_named(pair, subjects=True)
+    return (bool(old) and "role" in pair.shared_attributes
+            and any(name_key(old.split()[0].lstrip("@")) == s for s in pair.b.named)
+            and bool(_things(pair.shared_terms - _subject_words_of(pair.b))))
+
+
+def _subject_words_of(reading: Reading) -> frozenset[str]:
+    return subject_words(reading.named)
+
+
+def _names_older(pair: _Pair) -> bool:
+    """One names the other's subject: an @entity, or its name as a word ("Switched the office
+    VPN to WireGuard" about @VPN's "Office VPN is OpenVPN"; @wifi's "Replaced the Fritz!Box"
+    about "The office wifi is one Fritz!Box")."""
+    if pair.b.named & pair.a.mentions:
+        return True
+    return _named_in(pair.a.norm, pair.b.sure) or _named_in(pair.b.norm, pair.a.sure)
+
+
+def _named_in(text: str, subjects: frozenset[str]) -> bool:
+    """Whether ``text`` names one of ``subjects`` as a word ("the office wifi" names @wifi)."""
+    if not text.isascii():  # CJK text holds its words without spaces
+        return any(s in text for s in subjects if len(s) >= 2 and "/" not in s)
+    words = set(text.replace(",", " ").replace(".", " ").split())
+    return any(s in words for s in subjects if len(s) >= 3 and "/" not in s)
 
 
 def _phrase(pair: _Pair) -> bool:
@@ -182,7 +225,9 @@ _RULES: tuple[tuple[str, Callable[[_Pair], bool], Outcome], ...] = (
     ("the same words again: a repetition confirms", lambda p: p.a.norm == p.b.norm, None),
     ("two separate stated periods: two events", _disjoint_periods, None),
     ("the newer names the older's subject and value as the one it changed",
-     lambda p: bool(p.b.named & p.a.mentions) and bool(_value_named(p)), _hard_value),
+     lambda p: _names_older(p) and bool(_value_named(p)), _hard_value),
+    ("the newer hands the older's subject's role to another ('took over the rota from Nadia')",
+     _handed_over, _hard_value),
     ("no subject in common", lambda p: not p.subjects and not p.topics, None),
     ("a plan changes nothing yet", lambda p: p.a.plan,
      lambda p: _hint(p) if p.a.change and (p.shared_terms or p.shared_attributes) else None),
