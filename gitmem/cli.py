@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gitmem.recall.opinions import OpinionView
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+STOP_WAIT_SECONDS = 10.0  # serve --stop --all waits this long for the processes to exit
 
 
 def _ctx_path(ctx: click.Context) -> Path:
@@ -865,18 +866,36 @@ def mcp(ctx: click.Context) -> None:
 @click.option("--idle-timeout", "idle", type=click.FloatRange(1), default=None,
               help="Exit after this many idle seconds (default: serve.idle_timeout, 900).")
 @click.option("--stop", is_flag=True, help="Stop the warm process serving this workspace.")
+@click.option("--all", "every", is_flag=True,
+              help="With --stop: stop every warm process of this user.")
+@click.option("--list", "listing", is_flag=True,
+              help="List the warm processes of this user: pid, workspace (and whether it "
+                   "still exists), memory, idle time.")
 @click.option("--json", "as_json", is_flag=True,
               help="Once listening, print one JSON line: the socket and the fields each "
-                   "request carries (for programs that talk to the socket themselves).")
+                   "request carries (for programs that talk to the socket themselves); with "
+                   "--list or --stop, print JSON.")
+@click.option("--autostarted", is_flag=True, hidden=True,
+              help="Started by a recall, which wrote its registry entry (warm.max_servers).")
 @click.pass_context
-def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> None:
+def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listing: bool,
+          as_json: bool, autostarted: bool) -> None:
     """Keep a warm process for this workspace (index open, embedding model loaded) that answers
     'gitmem recall', 'gitmem get' and 'gitmem index' (not on a terminal, not --force) over a
     user-only Unix socket; they fall back to working alone when it is not running. Runs in
-    the foreground; exits after an idle timeout."""
+    the foreground; exits after an idle timeout, or when the workspace or its .git is removed
+    or moved. --list shows this user's warm processes; --stop --all stops them."""
     from gitmem.embed.registry import unconfigured_warning
     from gitmem.warm import server
 
+    if every and not stop:
+        raise click.UsageError("--all goes with --stop: gitmem serve --stop --all")
+    if listing:
+        _list_servers(as_json)
+        return
+    if stop and every:
+        _stop_servers(as_json)
+        return
     ws, cfg = _workspace(ctx)
     if stop:
         echo(server.stop(ws) or "no warm process serves this workspace")
@@ -892,8 +911,47 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> 
             echo(f"gitmem: serving {info['serving']} on {info['socket']} (exits after "
                        f"{info['idle_timeout']:g} s idle)", err=True)
 
-    server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
-                 announce=announce, warning=warning)
+    ended = server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
+                         announce=announce, warning=warning, autostarted=autostarted)
+    if ended == server.MOVED:
+        echo(f"gitmem: {ws.root} or its .git was removed or moved; the warm process exits",
+             err=True)
+
+
+def _list_servers(as_json: bool) -> None:
+    from gitmem.warm import registry
+
+    rows = [e.to_json() for e in registry.live()]
+    if as_json:
+        print_json({"servers": rows}, indent=None)
+        return
+    if not rows:
+        echo("no warm processes")
+    for row in rows:
+        rss = "?" if row["rss_bytes"] is None else f"{row['rss_bytes'] / 2**20:.0f} MB"
+        gone = "" if row["exists"] else "  (removed)"
+        how = "autostarted" if row["autostarted"] else "started by hand"
+        echo(f"{row['pid']:>8}  idle {_duration(row['idle_seconds']):>7}  {rss:>7}  {how:<15}  "
+             f"{row['workspace']}{gone}")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _stop_servers(as_json: bool) -> None:
+    from gitmem.warm import server
+
+    stopped, left = server.stop_all(timeout=STOP_WAIT_SECONDS)
+    if as_json:
+        print_json({"stopped": [e.pid for e in stopped], "still_running": [e.pid for e in left]},
+                   indent=None)
+    else:
+        echo(f"stopped {len(stopped)} warm process{'es' if len(stopped) != 1 else ''}")
+    if left:
+        raise GitmemError(f"still running after {STOP_WAIT_SECONDS:g} s: "
+                          f"{', '.join(str(e.pid) for e in left)}; end them with kill -9 PID")
 
 
 @cli.command(context_settings=CONTEXT)

@@ -85,6 +85,8 @@ class Config:
     mcp_forget: bool = False  # the MCP server offers memory_forget (never a purge)
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
     warm_autostart: bool = True  # a recall or get with no warm process starts one
+    warm_max_servers: int = 4  # autostarted warm processes per user; the least recently used
+    #   one is stopped to start another
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # (Config field, or "*" for every setting, the error): an invalid setting holds its default
     # here, and reading it raises the error unless this is a lenient copy.
@@ -157,6 +159,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("mcp", "forget"): ("mcp_forget", bool, "true or false"),
     ("serve", "idle_timeout"): ("serve_idle_timeout", float, "seconds, from 1 to 604800"),
     ("warm", "autostart"): ("warm_autostart", bool, "true or false"),
+    ("warm", "max_servers"): ("warm_max_servers", int, "a whole number from 1 to 1000"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
@@ -187,6 +190,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "reflect_evidence_shown": (1, 1000),
     "reflect_lock_timeout": (0.0, 86400.0),
     "serve_idle_timeout": (1, 604800),
+    "warm_max_servers": (1, 1000),
 }
 # Settings that take one of a few words.
 _CHOICES: dict[str, tuple[str, ...]] = {"mcp_citations": ("auto", "on", "off")}

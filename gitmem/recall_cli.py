@@ -181,9 +181,12 @@ def autostart_after(ws: Workspace, cfg: Config, *, process: bool,
     one in the background for the next (warm.autostart; never in CI, a git hook, or a caller
     of ``run`` in-process)."""
     if process and warm is None:
-        from gitmem.warm.client import autostart
+        from gitmem.warm.client import may_autostart
 
-        autostart(str(ws.repo_root), enabled=cfg.warm_autostart)
+        if may_autostart(cfg.warm_autostart):
+            from gitmem.warm.registry import autostart
+
+            autostart(str(ws.repo_root), str(ws.root), cap=cfg.warm_max_servers)
 
 
 def print_results(results: list[Result], warnings: list[str]) -> None:

@@ -66,6 +66,15 @@ def _fail_on_servers(folder: str, what: str) -> None:
 
 
 @pytest.fixture
+def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private runtime folder for warm processes' sockets and registry (short: socket paths
+    are limited to ~100 bytes)."""
+    folder = tmp_path_factory.mktemp("run")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
 def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     """Every git process gitmem starts through its one door, by arguments."""
     calls: list[tuple[str, ...]] = []
