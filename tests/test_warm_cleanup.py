@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from gitmem.warm import client, registry
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import alive, servers_under, wait_servers_gone
 from testing.cli import gitmem
-from testing.warm import FAILURE_SECONDS, run_cli, start_server
+from testing.warm import run_cli, start_server
 
 
 def ping(repo: Path) -> dict[str, object] | None:
