@@ -3,9 +3,10 @@ then made into cited results (docs/json.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
 
 from gitmem.domain import KIND_NAMES, Evidence, RecallMode, ResultKind, TimeWindow
@@ -199,9 +200,7 @@ def _filter(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> ItemFilter:
 def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter, limit: int,
                        words: QueryWords | None = None) -> list[tuple[Row, float]]:
     terms = query_terms(q.text)
-    if not terms:
-        if q.window is None:
-            raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
+    if not terms:  # a listing (``recall.timing.time_filters``): newest first
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
     words = words or query_words(store, q.text)
@@ -302,6 +301,8 @@ def rank(
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
     flt, words, lexical = first.flt, first.words, first.lexical
+    if not query_terms(q.text):  # no words: what was written, newest first, as listed
+        return _marked(store, q, flt, _listed(lexical, q.k), [], [], [], None)
     psim: dict[tuple[int, int], float] = {}
     semantic = (
         vector_candidates(store, flt, qvec, ranking.vector_candidates, psim, bits)
@@ -347,17 +348,43 @@ def rank(
                    row) for i, row in rows.items()]
         picked = _diverse(scored + opinions, RUNNERS_UP * q.k, ranking.diversity)
         chosen, runners_up = picked[:q.k], picked[q.k:]  # whole items: few, and cheap
-    # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
+    typical = queries.typical_similarity(store, qvec) if qvec is not None else None
+    return _marked(store, q, flt, chosen, runners_up, words.parts, terms,
+                   None if typical is None else partial(_lift, cosines=cosines, typical=typical))
+
+
+def _listed(browsed: list[tuple[Row, float]], k: int) -> list[tuple[float, Row]]:
+    """The first ``k`` items of a listing, without the text chunks that only repeat listed
+    facts (a Retain section's lines, its heading): the facts say it with their kind."""
+    held: dict[str, set[int]] = {}
+    for row, _ in browsed:
+        if row["type"] == "fact":
+            held.setdefault(str(row["path"]), set()).update(
+                range(int(row["start_line"]), int(row["end_line"]) + 1))
+
+    def repeats(row: Row) -> bool:
+        lines, facts = str(row["content"]).split("\n"), held.get(str(row["path"]), set())
+        return row["type"] == "chunk" and all(
+            not line.strip() or line.lstrip().startswith("#") or n in facts
+            for n, line in enumerate(lines, int(row["start_line"])))
+
+    return [(score, row) for row, score in browsed if not repeats(row)][:k]
+
+
+def _marked(store: Store, q: RecallQuery, flt: ItemFilter, chosen: list[tuple[float, Row]],
+            runners_up: list[tuple[float, Row]], parts: Sequence[str], terms: list[list[str]],
+            lift: Callable[[Row], float | None] | None) -> list[Result]:
+    """The chosen results as cited ones, after knowledge updates: a fact a later one replaced
+    is marked, and ranks below its replacement."""
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
-    within.update(answered_updates(q.text, chosen, found, within, runners_up, words.parts))
-    typical = queries.typical_similarity(store, qvec) if qvec is not None else None
-    return [_result(store, row, score, terms, newer,
-                    None if typical is None else _lift(row, cosines, typical))
+    within.update(answered_updates(q.text, chosen, found, within, runners_up, parts))
+    return [_result(store, row, score, terms, newer, None if lift is None else lift(row))
             for score, row, newer in current_first(chosen, found, q.k, within)]
 
 
-def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) -> float | None:
+def _lift(row: Row, *, cosines: dict[tuple[int, int, int], float],
+          typical: float) -> float | None:
     """The semantic lift of a result (its best passage within the cited lines); None when its
     item has no vector (not embedded yet)."""
     item, start, end = int(row["id"]), int(row["start_line"]), int(row["end_line"])
