@@ -11,17 +11,18 @@ from gitmem.parse.similarity import _DANISH_STOP, _RUSSIAN_STOP
 from gitmem.parse.stemming import danish_text
 from gitmem.parse.textfold import fold, query_terms, topic_candidates, written_in_cjk
 
-# Words that say "something happened / was done / is new" rather than what: folded, and for
-# Japanese, Chinese and Korean the bigrams they fold to. "recently" and its like are time words
+# Words that say "something happened / was done / is new" rather than what, and question words
+# the stop word lists lack (hvem, почему, how much): folded, and for Japanese, Chinese and
+# Korean the bigrams they fold to. "recently" and its like are time words
 # without a date: the question lists the newest notes.
 _GENERIC_TEXT = """
 happen happened happens happening going go went on occur occurred anything something everything
-events event news new up done do did there recent recently lately latest
+events event news new up done do did there recent recently lately latest much many
 ske sker skete sket hændte hændt foregik foregar foregaet nyt nyheder noget laver lavede lavet
-lave gjorde gjort gor nylig nyligt seneste
+lave gjorde gjort gor nylig nyligt seneste hvem hvornar hvilken hvilket hvilke hvordan hvorfor
 случилось произошло произошли происходило происходит бывало нового новое новенького новости
 такого интересного было был была были делал делала делали делает делаю сделал сделала сделали
-недавно последнее
+недавно последнее сколько почему кем каком каким какие какую
 出来 来事 起き 起こ きた 最近 近何 发生 發生 生了 生什 做了 干了 幹了 事情 近发 近發
 무슨 일이 일어 어났 났어 났나 났니 있었 었어 었나 었니 었지 었던 뭐가 뭐했 했어 했나 했니 했지
 했던 최근 요즘 일은 있어
@@ -33,7 +34,7 @@ def _no_topic(term: list[str], danish: bool) -> bool:
         return False
     word = term[0]
     return (word in _GENERIC or word in _RUSSIAN_STOP_FOLDED
-            or (danish and word in _DANISH_STOP_FOLDED))
+            or (danish and word in DANISH_STOP))
 
 
 def _folded(words: frozenset[str]) -> frozenset[str]:
@@ -43,7 +44,7 @@ def _folded(words: frozenset[str]) -> frozenset[str]:
 _GENERIC = _folded(frozenset(_GENERIC_TEXT.split()))
 
 
-_DANISH_STOP_FOLDED = _folded(_DANISH_STOP)
+DANISH_STOP = _folded(_DANISH_STOP)  # folded, as query tokens are
 _RUSSIAN_STOP_FOLDED = _folded(_RUSSIAN_STOP)
 
 

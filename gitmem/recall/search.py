@@ -4,7 +4,7 @@ then made into cited results (docs/json.md)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
@@ -33,6 +33,7 @@ from gitmem.parse.textfold import (
     query_ideographs,
     query_terms,
 )
+from gitmem.parse.topics import DANISH_STOP, topical_terms
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
@@ -208,6 +209,47 @@ def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter, limit: int
     return queries.lexical(store, flt, match, limit, build_han_match(query_ideographs(q.text)))
 
 
+# A Danish genitive is a name or noun with -s ("Mettes job", "Idas husleje"); a word that ends
+# in s may be the plain word too ("Jens", "hus", "Mads"), so the -s is only taken off when the
+# memory never writes the word as asked and does write it without the s (``strip_genitives``).
+_GENITIVE_MIN = 4  # letters, the s included: "Bos" stays
+
+
+def strip_genitives(store: Store, text: str) -> str:
+    """A Danish question with its genitives written as the memory writes the name or noun:
+    "Hvad hedder Idas kat?" asks about "Ida". Only a word the index does not hold, whose form
+    without the final s it holds and which is no stop word; other text is left as it is."""
+    if not danish_text(text):
+        return text
+    words = {written: token for written, token in _s_words(text)}
+    if not words:
+        return text
+    known = queries.known_terms(store, [t for t in words.values()] +
+                                [t[:-1] for t in words.values()])
+    strip = {written for written, token in words.items()
+             if token not in known and token[:-1] in known and token[:-1] not in DANISH_STOP}
+    if not strip:
+        return text
+    return " ".join(_without_s(piece, strip) for piece in text.split())
+
+
+def _without_s(piece: str, strip: set[str]) -> str:
+    letters = _WORD.search(piece)
+    if letters is None or letters.group(0) not in strip:
+        return piece
+    return piece[:letters.start()] + letters.group(0)[:-1] + piece[letters.end():]
+
+
+def _s_words(text: str) -> list[tuple[str, str]]:
+    """(the letters as written, folded) of each plain word of a text that ends in s."""
+    out = []
+    for word, token in plain_words(text):
+        letters = _WORD.search(word)
+        if letters and len(token) >= _GENITIVE_MIN and token.endswith("s") and token.isalpha():
+            out.append((letters.group(0), token))
+    return out
+
+
 @dataclass(frozen=True)
 class QueryWords:
     """A query's plain words as the index is searched for them: each word's stems, and in a
@@ -269,6 +311,7 @@ def search_words(store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[st
                  searched: bool = True) -> WordsSearched:
     """The words of ``q`` searched (``searched``), as ``rank`` begins; a warm process does it
     while the query is embedded."""
+    q = replace(q, text=strip_genitives(store, q.text))
     flt = _filter(q, entity_keys)
     words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
     limit = max(CANDIDATES_MIN, q.k * 20)
@@ -298,6 +341,7 @@ def rank(
     the words of ``q`` already searched (``search_words``), with the same ``entity_keys``.
     """
     ranking = ranking or Ranking()
+    q = replace(q, text=strip_genitives(store, q.text))
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
     flt, words, lexical = first.flt, first.words, first.lexical
@@ -379,7 +423,10 @@ def _marked(store: Store, q: RecallQuery, flt: ItemFilter, chosen: list[tuple[fl
     found = superseders(store, [row for _, row in chosen], flt)
     within = superseded_within(store, [row for _, row in chosen], flt, found)
     within.update(answered_updates(q.text, chosen, found, within, runners_up, parts))
-    return [_result(store, row, score, terms, newer, None if lift is None else lift(row))
+    # a result is weak by the share it holds of the words that name the topic: "Hvad laver
+    # Mette?" is answered by "Mette arbejder som sygeplejerske" (not by "hvad", "laver")
+    asked = topical_terms(q.text) or terms
+    return [_result(store, row, score, terms, newer, None if lift is None else lift(row), asked)
             for score, row, newer in current_first(chosen, found, q.k, within)]
 
 
@@ -531,11 +578,12 @@ def _cited(picked: Picked) -> Row:
 
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
-            by: Replacement | None = None, lift: float | None = None) -> Result:
+            by: Replacement | None = None, lift: float | None = None,
+            asked: list[list[str]] | None = None) -> Result:
     """A cited result; its score shown on [0, 1], and marked weak when it holds few of the
     query's words (its text, entities and path) and stands out little semantically."""
     if row["type"] == "opinion":
-        return _opinion_result(row, score, terms)
+        return _opinion_result(row, score, terms if asked is None else asked)
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
     # The citation is the ranked unit (a passage range, a fact); within it the snippet shows the
@@ -546,7 +594,8 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
     source = citation(row)
     kind = row["kind"]
     weak = is_weak(
-        term_share(terms, " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
+        term_share(terms if asked is None else asked,
+                   " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
         kind=kind,
