@@ -93,6 +93,7 @@ def test_flags_with_a_question_of_no_topic_list_the_window(weeks: Path) -> None:
         code, out, err = gitmem("-C", str(weeks), "recall", question, "--since", "2026-11-20",
                                 "--until", "2026-11-20")
         assert code == 0 and "memory/2026-11-20.md#L4\n" in out, (question, out, err)
+        assert "listing what was written 2026-11-20 .. 2026-11-20, newest first" in err
         data = recall_json(weeks, question, "--since", "2026-11-20", "--until", "2026-11-20")
         assert data["listing"] == "window"
         assert data["time_window"] == {"source": "flags", "phrase": None, "since": "2026-11-20",

@@ -305,6 +305,7 @@ class WordsSearched:
     flt: ItemFilter
     words: QueryWords
     lexical: list[tuple[Row, float]]
+    text: str = ""  # the query's text as searched (``strip_genitives``)
 
 
 def search_words(store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]],
@@ -316,7 +317,8 @@ def search_words(store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[st
     words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
     limit = max(CANDIDATES_MIN, q.k * 20)
     return WordsSearched(flt, words,
-                         lexical_candidates(store, q, flt, limit, words) if searched else [])
+                         lexical_candidates(store, q, flt, limit, words) if searched else [],
+                         q.text)
 
 
 def rank(
@@ -341,9 +343,9 @@ def rank(
     the words of ``q`` already searched (``search_words``), with the same ``entity_keys``.
     """
     ranking = ranking or Ranking()
-    q = replace(q, text=strip_genitives(store, q.text))
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
+    q = replace(q, text=first.text)
     flt, words, lexical = first.flt, first.words, first.lexical
     if not query_terms(q.text):  # no words: what was written, newest first, as listed
         return _marked(store, q, flt, _listed(lexical, q.k), [], [], [], None)
