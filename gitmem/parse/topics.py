@@ -12,9 +12,8 @@ from gitmem.parse.stemming import danish_text
 from gitmem.parse.textfold import fold, query_terms, topic_candidates, written_in_cjk
 
 # Words that say "something happened / was done / is new" rather than what, and question words
-# the stop word lists lack (hvem, почему, how much): folded, and for Japanese, Chinese and
-# Korean the bigrams they fold to. "recently" and its like are time words
-# without a date: the question lists the newest notes.
+# the stop word lists lack (hvem, почему, how much), as written; Japanese, Chinese and Korean as
+# the bigrams they fold to. "recently" and its like are time words without a date.
 _GENERIC_TEXT = """
 happen happened happens happening going go went on occur occurred anything something everything
 events event news new up done do did there recent recently lately latest much many
@@ -29,23 +28,21 @@ lave gjorde gjort gor nylig nyligt seneste hvem hvornar hvilken hvilket hvilke h
 """
 
 
+def _folded(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(fold(w).strip() for w in words)
+
+
+_GENERIC = _folded(frozenset(_GENERIC_TEXT.split()))
+DANISH_STOP = _folded(_DANISH_STOP)  # folded, as query tokens are
+_RUSSIAN_STOP_FOLDED = _folded(_RUSSIAN_STOP)
+
+
 def _no_topic(term: list[str], danish: bool) -> bool:
     if len(term) != 1:
         return False
     word = term[0]
     return (word in _GENERIC or word in _RUSSIAN_STOP_FOLDED
             or (danish and word in DANISH_STOP))
-
-
-def _folded(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(fold(w).strip() for w in words)
-
-
-_GENERIC = _folded(frozenset(_GENERIC_TEXT.split()))
-
-
-DANISH_STOP = _folded(_DANISH_STOP)  # folded, as query tokens are
-_RUSSIAN_STOP_FOLDED = _folded(_RUSSIAN_STOP)
 
 
 def topical_terms(query: str) -> list[list[str]]:
@@ -55,7 +52,6 @@ def topical_terms(query: str) -> list[list[str]]:
     ``query_terms``, which then searches the stop words)."""
     danish = danish_text(query)
     return [t for t in topic_candidates(query) if not _no_topic(t, danish)]
-
 
 
 def asks_what_happened(query: str) -> bool:

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
     from gitmem.index.watch import WarmState
 
-ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
-            "similarity): the memory likely holds nothing about this")
+ALL_WEAK = ("every result is a weak match (under half of the words naming the query's topic, "
+            "little semantic similarity): the memory likely holds nothing about this")
 NO_TOPIC = ("{query!r} names nothing to search for (only question, stop or time words): "
             "these are the newest notes, newest first; add a word to search for, or a time "
             "phrase ('last week') or --since to list a window")

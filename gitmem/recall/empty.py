@@ -58,8 +58,9 @@ def why_empty(store: Store, ws: Workspace, cfg: Config, q: RecallQuery,
 
 
 def _no_match(store: Store, q: RecallQuery, entities: Sequence[str]) -> str:
-    """What was searched for and where, and what the memory holds: "no memory text holds
-    'alice s' (the memory spans 2026-11-01 .. 2026-12-06: 72 items)"."""
+    """What was searched for and where, and what the memory holds: "no memory text holds any of
+    'zebra', 'crossing' between 2026-11-20 and 2026-11-21 (the memory spans 2026-11-01 ..
+    2026-12-05: 35 facts, 71 text chunks)"."""
     terms = query_terms(q.text)
     shown = ", ".join(repr(" ".join(t)) for t in terms[:_TERMS_SHOWN])
     what = (f"no memory text holds any of {shown}{', ...' if len(terms) > _TERMS_SHOWN else ''}"
