@@ -16,6 +16,7 @@ from fixtures.build_fixture import build_fixture
 from gitmem import git as git_door
 from testing.chaos import describe, reap, wait_servers_gone
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
+from testing.repo import commit_all, make_repo, write
 
 SERVER_EXIT_SECONDS = 30.0  # a bound for failures only: a stopped server exits at once
 
@@ -94,6 +95,15 @@ def fixture_repo(built_fixture: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "ws"
     shutil.copytree(built_fixture, dest, symlinks=True)
     return dest
+
+
+@pytest.fixture
+def memory_repo(tmp_path: Path) -> Path:
+    """A new repository whose one commit holds a near-empty MEMORY.md."""
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n")
+    commit_all(repo, "start")
+    return repo
 
 
 @pytest.fixture

@@ -192,12 +192,12 @@ def test_agent_turn_calls_memory_search_and_gets_citations(gateway: Gateway,
 
 
 def test_plugin_unit_tests_pass_under_node(tmp_path: Path) -> None:
-    node, _ = toolchain()
+    node, entry = toolchain()
     proc = subprocess.run([str(node), "--test", "--test-reporter=tap", *sorted(str(p) for p in
                            (PLUGIN_DIR / "test").glob("*.test.js"))],
                           capture_output=True, text=True, cwd=PLUGIN_DIR, timeout=600,
                           env={**os.environ, "GITMEM_COMMAND": gitmem_command(),
-                               "TMPDIR": str(tmp_path)})
+                               "OPENCLAW_DIR": str(entry.parent), "TMPDIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "# skipped 0" in proc.stdout and "# fail 0" in proc.stdout
 
