@@ -161,6 +161,9 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
             span = f"{tw.since or '...'} .. {tw.until or '...'}"
             how = "preferring results near" if tw.applied_as == "boost" else "only"
             echo(f"{how} {span} ('{tw.phrase}')", err=True)
+        elif tw and response.listing == "window":  # the flags' window, and no words to search
+            echo(f"listing what was written {tw.since or '...'} .. {tw.until or '...'}, newest "
+                 "first (no words to search for)", err=True)
         print_results(response.results, response.warnings)
     autostart_after(ws, cfg, process=process, warm=warm)
 

@@ -7,7 +7,8 @@ additions so far are listed here so that a new key is a deliberate, reviewed cha
 from __future__ import annotations
 
 TOP_KEYS = {"query", "mode", "filters", "provider", "results", "warnings"}
-TOP_KEYS_ADDED = {"time_window"}  # docs/json.md: the window applied (from flags or the query)
+# docs/json.md: the window applied (from flags or the query); a listing by date (no topic words)
+TOP_KEYS_ADDED = {"time_window", "listing"}
 FILTER_KEYS = {"since", "until", "as_of", "entity", "kind"}
 PROVIDER_KEYS = {"name", "model", "fallback_used"}
 RESULT_KEYS = {

@@ -398,6 +398,7 @@ RECALL_MODULES = {
     "gitmem.index.graph",  # the replacement graph's edges, stored by the indexer
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
+    "gitmem.parse.topics",  # the words naming a question's topic (issue 37: weak, listings)
     "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
     "gitmem.recall.asof",  # --as-of: a time or a commit (issue 16)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)

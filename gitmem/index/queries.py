@@ -194,12 +194,14 @@ def known_terms(store: Store, terms: Sequence[str]) -> set[str]:
 
 
 def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
-    """No words, only a time window ("what happened last week"): facts first, newest first."""
+    """No words ("what happened last week", in a window or not): what was written, newest
+    first (the daily note's day, else the record time), a day's facts before its text."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
     sql = (
         f"SELECT {columns} FROM items i WHERE {where} "
-        "ORDER BY i.type = 'fact' DESC, i.event_start DESC, i.path, i.start_line LIMIT ?"
+        "ORDER BY coalesce(i.day, substr(i.recorded_at, 1, 10)) DESC, i.type = 'fact' DESC, "
+        "i.path, i.start_line LIMIT ?"
     )
     return _rows(store.conn.execute(sql, [*col_args, *args, limit]).fetchall())
 

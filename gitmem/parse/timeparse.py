@@ -110,8 +110,9 @@ def _phrases(prefix: str) -> tuple[re.Pattern[str], ...]:
 # any skip the rules (and compiling them) entirely.
 # (Matched against the lower-cased query: IGNORECASE with these ranges costs ms to compile.)
 _MAYBE_DATE = compiled(
-    r"\d|[\u3040-\u30ff\u4e00-\u9fff]|\b(?:week|month|yesterday|today|ago|jan|feb|mar|apr"
-    r"|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"\d|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]|\b(?:week|month|yesterday|today|ago|jan"
+    r"|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|i\s+g|i\s+forg|i\s+dag|uge|måned|вчера"
+    r"|позавчера|сегодня|недел|месяц)"
 )
 
 # --- small date helpers ---------------------------------------------------------------------
@@ -437,7 +438,7 @@ def _in_month(match: re.Match[str], today: date, margin: int) -> DayRange | None
 
 
 def _days_ago(match: re.Match[str], today: date, margin: int) -> DayRange:
-    day = today - timedelta(days=int(match["n"] or match["cjk"]))
+    day = today - timedelta(days=int(next(n for n in match.groups() if n is not None)))
     return day, day
 
 
@@ -473,14 +474,26 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
     in_month_re = compiled(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
     cjk_around_re = compiled(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
     cjk_on_re = compiled(rf"(?<!\d){_cjk_day('y', 'm', 'd')}")
-    days_ago_re = compiled(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)")
-    last_week_re = compiled(r"\blast\s+week\b|先週|上周|上週", re.IGNORECASE)
-    this_week_re = compiled(r"\bthis\s+week\b|今週|本周|本週|这周|這週", re.IGNORECASE)
-    last_month_re = compiled(r"\blast\s+month\b|先月|上个月|上個月|上月", re.IGNORECASE)
-    this_month_re = compiled(r"\bthis\s+month\b|今月|本月|这个月|這個月", re.IGNORECASE)
-    day_before_re = compiled(r"一昨日|おととい|前天")
-    yesterday_re = compiled(r"\byesterday\b|昨日|昨天", re.IGNORECASE)
-    today_re = compiled(r"\btoday\b|今日|今天", re.IGNORECASE)
+    # English, Japanese, Chinese; Danish ("i går", "i sidste uge", "for 3 dage siden"),
+    # Russian ("вчера", "на прошлой неделе", "3 дня назад"), Korean ("어제", "지난주에", "3일 전").
+    days_ago_re = compiled(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)"
+                           r"|\bfor\s+(?P<da>\d{1,6})\s+dage?\s+siden\b"
+                           r"|\b(?P<ru>\d{1,6})\s+(?:день|дня|дней)\s+назад\b"
+                           r"|(?P<ko>\d{1,6})\s*일\s*전(?:에)?", re.IGNORECASE)
+    last_week_re = compiled(r"\blast\s+week\b|先週|上周|上週|\b(?:i\s+)?(?:sidste|forrige)\s+uge\b"
+                            r"|\bна\s+прошлой\s+неделе\b|\bпрошлая\s+неделя\b|지난\s?주(?:에)?",
+                            re.IGNORECASE)
+    this_week_re = compiled(r"\bthis\s+week\b|今週|本周|本週|这周|這週|\b(?:i\s+)?denne\s+uge\b"
+                            r"|\bна\s+этой\s+неделе\b|이번\s?주(?:에)?", re.IGNORECASE)
+    last_month_re = compiled(r"\blast\s+month\b|先月|上个月|上個月|上月"
+                             r"|\b(?:i\s+)?(?:sidste|forrige)\s+måned\b"
+                             r"|\bв\s+прошлом\s+месяце\b|지난\s?달(?:에)?", re.IGNORECASE)
+    this_month_re = compiled(r"\bthis\s+month\b|今月|本月|这个月|這個月|\b(?:i\s+)?denne\s+måned\b"
+                             r"|\bв\s+этом\s+месяце\b|이번\s?달(?:에)?", re.IGNORECASE)
+    day_before_re = compiled(r"一昨日|おととい|前天|\bi\s+forgårs\b|\bпозавчера\b|그저께|그제",
+                             re.IGNORECASE)
+    yesterday_re = compiled(r"\byesterday\b|昨日|昨天|\bi\s+går\b|\bвчера\b|어제", re.IGNORECASE)
+    today_re = compiled(r"\btoday\b|今日|今天|\bi\s+dag\b|\bсегодня\b|오늘", re.IGNORECASE)
     rules: tuple[tuple[re.Pattern[str], _Handler], ...] = (
         *((pattern, _around) for pattern in around_res),
         (cjk_around_re, _around),

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
@@ -38,8 +38,14 @@ if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
     from gitmem.index.watch import WarmState
 
-ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
-            "similarity): the memory likely holds nothing about this")
+ALL_WEAK = ("every result is a weak match (under half of the words naming the query's topic, "
+            "little semantic similarity): the memory likely holds nothing about this")
+NO_TOPIC = ("{query!r} names nothing to search for (only question, stop or time words): "
+            "these are the newest notes, newest first; add a word to search for, or a time "
+            "phrase ('last week') or --since to list a window")
+# How the results were chosen when the query named no topic (JSON ``listing``): what was written
+# in the window, newest first; or without a window, the newest notes.
+Listing = Literal["window", "recent"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ class RecallResponse:
     warnings: list[str] = field(default_factory=list)
     time_window: WindowUsed | None = None
     provider: ProviderUsed = field(default_factory=ProviderUsed)
+    listing: Listing | None = None  # no topic in the query: a listing by date, not a search
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +110,7 @@ class RecallResponse:
             "results": [r.to_json() for r in self.results],
             "warnings": self.warnings,
             "time_window": self.time_window.to_json() if self.time_window else None,
+            "listing": self.listing,
         }
 
 
@@ -132,11 +140,14 @@ def answer(
     window, prefer, text, time_window = time_filters(req.query, req.since, req.until,
                                                      req.around, now, cfg.around_days)
     as_of = resolve_as_of(ws, req.as_of, now) if req.as_of is not None else None
-    if not query_terms(text) and window is None:
-        raise UsageError(
-            f"query {req.query!r} has no searchable words; use words, ids, "
-            "phrases, or a time phrase such as 'last week'"
-        )
+    listing: Listing | None = None
+    if not query_terms(text):
+        if window is None and not query_terms(req.query):
+            raise UsageError(
+                f"query {req.query!r} has no searchable words; use words, ids, "
+                "phrases, or a time phrase such as 'last week'"
+            )
+        listing = "window" if window is not None else "recent"
     kinds = parse_kinds(req.kinds)
     q = RecallQuery(
         text=text,
@@ -148,6 +159,8 @@ def answer(
         prefer=prefer,
     )
     warnings = list(cfg.warnings) + ensure_index(ws, cfg, warm)
+    if listing == "recent":
+        warnings.append(NO_TOPIC.format(query=req.query))
     # A warm process embeds the query while it searches the words (``_QueryVector.pending``).
     semantic = (_QueryVector(ws, cfg, req, text, warnings, early=warm is not None)
                 if text.strip() else None)
@@ -174,7 +187,8 @@ def answer(
         kind=kinds,
     )
     provider = semantic.provider_used() if semantic else ProviderUsed()
-    return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider)
+    return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider,
+                          listing)
 
 
 def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
@@ -209,7 +223,8 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
         if not results:
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
-            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq)))
+            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq),
+                                      req.entities))
         elif all(r.weak for r in results):
             warnings.append(ALL_WEAK)
         failed = False

@@ -133,6 +133,7 @@ export function searchPayload(answer, extraWarning = null) {
     citations: "gitmem",
     ...(warnings.length ? { warnings } : {}),
     ...(answer.time_window ? { timeWindow: answer.time_window } : {}),
+    ...(answer.listing ? { listing: answer.listing } : {}),
   };
 }
 

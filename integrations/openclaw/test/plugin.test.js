@@ -49,6 +49,16 @@ test("the warm process's start-up warning is said with every answer, once", () =
   assert.equal(searchPayload({ ...answer, warnings: [] }).warnings, undefined);
 });
 
+test("a listing by date says so, with its window", () => {
+  const window = { source: "query", phrase: "last week", since: "2026-11-23", until: "2026-11-29",
+    applied_as: "filter" };
+  const answer = { mode: "lexical", results: [RESULT], warnings: [], provider: { name: "none" },
+    time_window: window, listing: "window" };
+  assert.equal(searchPayload(answer).listing, "window");
+  assert.deepEqual(searchPayload(answer).timeWindow, window);
+  assert.equal(searchPayload({ ...answer, listing: null }).listing, undefined);
+});
+
 test("search options become gitmem recall's flags", () => {
   assert.deepEqual(recallArgs({ query: "q", maxResults: 25, minScore: 0.5, since: "30d",
     entity: ["Peter"], kind: ["W", "O"], lexicalOnly: true }),
