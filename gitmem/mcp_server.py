@@ -285,8 +285,10 @@ def build_server(ws: Workspace) -> "MCPServer":
     ) -> CallToolResult:
         """Search long-term memory (MEMORY.md, daily notes, bank pages). Returns the JSON of
         'gitmem recall --json': results with snippet (at most 700 characters, ending with a
-        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), path, start_line,
-        end_line, commit, score, kind, timestamp, entities and source (the citation)."""
+        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), content (at most
+        recall.max_content_chars, 4,000 by default; truncated: true when cut, and memory_get
+        of the source reads it whole), path, start_line, end_line, commit, score, kind,
+        timestamp, entities and source (the citation)."""
         return tools.call(lambda cfg: tools.search(
             cfg, query, max_results=max_results, min_score=min_score, since=since,
             until=until, as_of=as_of, around=around, entity=entity, kind=kind, mode=mode))

@@ -208,6 +208,9 @@ def print_results(results: list[Result], warnings: list[str]) -> None:
             echo(f"  {e.stance:<7} {e.source}{c}  {e.fact_id}")
         for line in r.snippet.split("\n"):  # splitlines() would turn \x0c or \x85 into breaks
             echo(f"  {line}")
+        if r.truncated:
+            echo(style(f"  (truncated: longer than {len(r.content):,} characters; 'gitmem get "
+                       f"{r.source}' prints it whole)", fg="yellow"))
         echo("")
     for w in warnings:
         echo(f"note: {w}", err=True)

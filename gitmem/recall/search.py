@@ -128,6 +128,7 @@ class Result:
     superseded_on: str | None = None  # the day the replacing fact was stated
     opinion: OpinionRef | None = None  # opinion results of bank/opinions.md
     weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
+    truncated: bool = False  # content cut at recall.max_content_chars (present.bounded)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,6 +153,7 @@ class Result:
             "superseded_basis": self.superseded_basis,
             "opinion": self.opinion.to_json() if self.opinion else None,
             "weak": self.weak,
+            "truncated": self.truncated,
         }
 
 
