@@ -201,13 +201,11 @@ class MemoryTools:
 
 def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:
     """A server's answers say, every time, that semantic search is off because no
-    configuration reached it (the once-per-workspace hint of the command line is replaced)."""
+    configuration reached it."""
     from gitmem.embed.registry import unconfigured_warning
 
     warning = unconfigured_warning(cfg)
-    if warning is None:
-        return warnings
-    return [warning, *(w for w in warnings if not w.startswith("results are lexical: "))]
+    return warnings if warning is None else [warning, *warnings]
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:

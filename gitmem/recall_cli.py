@@ -150,6 +150,7 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
     itself, which then starts a warm process for the next command."""
     from gitmem.recall.present import recall as recall_answer
     from gitmem.terminal import echo, print_json
+    from gitmem.workspace import first_time
 
     ws, cfg = open_for(start, warm)
     response = recall_answer(ws, cfg, req, min_score=min_score, warm=warm)
@@ -162,6 +163,9 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
             how = "preferring results near" if tw.applied_as == "boost" else "only"
             echo(f"{how} {span} ('{tw.phrase}')", err=True)
         print_results(response.results, response.warnings)
+        notice = response.provider.notice
+        if notice and (req.verbose or first_time(ws, "lexical")):  # JSON has it every time
+            echo(f"note: {notice}", err=True)
     autostart_after(ws, cfg, process=process, warm=warm)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 TOP_KEYS = {"query", "mode", "filters", "provider", "results", "warnings"}
 TOP_KEYS_ADDED = {"time_window"}  # docs/json.md: the window applied (from flags or the query)
 FILTER_KEYS = {"since", "until", "as_of", "entity", "kind"}
-PROVIDER_KEYS = {"name", "model", "fallback_used"}
+PROVIDER_KEYS = {"name", "model", "fallback_used",
+                 "notice"}  # added: why results are lexical and how to change it (issue 37)
 RESULT_KEYS = {
     "kind",
     "content",
@@ -32,6 +33,7 @@ RESULT_KEYS = {
     "superseded_basis",  # added: declared (by its writer) or rule (issue 17)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
     "weak",  # added: few of the query's words and little semantic lift (issue 16)
+    "truncated",  # added: content cut at recall.max_content_chars (issue 37)
 }
 
 # A daily note with one well-formed Retain entry.
