@@ -876,8 +876,9 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
         print_json(report.to_json(), indent=None)
         return
     merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
-    echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
-         f"{(report.head or '-')[:7]}")
+    pushed = (f"pushed {report.head[:7]}" if report.pushed and report.head else
+              f"{report.remote} has {(report.head or '-')[:7]} already, nothing to push")
+    echo(f"synced {report.branch} with {report.remote}: {merged}, {pushed}")
     if report.driver.state != "registered":
         echo(f"note: {report.driver.line}", err=True)
 

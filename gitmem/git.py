@@ -939,12 +939,15 @@ def merge_in_progress(repo_root: Path) -> bool:
     return run(repo_root, "rev-parse", "--verify", "--quiet", "MERGE_HEAD").returncode == 0
 
 
-def push(repo_root: Path, remote: str, branch: str) -> tuple[bool, str]:
-    """Push HEAD to ``remote``'s ``branch``, never forced: (accepted, git's reason)."""
-    proc = run(repo_root, "push", "--quiet", "--porcelain", remote, f"HEAD:refs/heads/{branch}")
+def push(repo_root: Path, remote: str, branch: str) -> tuple[bool | None, str]:
+    """Push HEAD to ``remote``'s ``branch``, never forced: (accepted, git's reason); accepted
+    is None when the remote had HEAD already (nothing was pushed)."""
+    proc = run(repo_root, "push", "--porcelain", remote, f"HEAD:refs/heads/{branch}")
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
-    if proc.returncode == 0:
-        return True, text
+    if proc.returncode == 0:  # a ref's porcelain line: flag, tab, from:to, tab, summary
+        same = any(line.startswith("=\t") for line in proc.stdout.decode("utf-8", "replace")
+                   .splitlines())
+        return (None if same else True), text
     if "[rejected]" in text or "[remote rejected]" in text or "fetch first" in text:
         return False, text
     raise GitmemError(f"git push {remote} failed in {repo_root}: {text}")
