@@ -714,7 +714,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
 def mcp(ctx: click.Context) -> None:
     """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
     (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review).
-    Needs: pip install 'gitmem-cli[mcp]'."""
+    Needs the MCP Python SDK (pip install mcp; from a checkout, pip install '.[mcp]')."""
     from gitmem.mcp_server import serve_stdio
 
     ws, _ = _workspace(ctx)

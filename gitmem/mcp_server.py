@@ -10,7 +10,8 @@ model stays loaded and the index catches up with HEAD on each call (recall's che
 Errors come back as tool errors with the command's message ("memory search
 unavailable: ..."), never as a crash of the server.
 
-The only module that imports the MCP SDK (an optional extra: ``pip install 'gitmem-cli[mcp]'``).
+The only module that imports the MCP SDK (the optional ``mcp`` extra: ``pip install '.[mcp]'`` in a
+checkout; ``INSTALL_HINT`` names its packages).
 """
 
 # No 'from __future__ import annotations' here: the SDK reads the tools' parameter annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gitmem import __version__
 from gitmem.config import Config, load_config
 from gitmem.domain import RecallMode
-from gitmem.errors import GitmemError, option_name
+from gitmem.errors import GitmemError, install_hint, option_name
 from gitmem.index.watch import WarmState
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from mcp.server import MCPServer
     from mcp.types import CallToolResult
 
-INSTALL_HINT = "gitmem mcp needs the MCP Python SDK: pip install 'gitmem-cli[mcp]'"
+INSTALL_HINT = f"gitmem mcp needs the MCP Python SDK: {install_hint('mcp')}"
 INSTRUCTIONS = (
     "Long-term memory kept as Markdown in git. Before answering anything about prior work, "
     "decisions, dates, people, preferences or todos, call memory_search; then memory_get to "

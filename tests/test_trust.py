@@ -325,6 +325,24 @@ def test_the_lexical_hint_is_short_and_given_once(harbor: Path) -> None:
     assert code == 0 and "note:" in err
 
 
+def test_without_llama_cpp_auto_is_a_notice_not_a_warning_on_every_answer(
+        harbor: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: installed without the [local] extra, every recall, index and status warned
+    that results are lexical ('auto' is not set up yet: a notice, said once in text)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    answers = [recall_json(harbor, "Harbor") for _ in range(2)]
+    assert [a["warnings"] for a in answers] == [[], []]
+    notice = answers[1]["provider"]["notice"]
+    assert "llama-cpp-python is not installed" in notice and "-m pip install" in notice
+    said = [gitmem("-C", str(harbor), command)[2] for command in ("index", "index")]
+    assert said[0].count("note:") == 1 and "llama-cpp-python" in said[0], said
+    assert "note:" not in said[1], said
+
+
 def test_nothing_is_said_when_lexical_was_chosen(harbor: Path) -> None:
     write(harbor, ".gitmem.toml", '[embed]\nprovider = "none"\n')
     for verbose in ((), ("--verbose",)):
