@@ -12,6 +12,7 @@ gitmem's, or another test runs them as written with a local stand-in (checked to
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -122,10 +123,8 @@ def run_block(script: str, cwd: Path, env: dict[str, str]) -> subprocess.Complet
     try:
         out, err = proc.communicate(timeout=FAILURE_SECONDS)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
