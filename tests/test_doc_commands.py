@@ -156,7 +156,6 @@ def test_the_documented_commands_run_on_a_fresh_workspace(
             assert proc.stdout.rstrip("\n") == output, (name, script, proc.stdout)
         ran.append((name, script, proc))
     said = {script: proc for _, script, proc in ran}
-    assert len(ran) == 4, [script for _, script, _ in ran]
     semantic = next(p for s, p in said.items() if "birthday trip abroad" in s)
     assert "embedded" in semantic.stdout and "memory/" in semantic.stdout, semantic.stdout
     review = next(p for s, p in said.items() if "gitmem review" in s)
