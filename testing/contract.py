@@ -37,6 +37,8 @@ RESULT_KEYS = {
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
     "weak",  # added: few of the query's words and little semantic lift (issue 16)
     "truncated",  # added: content cut at recall.max_content_chars (issue 37)
+    "importance",  # added: the <!-- importance: N --> on its lines, or null (issue 42)
+    "triggers",  # added: the <!-- trigger: ... --> phrases on its lines (issue 42)
 }
 
 # A daily note with one well-formed Retain entry.

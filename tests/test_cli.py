@@ -441,18 +441,23 @@ def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
 
 # A child that runs one command in-process and prints the gitmem modules whose own code had re
 # compile a pattern (re.compile, re.sub(...) and the like; not a pattern compiled inside the
-# standard library or click).
+# standard library or click). Packages are told by their folders, not by a folder's name: a
+# checkout called gitmem holds its virtual environment's click too.
 _COMPILES = r"""
-import json, os, sys, traceback
+import importlib.util, json, os, sys, traceback
 from re import _compiler
+def folder(name):
+    return os.path.dirname(importlib.util.find_spec(name).origin) + os.sep
+RE = folder("re")
+PACKAGES = {name: folder(name) for name in ("gitmem", "markdown_it")}
 seen = set()
 original = _compiler.compile
 def compile(*args, **kwargs):
     for frame in reversed(traceback.extract_stack()[:-1]):
-        if os.sep + "re" + os.sep not in frame.filename:
-            for package in ("gitmem", "markdown_it"):
-                if os.sep + package + os.sep in frame.filename:
-                    seen.add(package + ":" + frame.filename.rsplit(os.sep + package + os.sep, 1)[1])
+        if not frame.filename.startswith(RE):
+            for package, root in PACKAGES.items():
+                if frame.filename.startswith(root):
+                    seen.add(package + ":" + frame.filename[len(root):])
             break
     return original(*args, **kwargs)
 _compiler.compile = compile

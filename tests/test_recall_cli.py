@@ -16,6 +16,7 @@ import pytest
 
 from gitmem import terminal
 from gitmem.recall_cli import parse_plain
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem
 
 # (argv after -C REPO, read without click?)
@@ -65,7 +66,8 @@ def _process(repo: Path, argv: list[str], tmp: Path) -> tuple[int, str, str, boo
     seen = tmp / "click-seen"
     env = {**os.environ, "SEEN": str(seen), "GITMEM_WARM": "0"}
     proc = subprocess.run([sys.executable, "-c", _CHILD, "-C", str(repo), *argv],
-                          capture_output=True, text=True, env=env, check=False, timeout=120)
+                          capture_output=True, text=True, env=env, check=False,
+                          timeout=FAILURE_SECONDS)
     return proc.returncode, proc.stdout, proc.stderr, seen.read_text().strip() == "True"
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from gitmem.domain import Citation, Fact
 from gitmem.records import dataclass, made
+from testing.bounds import FAILURE_SECONDS
 
 
 def _pending(cls: type) -> bool:
@@ -224,7 +225,7 @@ def test_a_thread_that_instantiates_a_class_being_made_waits_for_it() -> None:
 
     def held(*args: object) -> None:
         inside.set()
-        assert go.wait(60)  # a bound for failures only
+        assert go.wait(FAILURE_SECONDS)
         real(*args)  # type: ignore[arg-type]
 
     out: list[object] = []
@@ -232,7 +233,7 @@ def test_a_thread_that_instantiates_a_class_being_made_waits_for_it() -> None:
     try:
         maker = threading.Thread(target=lambda: out.append(point(1)))
         maker.start()
-        assert inside.wait(60)
+        assert inside.wait(FAILURE_SECONDS)
         records._exec_cached = real  # the second thread's own work is not held
         other = threading.Thread(target=lambda: out.append(point(2)))
         other.start()
