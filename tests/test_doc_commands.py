@@ -115,17 +115,22 @@ def workspace(built_fixture: Path, tmp_path: Path) -> Path:
 
 
 def run_block(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """One block as one bash script; whatever it left running in the background (``serve &``)
-    is ended with its process group afterwards."""
-    proc = subprocess.Popen(["bash", "-c", f"set -e\n{script}"], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=FAILURE_SECONDS)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    """One block as one bash script; whatever it left running in the background (``serve &``,
+    when its ``serve --stop`` came before it listened) is ended with its process group. The
+    output goes to files, not pipes: a background process holds those until it ends."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(["bash", "-c", f"set -e\n{script}"], cwd=cwd, env=env,
+                                text=True, stdout=out, stderr=err, start_new_session=True)
+        try:
+            code = proc.wait(timeout=FAILURE_SECONDS)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(proc.args, code, out.read(), err.read())
 
 
 def test_the_documented_commands_run_on_a_fresh_workspace(
