@@ -855,7 +855,7 @@ def mcp(ctx: click.Context) -> None:
     """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
     (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review;
     memory_forget too when 'gitmem config set mcp.forget true' allows it).
-    Needs: pip install 'gitmem-cli[mcp]'."""
+    Needs the MCP Python SDK (pip install mcp; from a checkout, pip install '.[mcp]')."""
     from gitmem.mcp_server import serve_stdio
 
     ws, _ = _workspace(ctx)
@@ -1084,8 +1084,9 @@ def sync(ctx: click.Context, remote: str | None, after_purge: bool, as_json: boo
              "sync --after-purge'")
         return
     merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
-    echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
-         f"{(report.head or '-')[:7]}")
+    pushed = (f"pushed {report.head[:7]}" if report.pushed and report.head else
+              f"{report.remote} has {(report.head or '-')[:7]} already, nothing to push")
+    echo(f"synced {report.branch} with {report.remote}: {merged}, {pushed}")
     if report.driver.state != "registered":
         echo(f"note: {report.driver.line}", err=True)
 

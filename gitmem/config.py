@@ -54,6 +54,9 @@ class Config:
     half_life_days: float = 30.0
     decay_floor: float = 0.9
     around_days: int = 3
+    # the characters of a result's content an answer carries (a pasted log line can be
+    # megabytes); a longer one is cut and marked truncated, 'gitmem get' reads it whole
+    recall_max_content_chars: int = 4000
     embed_provider: str = "auto"
     embed_model: str = DEFAULT_MODEL
     embed_fallback: str = "none"
@@ -127,6 +130,8 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("recall", "half_life_days"): ("half_life_days", float, "a positive number of days"),
     ("recall", "decay_floor"): ("decay_floor", float, "a number from 0 to 1"),
     ("recall", "around_days"): ("around_days", int, "a whole number of days, 0 to 365"),
+    ("recall", "max_content_chars"): ("recall_max_content_chars", int,
+                                      "a whole number of characters, 200 to 100000000"),
     ("embed", "provider"): ("embed_provider", str, " | ".join(PROVIDERS)),
     ("embed", "model"): ("embed_model", str, "a GGUF file path or hf:<org>/<repo>/<file>.gguf"),
     ("embed", "fallback"): ("embed_fallback", str, " | ".join(PROVIDERS)),
@@ -171,6 +176,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "half_life_days": (1e-3, 1e6),
     "decay_floor": (0.0, 1.0),
     "around_days": (0, 365),
+    "recall_max_content_chars": (200, 100_000_000),
     "embed_dimensions": (1, 65536),
     "embed_batch_size": (1, 2048),
     "embed_timeout": (0.1, 3600),

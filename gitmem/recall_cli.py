@@ -150,6 +150,7 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
     itself, which then starts a warm process for the next command."""
     from gitmem.recall.present import recall as recall_answer
     from gitmem.terminal import echo, print_json
+    from gitmem.workspace import first_time
 
     ws, cfg = open_for(start, warm)
     response = recall_answer(ws, cfg, req, min_score=min_score, warm=warm)
@@ -165,6 +166,9 @@ def recall_command(start: Path, req: RecallRequest, *, min_score: float | None, 
             echo(f"listing what was written {tw.since or '...'} .. {tw.until or '...'}, newest "
                  "first (no words to search for)", err=True)
         print_results(response.results, response.warnings)
+        notice = response.provider.notice
+        if notice and (req.verbose or first_time(ws, "lexical")):  # JSON has it every time
+            echo(f"note: {notice}", err=True)
     autostart_after(ws, cfg, process=process, warm=warm)
 
 
@@ -217,6 +221,9 @@ def print_results(results: list[Result], warnings: list[str]) -> None:
             echo(f"  {e.stance:<7} {e.source}{c}  {e.fact_id}")
         for line in r.snippet.split("\n"):  # splitlines() would turn \x0c or \x85 into breaks
             echo(f"  {line}")
+        if r.truncated:
+            echo(style(f"  (truncated: longer than {len(r.content):,} characters; 'gitmem get "
+                       f"{r.source}' prints it whole)", fg="yellow"))
         echo("")
     for w in warnings:
         echo(f"note: {w}", err=True)

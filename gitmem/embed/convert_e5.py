@@ -27,6 +27,7 @@ from typing import Any
 
 from gitmem.embed.convert import write_bert_gguf
 from gitmem.embed.native import PROMPT_KEYS
+from gitmem.errors import install_hint
 from gitmem.records import dataclass
 
 try:
@@ -35,7 +36,7 @@ try:
 except ImportError as exc:  # the converter's dependencies are an extra, not gitmem's
     raise ImportError(
         f"gitmem.embed.convert_e5 needs gguf and numpy ({exc.name} is missing): "
-        "pip install 'gitmem-cli[convert]'",
+        f"{install_hint('convert')}",
         name=exc.name,
     ) from exc
 

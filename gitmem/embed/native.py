@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.embed.base import EmbeddingError, InputType, Vector
+from gitmem.errors import install_hint
 from gitmem.records import dataclass
 
 DEFAULT_N_CTX = 512
@@ -31,7 +32,7 @@ DEFAULT_N_CTX = 512
 # characters per context token so a huge input costs no more than tokenizing a bounded prefix.
 _CHARS_PER_TOKEN = 32
 
-INSTALL_HINT = "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
+INSTALL_HINT = f"the local provider needs llama-cpp-python: {install_hint('local')}"
 
 # Asymmetric models trained with task prompts, by the architecture their GGUF declares:
 # (query prefix, document prefix), as their model cards prescribe. Others embed text as is.

@@ -45,17 +45,24 @@ class Selection:
     explicit: bool  # a named remote (or local) provider: failures are errors, not fallbacks
     reason: str | None = None  # why there is no embedder
     missing: bool = False  # the local model is not there yet (not set up, rather than broken)
+    # how to turn semantic search on when it is not set up yet (no model, or no llama-cpp-python
+    # for 'auto'): a notice, not a problem
+    hint: str | None = None
 
 
 class ModelMissing(EmbeddingError):
     """The configured local model file is not present (not downloaded, or no such file)."""
 
 
+class NotInstalled(EmbeddingError):
+    """llama-cpp-python, which the local provider runs models with, is not installed."""
+
+
 def _local(cfg: Config) -> Embedder:
     if importlib.util.find_spec("llama_cpp") is None:
-        raise EmbeddingError(
-            "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
-        )
+        from gitmem.embed.native import INSTALL_HINT
+
+        raise NotInstalled(INSTALL_HINT)
     from gitmem.embed.download import resolve_model
 
     try:
@@ -93,10 +100,22 @@ def select(cfg: Config) -> Selection:
         try:
             return Selection(provider, _local(cfg), False)
         except EmbeddingError as exc:
-            hint = f"no local embedding model is present: {exc}"
-            return Selection(provider, None, False, hint if provider == "auto" else str(exc),
-                             missing=isinstance(exc, ModelMissing))
+            reason = f"no local embedding model is present: {exc}"
+            return Selection(provider, None, False, reason if provider == "auto" else str(exc),
+                             missing=isinstance(exc, ModelMissing), hint=_turn_on(exc))
     return Selection(provider, build(cfg, provider), True)
+
+
+def _turn_on(exc: EmbeddingError) -> str | None:
+    """How to set up what is not set up yet; None when something is broken instead."""
+    if isinstance(exc, ModelMissing):
+        return TURN_ON_HINT
+    if isinstance(exc, NotInstalled):
+        from gitmem.errors import install_hint
+
+        return (f"llama-cpp-python is not installed; {install_hint('local')}, then 'gitmem "
+                "model pull', turns semantic search on")
+    return None
 
 
 def unconfigured_warning(cfg: Config) -> str | None:

@@ -57,7 +57,9 @@ def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
                           "what git and other tools expect)"))
         data = data.decode(wide, errors="replace").encode("utf-8")
     sample = data[:8192]
-    if sample.count(0) > max(8, len(sample) // 10):
+    # One byte in ten a NUL is no text in any 8-bit encoding, however short the file (a
+    # 16-byte file of NUL and 0xFF bytes is binary); a stray NUL in a note is text (below).
+    if sample.count(0) > max(1, len(sample) // 10):
         warns.append(Warn(path, 1, "binary", "file looks binary (many NUL bytes); not indexed"))
         return None, warns
     if _looks_binary(sample):
@@ -95,7 +97,7 @@ def _looks_binary(sample: bytes) -> bool:
     in an 8-bit encoding almost never holds, and the rest is not UTF-8. Valid UTF-8 is text,
     and so is a legacy-encoded file with a stray control character (a pasted terminal line)."""
     controls = len(sample) - len(sample.translate(None, _CONTROLS))
-    if controls <= max(8, len(sample) // 100):
+    if controls <= max(2, len(sample) // 100):
         return False
     try:
         sample.decode("utf-8")

@@ -141,6 +141,10 @@ def parse_entry(
     if rest:
         text = f"{text}\n{rest}" if text else rest
     confidence = _confidence(m.group("c"), letter, path, entry.start_line, warns)
+    if confidence == _UNREADABLE:
+        # an opinion whose strength cannot be read is no opinion fact: reflect would take it
+        # for agreement (an O entry without c) and start or move an opinion on it (SPEC §5)
+        return None, warns
     if not text:
         warns.append(Warn(path, entry.start_line, "retain-empty", "Retain entry has no text"))
     mentions = tuple(e for e in find_entities(text) if e not in subjects)
@@ -165,9 +169,18 @@ def parse_entry(
     return fact, warns
 
 
+# What ``_confidence`` gives for an O entry's ``c`` that is not a number in [0, 1].
+_UNREADABLE = -1.0
+_NOT_EVIDENCE = ("the entry is no opinion and no evidence for reflect; indexed as plain text "
+                 "(write c as a number such as c=0.8, or leave it out)")
+
+
 def _confidence(
     raw: str | None, letter: str, path: str, line: int, warns: list[Warn]
 ) -> float | None:
+    """The confidence an entry states: None when it states none (or on a kind other than O,
+    where it is ignored with a warning), ``_UNREADABLE`` when an O entry's is no number in
+    [0, 1] (with a warning)."""
     if raw is None:
         return None
     if letter != "O":
@@ -183,18 +196,10 @@ def _confidence(
     try:
         value = float(raw.strip())
     except ValueError:
-        warns.append(
-            Warn(
-                path,
-                line,
-                "retain-confidence",
-                f"confidence '{raw}' is not a number in [0, 1]; ignored",
-            )
-        )
-        return None
-    if not 0.0 <= value <= 1.0:
-        warns.append(
-            Warn(path, line, "retain-confidence", f"confidence {raw} is outside [0, 1]; ignored")
-        )
-        return None
-    return value
+        problem = f"confidence '{raw}' is not a number in [0, 1]"
+    else:
+        if 0.0 <= value <= 1.0:
+            return value
+        problem = f"confidence {raw} is outside [0, 1]"
+    warns.append(Warn(path, line, "retain-confidence", f"{problem}: {_NOT_EVIDENCE}"))
+    return _UNREADABLE

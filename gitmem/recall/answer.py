@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.registry import TURN_ON_HINT, Selection, fallback, select
+from gitmem.embed.registry import Selection, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
@@ -32,7 +32,7 @@ from gitmem.recall.search import (
 )
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
 from gitmem.records import dataclass
-from gitmem.workspace import Workspace, first_time
+from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
@@ -85,9 +85,13 @@ class ProviderUsed:
     name: str = "none"
     model: str | None = None
     fallback_used: bool = False
+    # Why results are lexical when semantic search is not set up yet ('auto' found no model),
+    # and how to turn it on: said in every answer, as a field, not as a warning
+    notice: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model, "fallback_used": self.fallback_used}
+        return {"name": self.name, "model": self.model, "fallback_used": self.fallback_used,
+                "notice": self.notice}
 
 
 @dataclass
@@ -314,7 +318,8 @@ class _QueryVector:
     """Embeds the query with the configured provider, applying the provider failure rules.
 
     Without a provider: nothing is said when lexical was chosen (``none``); ``auto`` with no
-    model yet gives one short hint per workspace (every time with ``verbose``);
+    model yet gives a short ``notice`` with every answer (``provider.notice``: text output
+    says it once per workspace, every time with ``verbose``);
     ``--mode semantic`` is an error (exit 4), never a lexical answer."""
 
     def __init__(self, ws: Workspace, cfg: Config, req: RecallRequest, text: str,
@@ -324,6 +329,7 @@ class _QueryVector:
         self.ws, self.cfg, self.warnings, self.mode = ws, cfg, warnings, req.mode
         self.embedder: Embedder | None = None
         self.fallback_used = False
+        self.notice: str | None = None
         self.vector: bytes | None = None
         self._text = text
         self._job: tuple[_Embedding, Selection] | None = None
@@ -337,9 +343,8 @@ class _QueryVector:
         if sel.embedder is None:
             if req.mode == "semantic":
                 raise _semantic_off(cfg, sel.reason, sel.missing)
-            if cfg.embed_provider == "auto" and sel.missing:  # not set up yet: said once
-                if req.verbose or first_time(ws, "lexical"):
-                    warnings.append(f"results are lexical: {TURN_ON_HINT}")
+            if cfg.embed_provider == "auto" and sel.hint:  # not set up yet: no problem
+                self.notice = f"results are lexical: {sel.hint}"
             elif cfg.embed_provider != "none":  # configured, and failing: said every time
                 warnings.append(f"{sel.reason}; results are lexical")
             return
@@ -438,7 +443,7 @@ class _QueryVector:
     def provider_used(self) -> ProviderUsed:
         self._settle()
         if self.embedder is None:
-            return ProviderUsed()
+            return ProviderUsed(notice=self.notice)
         return ProviderUsed(self.embedder.name, self.embedder.model, self.fallback_used)
 
 

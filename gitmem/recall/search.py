@@ -141,6 +141,7 @@ class Result:
     newer: Newer | None = None  # a later statement that may have changed it (a hint)
     opinion: OpinionRef | None = None  # opinion results of bank/opinions.md
     weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
+    truncated: bool = False  # content cut at recall.max_content_chars (present.bounded)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -170,6 +171,7 @@ class Result:
             "newer": self.newer.to_json() if self.newer else None,
             "opinion": self.opinion.to_json() if self.opinion else None,
             "weak": self.weak,
+            "truncated": self.truncated,
         }
 
 

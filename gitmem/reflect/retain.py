@@ -95,9 +95,9 @@ def entry_lines(entry: str) -> list[str]:
 def check_entry(lines: list[str], path: str, day: date) -> Fact:
     """The fact an entry states, or a UsageError that shows the grammar."""
     fact, warns = parse_entry(EntryLines(1, tuple(lines)), path, day)
-    if fact is None:
+    if fact is None and all(w.code == "retain-malformed" for w in warns):
         raise UsageError(f"not a Retain entry: {lines[0][2:]!r}; {GRAMMAR}")
-    if warns:
+    if fact is None or warns:
         problems = "; ".join(w.message for w in warns)
         raise UsageError(f"malformed Retain entry ({problems}); {GRAMMAR}")
     return fact

@@ -287,6 +287,11 @@ def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
             server.stop()
 
         signal.signal(signal.SIGTERM, terminate)
+        # A client that stopped waiting (no heartbeat in time: a long request can hold the
+        # interpreter) has closed its socket: writing to it must fail with an error the
+        # connection handles, not end the process by SIGPIPE as the command line's default
+        # action would.
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         return server.serve(lambda path: announce(handshake(server, warning)))
     finally:
         registry.unregister(entry)
