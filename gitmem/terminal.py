@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import GitmemError, InternalError
-from gitmem.parse.patterns import compiled
 from gitmem.parse.visible import visible, visible_json
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ def echo(*parts: str, err: bool = False, nl: bool = True) -> None:
 
 @functools.cache
 def _ansi() -> re.Pattern[str]:
-    return compiled(r"\033\[[;?0-9]*[a-zA-Z]")  # click's strip_ansi
+    return re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # click's strip_ansi
 
 
 def print_json(data: Any, *, indent: int | None = 2) -> None:

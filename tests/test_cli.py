@@ -404,9 +404,7 @@ RECALL_MODULES = {
     "gitmem.parse.visible",  # text output shows control characters as escapes
     "gitmem.parse.pages",  # an entity page's aliases, as the store reads them (re only)
     "gitmem.parse.stale",  # the merge driver's stale lines in opinions.md (re only)
-    "gitmem.parse.patterns",  # regular expressions from the interpreter's cached programs
-    "gitmem.records",  # dataclasses made on first use
-    "gitmem.userdirs",  # the user's folders; the interpreter's compiled regexes and methods
+    "gitmem.userdirs",  # the user's folders
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
 NOT_FOR_RECALL = ("click", "pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",
@@ -439,74 +437,3 @@ def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
     assert "markdown_it" in index_imports  # it did parse the new note
 
 
-# A child that runs one command in-process and prints the gitmem modules whose own code had re
-# compile a pattern (re.compile, re.sub(...) and the like; not a pattern compiled inside the
-# standard library or click).
-_COMPILES = r"""
-import json, os, sys, traceback
-from re import _compiler
-seen = set()
-original = _compiler.compile
-def compile(*args, **kwargs):
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if os.sep + "re" + os.sep not in frame.filename:
-            for package in ("gitmem", "markdown_it"):
-                if os.sep + package + os.sep in frame.filename:
-                    seen.add(package + ":" + frame.filename.rsplit(os.sep + package + os.sep, 1)[1])
-            break
-    return original(*args, **kwargs)
-_compiler.compile = compile
-from gitmem.cli import run
-code = run(sys.argv[1:])
-print(json.dumps({"code": code, "compiled": sorted(seen)}))
-"""
-# Modules below gitmem.parse (which cannot use its cache), each with one small pattern.
-_OWN_PATTERNS = {"gitmem:workspace.py", "gitmem:git.py", "gitmem:locks.py"}
-
-
-def test_a_second_recall_compiles_no_pattern_of_its_own(built_fixture: Path,
-                                                         tmp_path: Path) -> None:
-    """The first recall (knowledge updates, CJK text, date phrases) compiles its patterns and
-    leaves their programs in the user cache; the next one builds every pattern from there
-    (compiling them is more than a cold recall's query: gitmem.parse.patterns)."""
-    import shutil
-
-    ws = tmp_path / "ws"
-    shutil.copytree(built_fixture, ws, symlinks=True)
-    argv = ["-C", str(ws), "recall", "gateway host", "--mode", "lexical"]
-    first = subprocess.run([sys.executable, "-m", "gitmem", *argv], capture_output=True,
-                           text=True, check=False)
-    assert first.returncode == 0, first.stderr
-    proc = subprocess.run([sys.executable, "-c", _COMPILES, *argv], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert report["code"] == 0
-    assert set(report["compiled"]) <= _OWN_PATTERNS, report["compiled"]
-
-
-def test_a_second_index_run_compiles_no_pattern_of_its_own_nor_markdown_its(
-        built_fixture: Path, tmp_path: Path) -> None:
-    """Index after a commit (what a hook runs): markdown-it's patterns, compiled at its import,
-    come from the cache too (gitmem.parse.patterns.routed), like gitmem's own."""
-    import shutil
-
-    ws = tmp_path / "ws"
-    shutil.copytree(built_fixture, ws, symlinks=True)
-    for n in (1, 2):
-        write(ws, f"memory/2025-12-0{n}.md", f"## Retain\n- W @Peter: Day {n}.\n")
-        commit_all(ws, f"day {n}", f"2025-12-0{n}T21:00:00+00:00")
-        argv = ["-C", str(ws), "index"]
-        if n == 1:
-            first = subprocess.run([sys.executable, "-m", "gitmem", *argv], capture_output=True,
-                                   text=True, check=False)
-            assert first.returncode == 0, first.stderr
-            continue
-        proc = subprocess.run([sys.executable, "-c", _COMPILES, *argv], capture_output=True,
-                              text=True, check=False)
-        assert proc.returncode == 0, proc.stderr
-        report = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert report["code"] == 0
-        # (markdown-it's inline terminators: a pattern made from a set, other in each process)
-        allowed = _OWN_PATTERNS | {"markdown_it:parser_inline.py"}
-        assert set(report["compiled"]) <= allowed, report["compiled"]

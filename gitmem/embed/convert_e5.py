@@ -22,12 +22,12 @@ import argparse
 import importlib.util
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.embed.convert import write_bert_gguf
 from gitmem.embed.native import PROMPT_KEYS
-from gitmem.records import dataclass
 
 try:
     import gguf

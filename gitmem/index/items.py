@@ -8,13 +8,14 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gitmem.domain import ParsedFile, ResultKind
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
-from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH
 
 

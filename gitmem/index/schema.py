@@ -5,11 +5,10 @@ Each migration runs in one transaction together with the row that records it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import apsw
-
-from gitmem.parse.patterns import compiled
 
 SCHEMA_VERSION = 9
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
@@ -170,7 +169,7 @@ NEW_VECTOR_EPOCH = ("INSERT OR REPLACE INTO meta VALUES ('vector_epoch', "
                     "lower(hex(randomblob(8))))")
 
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
-TABLES = frozenset(compiled(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
+TABLES = frozenset(re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
     DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG)) | {"migrations"}
 
 

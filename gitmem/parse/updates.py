@@ -35,20 +35,18 @@ import functools
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from gitmem.domain import Basis, ResultKind
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, texts_match
-from gitmem.records import dataclass
 
 # Kinds whose statements a later one can replace ("note": a plain line outside Retain
 # sections). Experience entries (B) are events: "fixed the crash" stays true after "fixed the
 # crash again".
 UPDATABLE = frozenset({"world", "observation", "opinion", "note"})
 _STATE_KINDS = frozenset({"world", "observation", "note"})
-_WS = compiled(r"\s+")
+_WS = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -506,10 +504,10 @@ def _compiled() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str], re.Pattern
                          re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str],
                          re.Pattern[str]]:
     """Compiled on first use: recall imports this module for every query."""
-    return ({name: compiled(rx) for name, rx in _FAMILIES.items()}, compiled(_CHANGE),
-            compiled(_EVENT), compiled(r"(?<!\S)joined (?=[A-Z0-9])"),
-            compiled(r"[^\W\d_][\w'-]*"), compiled(_RELATION), compiled(_MANY),
-            compiled(_HOUSEHOLD))
+    return ({name: re.compile(rx) for name, rx in _FAMILIES.items()}, re.compile(_CHANGE),
+            re.compile(_EVENT), re.compile(r"(?<!\S)joined (?=[A-Z0-9])"),
+            re.compile(r"[^\W\d_][\w'-]*"), re.compile(_RELATION), re.compile(_MANY),
+            re.compile(_HOUSEHOLD))
 
 
 def _plain(text: str) -> str:
@@ -537,7 +535,7 @@ def additive(text: str) -> bool:
 
 @functools.cache
 def _additive() -> re.Pattern[str]:
-    return compiled(_ADDITIVE)
+    return re.compile(_ADDITIVE)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -27,7 +27,6 @@ from gitmem.parse.updates import UPDATABLE
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.opinions import OpinionView, about, opinion_view
 from gitmem.recall.supersede import Thread, citation, stated, threads
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation

@@ -4,7 +4,7 @@ then made into cited results (docs/json.md)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -62,7 +62,6 @@ from gitmem.recall.supersede import (
     superseded_within,
     superseders,
 )
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits

@@ -14,13 +14,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 
 from gitmem.domain import Basis, Citation, ResultKind
 from gitmem.index import queries
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.similarity import Claim, claim, common_terms
 from gitmem.parse.stemming import COMPOUND_PART, RUSSIAN_PREFIX
@@ -33,7 +32,6 @@ from gitmem.parse.updates import (
     words_change,
 )
 from gitmem.parse.updates import replaces as statement_replaces
-from gitmem.records import dataclass
 
 CANDIDATES = 40  # later facts of its kind checked per shown fact, newest first
 SCANNED = 160  # later fact versions with one of its subjects read to find them
@@ -337,7 +335,7 @@ def answered_updates(question: str, chosen: Sequence[tuple[float, Row]],
     return out
 
 
-_CYRILLIC = compiled("[\u0400-\u04ff]")
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
 
 
 @dataclass(frozen=True)
@@ -437,7 +435,7 @@ def _katakana_words(text: str) -> set[str]:
 
 @functools.cache
 def _katakana_run() -> re.Pattern[str]:
-    return compiled(r"[\u30a0-\u30ff]{2,}")
+    return re.compile(r"[\u30a0-\u30ff]{2,}")
 
 
 def _note_lines(*texts: str) -> bool:
@@ -470,7 +468,7 @@ def _entities_in(text: str) -> frozenset[str]:
 
 @functools.cache
 def _turn() -> re.Pattern[str]:
-    return compiled(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
+    return re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
 
 
 @functools.cache
@@ -478,11 +476,11 @@ def _question_patterns() -> tuple[re.Pattern[str], ...]:
     """What ``_question_terms`` reads names and attributes with (compiled once: it runs for
     every recall): a capitalised word inside the question, a CJK name before an honorific, a
     Japanese kinship noun opening it, a counter after 何/幾/几, a kanji alone between kana."""
-    return (compiled(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+"),
-            compiled(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)"),
-            compiled(r"^\s*(祖父|祖母|父|母|兄|姉|弟|妹|夫|妻|息子|娘)(?=[はがのも])"),
-            compiled(r"[何幾几]([\u3400-\u9fff])"),
-            compiled(r"(?<![\u3400-\u9fff])([\u3400-\u9fff])(?![\u3400-\u9fff])"))
+    return (re.compile(r"(?<!^)(?<![.?!]\s)\b[A-ZÆØÅА-ЯЁ][\w'-]+"),
+            re.compile(r"([\u3400-\u9fff\u30a0-\u30ff]{1,4})(?:さん|様|君|ちゃん|氏)"),
+            re.compile(r"^\s*(祖父|祖母|父|母|兄|姉|弟|妹|夫|妻|息子|娘)(?=[はがのも])"),
+            re.compile(r"[何幾几]([\u3400-\u9fff])"),
+            re.compile(r"(?<![\u3400-\u9fff])([\u3400-\u9fff])(?![\u3400-\u9fff])"))
 
 
 def _question_terms(question: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:

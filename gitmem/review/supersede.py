@@ -29,6 +29,7 @@ import heapq
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import Basis, Citation, Classified, Fact, MemoryFile
@@ -38,7 +39,6 @@ from gitmem.parse.markdown import entry_fact
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
 from gitmem.parse.textfold import STOPWORDS
 from gitmem.parse.updates import UPDATABLE, may_replace, replaces
-from gitmem.records import dataclass
 from gitmem.review.review_model import ReviewFact, Supersession
 from gitmem.review.snapshot import Snapshot
 
