@@ -190,10 +190,11 @@ class MemoryTools:
         result = review(self.ws, cfg, range_spec)
         return render(result) if markdown else visible_json(result.to_json(), indent=2)
 
-    def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = ()) -> str:
+    def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = (),
+               keeps: tuple[str, ...] = ()) -> str:
         from gitmem.reflect.retain import retain_and_index
 
-        done = retain_and_index(self.ws, cfg, entry, replaces=replaces)
+        done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps)
         if done.not_indexed:
             print(f"gitmem mcp: {done.not_indexed_note}", file=sys.stderr)
         return visible_json(done.to_json(), indent=None)
@@ -328,6 +329,10 @@ def build_server(ws: Workspace) -> "MCPServer":
                         "(f-3fa9c2e11aa0) or citations (memory/2025-11-10.md#L14), as "
                         "memory_search and memory_retain's may_replace show them. Given for an "
                         "entry retained already today, it is added under that entry")] = None,
+        keeps: Annotated[str | list[str] | None, Field(
+            description="Facts this entry does NOT replace, whatever the knowledge-update rule "
+                        "says (a correction of a wrong 'replaced' mark, written as a nested "
+                        "'- keeps:' item): fact ids or citations")] = None,
     ) -> CallToolResult:
         """Write a durable fact to memory: appends the entry to today's daily note
         (memory/YYYY-MM-DD.md, '## Retain' section), commits that file and indexes it, so the
@@ -336,8 +341,10 @@ def build_server(ws: Workspace) -> "MCPServer":
         start_line, end_line, source, commit, fact_id, kind, text, entities, replaces (the fact
         ids it declares it replaces) and may_replace (earlier facts about the same subjects,
         those the knowledge-update rule finds replaced first, each with fact_id, source, text,
-        date, rule): confirm one with a second call that passes it as replaces."""
-        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces)))
+        date, rule): confirm one with a second call that passes it as replaces, or correct a
+        wrong mark with keeps."""
+        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces),
+                                                   _listed(keeps)))
 
     @server.tool(name="memory_entity", annotations=read_only, structured_output=False)
     def memory_entity(

@@ -30,6 +30,9 @@ RESULT_KEYS = {
     "uncommitted",  # added (docs/json.md: add fields, never rename): from index --worktree
     "superseded_by",  # added: the citation of a later fact that replaced this one (issue 8)
     "superseded_basis",  # added: declared (by its writer) or rule (issue 17)
+    "superseded_attribute",  # added: the attribute both statements set (issue 38)
+    "superseded_reason",  # added: the words that made the mark (issue 38)
+    "newer",  # added: a hint, a later statement that may have changed it (issue 38)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
     "weak",  # added: few of the query's words and little semantic lift (issue 16)
 }

@@ -406,7 +406,7 @@ RECALL_MODULES = {
     "gitmem.parse.textfold", "gitmem.parse.timeparse", "gitmem.recall", "gitmem.recall.answer",
     "gitmem.recall.ranking", "gitmem.recall.search",
     "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
-    "gitmem.parse.updates",
+    "gitmem.index.graph",  # the replacement graph's edges, stored by the indexer
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
     "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)

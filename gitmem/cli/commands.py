@@ -320,6 +320,12 @@ def _print_entity(v: EntityView) -> None:
         echo(style(f"{kind} ({total}{more})", bold=True))
         for f in facts:
             _print_fact(f)
+    if v.replaced:
+        echo("")
+        echo(style(f"replaced ({len(v.replaced)})", bold=True))
+        for old in v.replaced[:HISTORY_SHOWN * 2]:
+            echo(f"  was: {old.content}  (until {old.until}, replaced by {old.replaced_by})  ",
+                 style(old.source, fg="cyan"))
     if v.opinions:
         echo("")
         echo(style("opinions", bold=True))
@@ -545,9 +551,14 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
                    "(f-3fa9c2e11aa0) or citation (memory/2025-11-10.md#L14); repeatable. Written "
                    "as a nested '- replaces:' item. Given for an entry retained already today, "
                    "it is added under that entry instead of appending it again.")
+@click.option("--keeps", "keeps", multiple=True, metavar="REF",
+              help="A fact this entry does NOT replace, whatever the rule says (it corrects a "
+                   "wrong 'replaced' mark): fact id or citation; repeatable. Written as a "
+                   "nested '- keeps:' item.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: bool) -> None:
+def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tuple[str, ...],
+           as_json: bool) -> None:
     """Append ENTRY ('W @Peter: Moved the gateway host.') to today's daily note
     memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
     HEAD plus the entry (uncommitted edits of the note stay uncommitted). Then index it, so the
@@ -555,7 +566,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
     from gitmem.reflect.retain import retain_and_index
 
     ws, cfg = workspace_of(ctx)
-    done = retain_and_index(ws, cfg, entry, replaces=replaces)
+    done = retain_and_index(ws, cfg, entry, replaces=replaces, keeps=keeps)
     res = done.result
     if as_json:
         print_json(done.to_json(), indent=None)
@@ -563,8 +574,11 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], as_json: b
         echo(f"retained {res.source} in {res.commit[:7]}")
         for fact_id in done.replaces:
             echo(f"  replaces {fact_id} (declared)")
+        for fact_id in done.keeps:
+            echo(f"  keeps {fact_id} (declared: not replaced)")
         if done.may_replace:
-            echo("earlier facts about the same subjects (confirm with --replaces REF):")
+            echo("earlier facts about the same subjects (confirm with --replaces REF, or correct "
+                 "a wrong mark with --keeps REF):")
         for c in done.may_replace:
             mark = "replaced by the rule" if c.rule else "kept"
             echo(f"  {c.fact_id}  {c.source}  {c.stated}  [{mark}]  {c.text}")

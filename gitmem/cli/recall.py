@@ -120,10 +120,13 @@ def print_results(results: list[Result], warnings: list[str]) -> None:
         echo(style(f"{r.score:.3f}  {r.kind}{conf}  {shown_dates(r)}  {ents}{weak}", bold=True))
         echo(style(r.source + ("  (uncommitted)" if r.uncommitted else ""), fg="cyan"))
         if r.superseded_by:
-            held = "a fact in these lines was " if r.kind == "note" else ""
-            basis = ", declared" if r.superseded_basis == "declared" else ""
-            echo(style(f"{held}replaced by {r.superseded_by} ({r.superseded_on}{basis})",
-                       fg="yellow"))
+            why = ("declared" if r.superseded_basis == "declared" else
+                   ": ".join(p for p in (r.superseded_attribute, r.superseded_reason) if p))
+            echo(style(f"replaced by {r.superseded_by} ({r.superseded_on}"
+                       f"{'; ' + why if why else ''})", fg="yellow"))
+        elif r.newer:
+            about = f" about @{r.newer.about}" if r.newer.about else ""
+            echo(style(f"newer{about}: {r.newer.source} ({r.newer.date})", fg="yellow"))
         for e in r.opinion.evidence if r.opinion else ():
             c = "" if e.confidence is None else f" (c={e.confidence:.2f})"
             echo(f"  {e.stance:<7} {e.source}{c}  {e.fact_id}")

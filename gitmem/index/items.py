@@ -9,6 +9,7 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gitmem.domain import ParsedFile, ResultKind
 from gitmem.parse.chunking import passage_lines
@@ -17,6 +18,9 @@ from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
 from gitmem.workspace import OPINIONS_PATH
+
+if TYPE_CHECKING:
+    from gitmem.parse.statements import Drafted
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,9 @@ class ItemVersion:
     han_text: str  # its Han characters, spaced apart (the character table; often empty)
     links: tuple[tuple[str, str], ...]  # (entity as written, role)
     replaces: tuple[str, ...] = ()  # refs its '- replaces:' item declares (facts only)
+    keeps: tuple[str, ...] = ()  # refs its '- keeps:' item names (facts only)
+    # the statements it holds (parse.statements): a fact is one, a chunk holds its note lines
+    statements: tuple[Drafted, ...] = ()
 
 
 def _key(*parts: object) -> str:
@@ -54,6 +61,8 @@ def page_entity(path: str) -> str:
 
 def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     """Facts, then chunks, of one parsed file version."""
+    from gitmem.parse.statements import fact_statement, note_statements  # indexing only
+
     mf = parsed.file
     day = mf.day.isoformat() if mf.day else None
     page = page_entity(mf.path) if mf.file_class == "entity" else None
@@ -64,7 +73,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
             ItemVersion(
                 vkey=_key(
                     "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text,
-                    *f.replaces
+                    *f.replaces, *(f"keeps:{k}" for k in f.keeps)
                 ),
                 type="fact",
                 kind=f.kind,
@@ -82,6 +91,8 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 han_text=han_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
                 replaces=f.replaces,
+                keeps=f.keeps,
+                statements=(fact_statement(f),),
             )
         )
     # bank/opinions.md restates what O entries said (its headings name their entities): the
@@ -89,7 +100,8 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     restates = mf.path == OPINIONS_PATH
     # a page names its own entity (by its name or an alias of its own) by being its page
     itself = {entity_key(n) for n in [page, *page_aliases(parsed.front_matter)]} if page else set()
-    for c in parsed.chunks:
+    notes = note_statements(parsed)
+    for c, lines in zip(parsed.chunks, notes, strict=True):
         links = () if restates else tuple((e, "mention") for e in find_entities(c.text))
         if page:
             links = tuple(lk for lk in links if entity_key(lk[0]) not in itself)
@@ -113,6 +125,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 stem_text=stem_text(body),
                 han_text=han_text(body),
                 links=links,
+                statements=tuple(lines),
             )
         )
     return out

@@ -77,6 +77,7 @@ def _freshness(ws: Workspace, cfg: Config,
     status``): the indexer that catches up next may use it instead of running another."""
     if not ws.index_path.exists():
         return False, None
+    from gitmem.index.graph import RULE_VERSION
     from gitmem.parse.chunking import DEFAULT_CHUNKING
 
     try:
@@ -99,6 +100,7 @@ def _freshness(ws: Workspace, cfg: Config,
     return (meta.get("last_indexed_commit") == (head or "")
             and meta.get("worktree") == layer_state
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
+            and meta.get("rule_version") == RULE_VERSION
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths)), layer
 
 

@@ -15,8 +15,10 @@ _HEAD_RE = re.compile(
     r"^(?P<kind>[A-Za-z])(?:\(\s*c\s*=\s*(?P<c>[^)]*)\))?(?P<subjects>(?:\s+@[^\s:]+)*)\s*:\s?(?P<text>.*)$",
     re.DOTALL,
 )
-# A nested item of an entry that declares what it replaces: "  - replaces: f-3fa9c2e11aa0".
-REPLACES_RE = re.compile(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+replaces\s*:\s*(.*?)\s*$", re.IGNORECASE)
+# A nested item of an entry that declares what it replaces ("  - replaces: f-3fa9c2e11aa0") or
+# that it does not replace, whatever the rule says ("  - keeps: memory/2025-11-10.md#L14").
+REPLACES_RE = re.compile(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+(replaces|keeps)\s*:\s*(.*?)\s*$",
+                       re.IGNORECASE)
 FACT_REF_RE = re.compile(r"f-[0-9a-f]{12}")
 CITATION_REF_RE = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
@@ -68,25 +70,28 @@ def entry_body(entry: EntryLines) -> tuple[str, str]:
     return head, "\n".join(rest)
 
 
-def declared_replacements(entry: EntryLines, path: str,
-                          warns: list[Warn]) -> tuple[EntryLines, tuple[str, ...]]:
-    """The entry without its nested ``- replaces: <ref>[, <ref>]`` items, and those refs (fact
-    ids or citations, docs/memory-format.md). A ref of neither form is a warning."""
+def declared_replacements(entry: EntryLines, path: str, warns: list[Warn],
+                          ) -> tuple[EntryLines, tuple[str, ...], tuple[str, ...]]:
+    """The entry without its nested ``- replaces: <ref>[, <ref>]`` and ``- keeps: <ref>`` items,
+    and their refs (fact ids or citations, docs/memory-format.md): (entry, replaces, keeps). A
+    ref of neither form is a warning."""
     kept = [entry.lines[0]]
-    refs: list[str] = []
+    refs: dict[str, list[str]] = {"replaces": [], "keeps": []}
     for n, line in enumerate(entry.lines[1:], start=1):
         m = REPLACES_RE.match(line)
         if m is None:
             kept.append(line)
             continue
-        for ref in (r.strip() for r in m.group(1).split(",")):
+        how = m.group(1).casefold()
+        for ref in (r.strip() for r in m.group(2).split(",")):
             if FACT_REF_RE.fullmatch(ref) or CITATION_REF_RE.fullmatch(ref):
-                refs.append(ref)
+                refs[how].append(ref)
             elif ref:
-                warns.append(Warn(path, entry.start_line + n, "replaces-ref",
-                                  f"'replaces: {ref}' names neither a fact id (f-3fa9c2e11aa0) "
+                warns.append(Warn(path, entry.start_line + n, f"{how}-ref",
+                                  f"'{how}: {ref}' names neither a fact id (f-3fa9c2e11aa0) "
                                   "nor a citation (memory/2025-11-10.md#L14); ignored"))
-    return EntryLines(entry.start_line, tuple(kept)), tuple(dict.fromkeys(refs))
+    return (EntryLines(entry.start_line, tuple(kept)), tuple(dict.fromkeys(refs["replaces"])),
+            tuple(dict.fromkeys(refs["keeps"])))
 
 
 def parse_entry(
@@ -96,7 +101,7 @@ def parse_entry(
     and warnings. Never raises."""
     end_line = entry.start_line + len(entry.lines) - 1
     warns: list[Warn] = []
-    entry, refs = declared_replacements(entry, path, warns)
+    entry, refs, keeps = declared_replacements(entry, path, warns)
     head, rest = entry_body(entry)
     m = _HEAD_RE.match(head)
     if m is None or m.group("kind").upper() not in KIND_NAMES or m.group("kind").islower():
@@ -145,6 +150,7 @@ def parse_entry(
         event_start=None,
         event_end=None,
         replaces=refs,
+        keeps=keeps,
     )
     return fact, warns
 

@@ -106,6 +106,15 @@ _NEGATIONS = frozenset(
     "not no never nor none nothing cannot ikke aldrig ingen intet не нет никогда ни".split()  # noqa: SIM905 - a word list reads better as text
 )
 
+_ARTICLES = frozenset("the a an our my his her their its this that den det en et de".split())  # noqa: SIM905 - a word list reads better as text
+
+
+@functools.cache
+def stop_words() -> frozenset[str]:
+    """The stop words of every language with words, and articles: what is no content word."""
+    return STOPWORDS | _DANISH_STOP | _RUSSIAN_STOP | _ARTICLES
+
+
 # Paraphrases mapped to one term. Keys and values are stems (after folding).
 _SYNONYMS: dict[str, str] = {
     # preference

@@ -51,25 +51,16 @@ from gitmem.recall.ranking import (
     shown_score,
     stems,
     term_share,
-    unit_lines,
 )
-from gitmem.recall.supersede import (
-    Replacement,
-    answered_updates,
-    citation,
-    current_first,
-    stated,
-    superseded_within,
-    superseders,
-)
+from gitmem.recall.supersede import Replacement, citation, current_first, marks, stated
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
 
 CANDIDATES_MIN = 200
-# Results ranked next after the k shown, RUNNERS_UP x k in all, are read for the updates that
-# replace a shown one (``supersede.answered_updates``); they are shown only then.
-RUNNERS_UP = 3
+# Whatever k is asked, the ranking is made for at least POOL_K results and cut to k, so that the
+# first k results of a longer answer are the answer at k (k = 1 ... POOL_K).
+POOL_K = 10
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
 # whole-item score: the rest cannot place a passage among the first k in practice, and
 # cutting and scoring passages is recall's costliest step.
@@ -103,6 +94,18 @@ class OpinionRef:
 
 
 @dataclass(frozen=True)
+class Newer:
+    """A hint: a later statement about the same subject that may have changed a result."""
+
+    source: str  # its citation
+    date: str  # the day it was stated
+    about: str  # the subject, as the result names it ("@Alice"), or ''
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "date": self.date, "about": self.about or None}
+
+
+@dataclass(frozen=True)
 class Result:
     kind: ResultKind
     content: str
@@ -125,6 +128,9 @@ class Result:
     superseded_by: str | None = None  # the citation of a later fact that replaced this one
     superseded_basis: str | None = None  # declared (by its writer) | rule
     superseded_on: str | None = None  # the day the replacing fact was stated
+    superseded_attribute: str | None = None  # the attribute both set ("residence")
+    superseded_reason: str | None = None  # the words that made it ("moved to")
+    newer: Newer | None = None  # a later statement that may have changed it (a hint)
     opinion: OpinionRef | None = None  # opinion results of bank/opinions.md
     weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
 
@@ -149,6 +155,9 @@ class Result:
             "uncommitted": self.uncommitted,
             "superseded_by": self.superseded_by,
             "superseded_basis": self.superseded_basis,
+            "superseded_attribute": self.superseded_attribute,
+            "superseded_reason": self.superseded_reason,
+            "newer": self.newer.to_json() if self.newer else None,
             "opinion": self.opinion.to_json() if self.opinion else None,
             "weak": self.weak,
         }
@@ -298,6 +307,7 @@ def rank(
     the words of ``q`` already searched (``search_words``), with the same ``entity_keys``.
     """
     ranking = ranking or Ranking()
+    pool = max(q.k, POOL_K)
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
     flt, words, lexical = first.flt, first.words, first.lexical
@@ -329,31 +339,25 @@ def rank(
         # The passages of the items that score best whole (cheap) are ranked (costly)
         items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
                                                    vec.get(i, 0.0), qvec, mode, ranking))
-        candidates, rows = rows, {i: rows[i] for i in
-                                  items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
+        rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        chosen = [(p.score, _cited(p)) for p in pick_units(units, q.k, ranking.diversity)]
-        runners_up = _runners_up(units, chosen, (RUNNERS_UP - 1) * q.k)
-        if qvec is not None:
-            runners_up += _by_words(store, q, now, candidates, text, chosen + runners_up,
-                                    words.parts)
+        chosen = [(p.score, _cited(p)) for p in pick_units(units, pool, ranking.diversity)]
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
-        picked = _diverse(scored + opinions, RUNNERS_UP * q.k, ranking.diversity)
-        chosen, runners_up = picked[:q.k], picked[q.k:]  # whole items: few, and cheap
-    # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
-    found = superseders(store, [row for _, row in chosen], flt)
-    within = superseded_within(store, [row for _, row in chosen], flt, found)
-    within.update(answered_updates(q.text, chosen, found, within, runners_up, words.parts))
+        chosen = _diverse(scored + opinions, pool, ranking.diversity)  # whole items: cheap
+    # Knowledge updates, from the graph the index stored: a result a later statement replaced
+    # ranks below it and is marked; one a later statement may have changed carries a hint.
+    chosen = chosen[:q.k]
+    found = marks(store, q.text, chosen, flt)
     typical = queries.typical_similarity(store, qvec) if qvec is not None else None
-    return [_result(store, row, score, terms, newer,
+    return [_result(store, row, score, terms, newer, hint,
                     None if typical is None else _lift(row, cosines, typical))
-            for score, row, newer in current_first(chosen, found, q.k, within)]
+            for score, row, newer, hint in current_first(chosen, found, q.k)]
 
 
 def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) -> float | None:
@@ -451,47 +455,6 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
     return out
 
 
-def _runners_up(units: Sequence[tuple[float, Row, int, int]], chosen: Sequence[tuple[float, Row]],
-                n: int) -> list[tuple[float, Row]]:
-    """The next ``n`` units after the chosen results, each as its own row (a chunk's narrowed
-    to the unit's lines), skipping units whose lines touch a result taken from the same file:
-    cheaper than picking more results (no merging, no diversity check), and only read for
-    updates of the shown ones (``supersede.answered_updates``)."""
-    taken = [(str(row["path"]), int(row["start_line"]), int(row["end_line"]))
-             for _, row in chosen]
-    out: list[tuple[float, Row]] = []
-    for score, row, first, last in units:
-        if len(out) >= n:
-            break
-        path = str(row["path"])
-        # lines next to a result are read with it (``pick_units`` merges them): not on their own
-        if any(p == path and a - 1 <= last and first <= b + 1 for p, a, b in taken):
-            continue
-        if row["type"] == "chunk":
-            lines = unit_lines(row, first, last)
-            row = {**row, "start_line": first, "end_line": last,
-                   "content": "\n".join(lines.get(k, "") for k in range(first, last + 1))}
-        taken.append((path, first, last))
-        out.append((score, row))
-    return out
-
-
-def _by_words(store: Store, q: RecallQuery, now: datetime, candidates: dict[int, Row],
-              text: dict[int, float], taken: Sequence[tuple[float, Row]],
-              parts: Sequence[str]) -> list[tuple[float, Row]]:
-    """With a model, the units that hold most of the question's words, ranked lexically, as
-    more runners-up (``(RUNNERS_UP - 1) × k``, not touching ``taken``): an update often words
-    the change with few of the question's words and a sentence a model ranks low ("Avisen har
-    hævet prisen" for "hvad koster avisabonnementet?"), yet it shares a word of the question
-    with what it replaces. Only read for updates of the shown results."""
-    n = (RUNNERS_UP - 1) * q.k
-    best = sorted((i for i in text if text[i] > 0), key=lambda i: (-text[i], i))[:n]
-    units = passage_units(store, q, now, {i: candidates[i] for i in best}, text, None,
-                          "lexical", Ranking(), parts=parts)
-    units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-    return _runners_up(units, taken, n)
-
-
 def _cited(picked: Picked) -> Row:
     """The row a picked unit answers with: a chunk's narrowed to the cited lines."""
     if not picked.mergeable:
@@ -503,7 +466,8 @@ def _cited(picked: Picked) -> Row:
 
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
-            by: Replacement | None = None, lift: float | None = None) -> Result:
+            by: Replacement | None = None, hint: Replacement | None = None,
+            lift: float | None = None) -> Result:
     """A cited result; its score shown on [0, 1], and marked weak when it holds few of the
     query's words (its text, entities and path) and stands out little semantically."""
     if row["type"] == "opinion":
@@ -542,10 +506,22 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
         superseded_by=None if by is None else citation(by.row),
         superseded_basis=None if by is None else by.basis,
         superseded_on=None if by is None else stated(by.row),
+        superseded_attribute=None if by is None else by.attribute or None,
+        superseded_reason=None if by is None else by.reason or None,
+        newer=None if hint is None else Newer(citation(hint.row), stated(hint.row),
+                                              _subject(store, ents, hint)),
         weak=weak,
     )
 
 
+
+
+def _subject(store: Store, ents: Sequence[str], hint: Replacement) -> str:
+    """The entity a hint is about, as the result writes it: the first the later statement
+    shares with it."""
+    theirs = {entity_key(e) for e in queries.entity_names(store, int(hint.row["id"]))}
+    shared = [e for e in ents if entity_key(e) in theirs]
+    return (shared or [""])[0]
 
 
 def _opinion_result(row: Row, score: float, terms: list[list[str]]) -> Result:
