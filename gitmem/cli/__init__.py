@@ -1,4 +1,5 @@
-"""The command line: the only package that imports click; errors map to exit codes here only.
+"""The command line: with its door to the terminal (:mod:`gitmem.terminal`), the only code that
+imports click; errors map to exit codes here and in the door's one handler only.
 
 The group is click's lazily loading one (click's documentation, "Lazily Loading Subcommands"):
 a command's module is imported when that command runs, so ``gitmem recall`` builds only
