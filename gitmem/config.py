@@ -81,6 +81,7 @@ class Config:
     reflect_evidence_shown: int = 6  # evidence entries listed; older ones fold into one line
     reflect_lock_timeout: float = 300.0
     mcp_citations: str = "auto"  # a 'Source: path#Lx-Ly' footer on snippets: auto | on | off
+    mcp_forget: bool = False  # the MCP server offers memory_forget (never a purge)
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
     warm_autostart: bool = True  # a recall or get with no warm process starts one
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -152,6 +153,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
                                   "36500"),
     ("reflect", "lock_timeout"): ("reflect_lock_timeout", float, "seconds, 0 to 86400"),
     ("mcp", "citations"): ("mcp_citations", str, "auto | on | off"),
+    ("mcp", "forget"): ("mcp_forget", bool, "true or false"),
     ("serve", "idle_timeout"): ("serve_idle_timeout", float, "seconds, from 1 to 604800"),
     ("warm", "autostart"): ("warm_autostart", bool, "true or false"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),

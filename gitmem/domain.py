@@ -111,6 +111,8 @@ class Fact:
     replaces: tuple[str, ...] = ()
     # what a nested '- keeps: <ref>' item says it does not replace, whatever the rule says
     keeps: tuple[str, ...] = ()
+    importance: int | None = None  # <!-- importance: N --> on its lines (parse.annotations)
+    triggers: tuple[str, ...] = ()  # <!-- trigger: ... --> phrases on its lines
 
     @property
     def entities(self) -> tuple[str, ...]:

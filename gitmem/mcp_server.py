@@ -4,7 +4,7 @@ One server serves one workspace. Each tool calls the same typed function as the 
 command and returns exactly the JSON that command prints with ``--json``
 (``memory_search`` = ``recall``, ``memory_get`` = ``get``, ``memory_retain`` = ``retain``,
 ``memory_entity`` = ``entity``, ``memory_opinions`` = ``opinions``, ``memory_review`` =
-``review``), so
+``review``; ``memory_forget`` = ``forget``, offered only when ``mcp.forget`` is on), so
 an agent and a person see the same answers. The process stays up between calls: the embedding
 model stays loaded and the index catches up with HEAD on each call (recall's cheap check).
 Errors come back as tool errors with the command's message ("memory search
@@ -190,11 +190,23 @@ class MemoryTools:
         result = review(self.ws, cfg, range_spec)
         return render(result) if markdown else visible_json(result.to_json(), indent=2)
 
+    def forget(self, cfg: Config, refs: tuple[str, ...], reason: str | None) -> str:
+        from gitmem.reflect.forget import forget, plan_forget
+
+        if not cfg.mcp_forget:
+            raise GitmemError("memory_forget is off: a person turns it on with 'gitmem config "
+                              "set mcp.forget true' (docs/forget.md)")
+        done = forget(self.ws, cfg, plan_forget(self.ws, cfg, refs), reason=reason)
+        if done.not_indexed:
+            print(f"gitmem mcp: committed, not indexed yet: {done.not_indexed}", file=sys.stderr)
+        return visible_json(done.to_json(), indent=None)
+
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = (),
-               keeps: tuple[str, ...] = ()) -> str:
+               keeps: tuple[str, ...] = (), importance: int | None = None) -> str:
         from gitmem.reflect.retain import retain_and_index
 
-        done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps)
+        done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps,
+                                importance=importance)
         if done.not_indexed:
             print(f"gitmem mcp: {done.not_indexed_note}", file=sys.stderr)
         return visible_json(done.to_json(), indent=None)
@@ -333,6 +345,9 @@ def build_server(ws: Workspace) -> "MCPServer":
             description="Facts this entry does NOT replace, whatever the knowledge-update rule "
                         "says (a correction of a wrong 'replaced' mark, written as a nested "
                         "'- keeps:' item): fact ids or citations")] = None,
+        importance: Annotated[int | None, Field(
+            ge=1, le=10, description="How much the entry matters, 1 to 10 (5 is neutral): "
+                                     "scales its search score, set once now")] = None,
     ) -> CallToolResult:
         """Write a durable fact to memory: appends the entry to today's daily note
         (memory/YYYY-MM-DD.md, '## Retain' section), commits that file and indexes it, so the
@@ -344,7 +359,25 @@ def build_server(ws: Workspace) -> "MCPServer":
         date, rule): confirm one with a second call that passes it as replaces, or correct a
         wrong mark with keeps."""
         return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces),
-                                                   _listed(keeps)))
+                                                   _listed(keeps), importance))
+
+    if tools.config().mcp_forget:  # a person's choice (mcp.forget); never offered otherwise
+        @server.tool(name="memory_forget", structured_output=False,
+                     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                 idempotent_hint=False, open_world_hint=False))
+        def memory_forget(
+            refs: Annotated[str | list[str], Field(
+                description="The entries to remove: fact ids (f-3fa9c2e11aa0) or citations "
+                            "(memory/2025-11-10.md#L14), as memory_search shows them")],
+            reason: Annotated[str, Field(description="Why (written into the commit "
+                                                     "message)")],
+        ) -> CallToolResult:
+            """Remove entries (with their nested items) from memory in one commit that says
+            why, and re-index: memory_search stops returning them. History keeps them (a
+            person can purge it with 'gitmem forget --purge'). Returns the JSON of 'gitmem
+            forget --json': commit, reason, entries (fact_id, source, text, lines),
+            page_lines."""
+            return tools.call(lambda cfg: tools.forget(cfg, _listed(refs), reason))
 
     @server.tool(name="memory_entity", annotations=read_only, structured_output=False)
     def memory_entity(

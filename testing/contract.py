@@ -35,6 +35,8 @@ RESULT_KEYS = {
     "newer",  # added: a hint, a later statement that may have changed it (issue 38)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
     "weak",  # added: few of the query's words and little semantic lift (issue 16)
+    "importance",  # added: the <!-- importance: N --> on its lines, or null (issue 42)
+    "triggers",  # added: the <!-- trigger: ... --> phrases on its lines (issue 42)
 }
 
 # A daily note with one well-formed Retain entry.

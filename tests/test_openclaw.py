@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from testing.bounds import FAILURE_SECONDS
 from testing.chat_stub import ChatStub, chat_stub
 from testing.cli import gitmem
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
@@ -192,12 +193,12 @@ def test_agent_turn_calls_memory_search_and_gets_citations(gateway: Gateway,
 
 
 def test_plugin_unit_tests_pass_under_node(tmp_path: Path) -> None:
-    node, _ = toolchain()
+    node, entry = toolchain()
     proc = subprocess.run([str(node), "--test", "--test-reporter=tap", *sorted(str(p) for p in
                            (PLUGIN_DIR / "test").glob("*.test.js"))],
                           capture_output=True, text=True, cwd=PLUGIN_DIR, timeout=600,
                           env={**os.environ, "GITMEM_COMMAND": gitmem_command(),
-                               "TMPDIR": str(tmp_path)})
+                               "OPENCLAW_DIR": str(entry.parent), "TMPDIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "# skipped 0" in proc.stdout and "# fail 0" in proc.stdout
 
@@ -235,7 +236,7 @@ def test_serve_json_hands_over_its_socket_and_warning(fixture_repo: Path, tmp_pa
     runtime.mkdir()
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
     proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(fixture_repo), "serve",
-                             "--json", "--idle-timeout", "60"], stdout=subprocess.PIPE,
+                             "--json", "--idle-timeout", str(int(FAILURE_SECONDS))], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
@@ -249,7 +250,7 @@ def test_serve_json_hands_over_its_socket_and_warning(fixture_repo: Path, tmp_pa
         assert json.loads(reply["out"])["text"].startswith("- W @Peter @The-Castle:")
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=FAILURE_SECONDS)
     assert f"warning: semantic search is off: {UNCONFIGURED}" in err
 
 

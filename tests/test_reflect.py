@@ -23,6 +23,7 @@ from gitmem.reflect.pages import BEGIN, END
 from gitmem.reflect.proposals import PROPOSAL_PATH
 from gitmem.reflect.run import ReflectReport, reflect
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem
 from testing.index import read_index
 from testing.repo import commit_all, git, make_repo, write
@@ -50,7 +51,6 @@ The user. Lives in Copenhagen.
 """
 MEMORY = "# Memory\n\n## People\n- Peter is the user.\n"
 AGREES = "Prefers concise WhatsApp replies (under 1500 chars)."
-POLL_SECONDS = 60.0  # a deadline for failures only: a loaded machine is slow, not wrong
 
 
 def seeded(tmp_path: Path, confidence: str = "0.90") -> Path:
@@ -336,7 +336,7 @@ def test_a_collapsed_opinion_is_proposed_for_removal(tmp_path: Path) -> None:
 
 
 def wait_for_index(repo: Path, commit: str) -> None:
-    deadline = time.monotonic() + POLL_SECONDS
+    deadline = time.monotonic() + FAILURE_SECONDS
     log = repo / ".memory" / "hook.log"
     while time.monotonic() < deadline:
         if log.is_file() and f"indexed {commit}" in log.read_text(encoding="utf-8"):
@@ -419,7 +419,7 @@ def test_two_runs_at_once_do_not_corrupt_anything(tmp_path: Path) -> None:
            "--commit", "--json"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(2)]
-    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    results = [(p.wait(timeout=FAILURE_SECONDS), *p.communicate()) for p in procs]
     assert [code for code, _, _ in results] == [0, 0], results
     reports = [json.loads(out) for _, out, _ in results]
     assert sorted(r["changed"] for r in reports) == [False, True]  # one did it, one waited

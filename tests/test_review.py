@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import threading
 from datetime import date
@@ -26,6 +27,7 @@ from gitmem.review.review import review
 from gitmem.review.review_markdown import MARKER, render
 from gitmem.review.review_model import ReviewFact
 from gitmem.workspace import classifier, open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, gitmem_json
 from testing.repo import commit_all, git, make_repo, write
 
@@ -608,11 +610,13 @@ def slow_git(tmp_path: Path, script: str) -> Path:
 
 def test_grep_lines_arrive_while_git_still_searches(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """git writes a record, half of the next, then (later) the rest: ``batches`` hands over
-    the first before git is done, and never a torn record."""
+    """git writes a record, half of the next, then (once the test has the first) the rest:
+    ``batches`` hands over the first before git is done, and never a torn record."""
     rev = "c0ffee"
+    go = tmp_path / "go"  # git writes the rest once this exists: an event, not a time
     script = (f"printf '{rev}:memory/a.md\\0004\\0- W @Ann: one\\n{rev}:memory/b.md\\0'\n"
-              "sleep 0.4\n"
+              f"i=0; while [ ! -e {shlex.quote(str(go))} ] && [ $i -lt {int(FAILURE_SECONDS * 100)} ]; do "
+              "sleep 0.01; i=$((i + 1)); done\n"
               f"printf '007\\0- S @Ann: two\\n'\nexit 0")
     monkeypatch.setenv("PATH", f"{slow_git(tmp_path, script)}{os.pathsep}{os.environ['PATH']}")
     job = GrepJob(tmp_path, rev, ["ann"], ["memory"])
@@ -620,6 +624,7 @@ def test_grep_lines_arrive_while_git_still_searches(
     for batch in job.batches():
         assert job._proc is not None
         seen.append((batch, job._proc.poll() is None))
+        go.touch()
     assert [b for b, _ in seen] == [[("memory/a.md", 4, "- W @Ann: one")],
                                     [("memory/b.md", 7, "- S @Ann: two")]]
     assert seen[0][1]  # the first batch came while git was still running
@@ -634,7 +639,7 @@ def test_grep_failure_says_what_git_said(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_review_on_two_cores_finds_what_one_core_finds(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, single_threaded: None) -> None:
     repo, base = gateway_history(tmp_path)
     monkeypatch.setattr(supersede, "SPLIT_AT", 10**9)
     monkeypatch.setattr(snapshot, "PARSE_SPLIT_AT", 10**9)

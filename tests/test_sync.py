@@ -31,6 +31,7 @@ from gitmem.reflect.run import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem
 from testing.index import dump, read_index
 from testing.repo import commit_all, git, make_repo, write
@@ -386,7 +387,7 @@ def test_the_readme_two_machine_setup_works_as_written(tmp_path: Path) -> None:
     def shell(machine: str, command: str) -> str:
         env = {**os.environ, "HOME": str(homes[machine]), "PATH": env_path}
         proc = subprocess.run(["sh", "-c", command], env=env, capture_output=True, text=True,
-                              cwd=homes[machine], timeout=120)
+                              cwd=homes[machine], timeout=FAILURE_SECONDS)
         assert proc.returncode == 0, f"{command}: {proc.stderr}"
         return proc.stdout
 
@@ -450,7 +451,8 @@ def _driver(files: dict[str, Path], *, env: dict[str, str] | None = None
     for mark, name in (("%O", "o"), ("%A", "a"), ("%B", "b"), ("%P", DAY)):
         command = command.replace(mark, str(files[name]) if name in files else name)
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120,
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True,
+                          timeout=FAILURE_SECONDS,
                           env={**clean, **(env or {})})
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from gitmem import terminal
 from gitmem.cli import run_captured
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem
 from testing.repo import commit_all, make_repo, write
 
@@ -76,7 +77,8 @@ def test_a_gitmem_process_shows_memory_text_as_text(tmp_path: Path) -> None:
     for args, shown in ((["recall", "wombat"], True), (["recall", "wombat", "--json"], False)):
         argv = ["-C", str(repo), *args]
         proc = subprocess.run([sys.executable, "-m", "gitmem", *argv], capture_output=True,
-                              text=True, env=env, check=False, timeout=120)
+                              text=True, env=env, check=False,
+                              timeout=FAILURE_SECONDS)
         assert proc.returncode == 0, proc.stderr
         assert not DRIVES_TERMINAL.search(proc.stdout + proc.stderr)
         assert (SHOWN in proc.stdout) is shown

@@ -15,6 +15,7 @@ import pytest
 
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json, sources
 from testing.repo import commit_all, git, make_repo, write
 
@@ -404,7 +405,7 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
     git(harbor, "add", "-A")
     git(harbor, "commit", "-q", "-m", "via a real hook", date="2025-03-14T18:00:00+00:00")
     head = git(harbor, "rev-parse", "HEAD").strip()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + FAILURE_SECONDS
     status: dict[str, Any] = {}
     while time.monotonic() < deadline:
         log = harbor / ".memory" / "hook.log"

@@ -411,3 +411,35 @@ def test_an_update_ranked_below_the_shown_results_is_still_seen(tmp_path: Path) 
     assert one == three[:1]
     assert one[0]["superseded_by"] is None
     assert (one[0]["newer"] or {}).get("source", "").startswith("memory/2026-08-12.md")
+
+
+def _turn(text: str, day: str) -> Statement:
+    return Statement("note", text, f"memory/{day}.md", 5, 5, day)
+
+
+@pytest.mark.parametrize(("older", "newer", "hard"), [
+    ("user: I drive a 2015 Honda Civic, it's been reliable.",
+     "user: I finally traded in my Civic for a Tesla Model 3 last week.", True),
+    ("user: I go to the gym on Mondays and Wednesdays after work.",
+     "user: I moved my gym days to Tuesdays and Thursdays now.", True),
+    ("user: my dentist is Dr. Lee on Oak Street.",
+     "user: I switched to a new dentist, Dr. Patel, closer to home.", True),
+    ("user: 私の上司は田中さんです。", "user: 上司が鈴木さんに変わりました。", True),
+    ("user: у меня тариф «Смарт» у МТС за 500 рублей.",
+     "user: я перешёл на тариф «Безлимит» у Билайна.", True),
+    ("user: jeg har min konto i Danske Bank.", "user: jeg har skiftet bank til Lunar.", True),
+    ("user: I play tennis on Saturdays.",
+     "user: I started learning the guitar, lessons on Fridays.", False),
+    ("user: I manage the data platform team at work.",
+     "user: we moved to a bigger flat in Leeds last month.", False),
+    ("user: I live in Manchester, near the university.",
+     "user: my sister moved to Bristol for her new job.", False),
+    ("user: 私は大阪に住んでいます。", "user: 弟が東京に引っ越しました。", False),
+    ("user: я работаю в Яндексе аналитиком.", "user: мой брат устроился в Сбер.", False),
+])
+def test_a_chat_turn_updates_what_its_speaker_said(older: str, newer: str, hard: bool) -> None:
+    """Chat logs (LongMemEval's sessions, a conversation section): a turn in the first person,
+    or about one of the speaker's own attributes, is about its speaker; a relative's news is
+    not (written fresh for issue 38, after the tuning sets)."""
+    edge = judge(_turn(newer, "2026-11-18"), _turn(older, "2026-10-20"))
+    assert (edge is not None and edge.strength == "hard") is hard, edge

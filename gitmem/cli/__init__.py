@@ -36,7 +36,8 @@ COMMANDS = {
         ("opinions", "opinions"), ("get", "get"), ("reflect", "reflect_command"),
         ("review", "review"), ("retain", "retain"), ("mcp", "mcp"), ("serve", "serve"),
         ("reset", "reset"), ("hooks", "hooks"), ("merge-file", "merge_file"), ("sync", "sync"),
-        ("model", "model"), ("config", "config_group"))},
+        ("model", "model"), ("config", "config_group"), ("forget", "forget_command"),
+        ("import", "import_command"), ("triggers", "triggers"))},
 }
 
 

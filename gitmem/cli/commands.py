@@ -555,9 +555,13 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
               help="A fact this entry does NOT replace, whatever the rule says (it corrects a "
                    "wrong 'replaced' mark): fact id or citation; repeatable. Written as a "
                    "nested '- keeps:' item.")
+@click.option("--importance", type=click.IntRange(1, 10), metavar="N",
+              help="How much the entry matters, 1 to 10 (OpenClaw's scale; 5 is neutral): "
+                   "written as '<!-- importance: N -->', it scales the entry's recall score.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tuple[str, ...],
+           importance: int | None,
            as_json: bool) -> None:
     """Append ENTRY ('W @Peter: Moved the gateway host.') to today's daily note
     memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
@@ -566,7 +570,8 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tup
     from gitmem.reflect.retain import retain_and_index
 
     ws, cfg = workspace_of(ctx)
-    done = retain_and_index(ws, cfg, entry, replaces=replaces, keeps=keeps)
+    done = retain_and_index(ws, cfg, entry, replaces=replaces, keeps=keeps,
+                            importance=importance)
     res = done.result
     if as_json:
         print_json(done.to_json(), indent=None)
@@ -586,11 +591,132 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tup
         echo(f"gitmem: {done.not_indexed_note}", err=True)
 
 
+@click.command("forget", context_settings=CONTEXT)
+@click.argument("refs", nargs=-1, metavar="[REF]...")
+@click.option("--entity", metavar="NAME",
+              help="Forget the current facts about NAME (an entity or an alias; subjects and "
+                   "@mentions) whose text holds --match; asks first.")
+@click.option("--match", metavar="TEXT",
+              help="With --entity: only facts whose text holds TEXT (case-insensitive).")
+@click.option("--reason", metavar="TEXT", help="Why: written into the commit message.")
+@click.option("--purge", is_flag=True,
+              help="Also remove the text from every commit of history (git-filter-repo), "
+                   "then rebuild the index; asks first. 'gitmem sync --after-purge' then "
+                   "force-pushes (docs/forget.md).")
+@click.option("--dry-run", "dry_run", is_flag=True, help="Show what would go; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the preview goes to stderr).")
+@click.pass_context
+def forget_command(ctx: click.Context, refs: tuple[str, ...], entity: str | None,
+                   match: str | None, reason: str | None, purge: bool, dry_run: bool,
+                   yes: bool, as_json: bool) -> None:
+    """Remove Retain entries (with their nested items) from the memory in one commit of only
+    those lines, and the digest lines of entity pages that cite them; re-index, so recall stops
+    returning them at once. REF is a fact id (f-3fa9c2e11aa0) or a citation
+    (memory/2025-11-27.md#L4). Uncommitted edits of the same files stay uncommitted. History
+    keeps the entries ('recall --as-of' before the commit finds them) unless --purge.
+
+    Example: gitmem forget f-3fa9c2e11aa0 --reason "wrong address"
+    """
+    from gitmem.reflect.forget import forget, plan_forget
+    from gitmem.reflect.purge import plan_purge
+    from gitmem.reflect.purge import purge as run_purge
+
+    ws, cfg = workspace_of(ctx)
+    plan = plan_forget(ws, cfg, refs, entity=entity, match=match)
+    purging = plan_purge(ws, plan) if purge else None
+    preview = plan.preview() + (purging.preview() if purging else [])
+    if as_json and dry_run:
+        print_json({"dry_run": True, **plan.to_json(),
+                    "purge": purging.to_json() if purging else None})
+        return
+    for line in preview:
+        echo(line, err=as_json)
+    if dry_run:
+        echo("dry run: nothing was changed")
+        return
+    if (entity is not None or purge) and not yes:
+        try:
+            sure = click.confirm("go ahead?", default=False, err=True)
+        except click.exceptions.Abort:
+            sure = False
+        if not sure:
+            raise GitmemError("not confirmed: nothing was forgotten (pass --yes to skip the "
+                              "question)")
+    done = forget(ws, cfg, plan, reason=reason)
+    purged = run_purge(ws, cfg, purging, done) if purging else None
+    if as_json:
+        print_json({**done.to_json(), "purge": purged.to_json() if purged else None})
+    else:
+        n = len(plan.entries)
+        echo(f"forgot {n} entr{'y' if n == 1 else 'ies'} in {done.commit[:7]}"
+             + ("" if purged else "; history keeps them (--purge removes them from it)"))
+        for line in purged.lines() if purged else []:
+            echo(line)
+    for rel in done.disk_kept:
+        echo(f"warning: {rel} has uncommitted edits that could not be changed safely; the "
+             "entry may still be in your working copy: remove it by hand", err=True)
+    if done.not_indexed:
+        echo(f"gitmem: committed, not indexed yet: {done.not_indexed}", err=True)
+
+
+@click.command("import", context_settings=CONTEXT)
+@click.argument("fmt", metavar="FORMAT",
+                type=click.Choice(["claude-code", "codex", "hermes", "mem0", "mcp-memory",
+                                   "openclaw"]))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--dry-run", "dry_run", is_flag=True,
+              help="Print the entries that would be written; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def import_command(ctx: click.Context, fmt: str, path: Path, dry_run: bool,
+                   as_json: bool) -> None:
+    """Import another tool's memory as Retain entries, in one commit: Claude Code (CLAUDE.md or
+    its auto memory folder), Codex (~/.codex/memories), Hermes (MEMORY.md/USER.md), a mem0
+    get_all export (JSON), the MCP reference memory server's memory.json, or an OpenClaw
+    workspace's memory/imports/<tool>/. Each item lands in memory/<day>-import-<tool>.md with
+    its source and date in a nested item; an item imported before is skipped.
+
+    Example: gitmem import mem0 memories.json --dry-run
+    """
+    from gitmem.reflect.importing import import_memory
+
+    ws, cfg = workspace_of(ctx)
+    report = import_memory(ws, cfg, fmt, path, dry_run=dry_run)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        for line in report.lines():
+            echo(line)
+    if report.not_indexed:
+        echo(f"gitmem: committed, not indexed yet: {report.not_indexed}", err=True)
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def triggers(ctx: click.Context, as_json: bool) -> None:
+    """The entries of MEMORY.md and USER.md that carry '<!-- trigger: ... -->' phrases (with
+    their importance): what the OpenClaw plugin offers to OpenClaw's trigger recall."""
+    from gitmem.recall.triggers import trigger_entries
+
+    ws, cfg = workspace_of(ctx)
+    found = trigger_entries(ws, cfg)
+    if as_json:
+        print_json(found.to_json())
+        return
+    for e in found.entries:
+        level = f" (importance {e.importance})" if e.importance is not None else ""
+        echo(f"{e.path}#L{e.start_line}{level}: {'; '.join(e.triggers)}")
+        echo(f"  {e.text.splitlines()[0] if e.text else ''}")
+
+
 @click.command(context_settings=CONTEXT)
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
-    (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review).
+    (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review;
+    memory_forget too when 'gitmem config set mcp.forget true' allows it).
     Needs: pip install 'gitmem-cli[mcp]'."""
     from gitmem.mcp_server import serve_stdio
 
@@ -733,24 +859,34 @@ def merge_file(base: Path, ours: Path, theirs: Path, path: str) -> None:
 
 @click.command(context_settings=CONTEXT)
 @click.option("--remote", metavar="NAME", help="The git remote (default: the branch's, or origin).")
+@click.option("--after-purge", "after_purge", is_flag=True,
+              help="After 'gitmem forget --purge' here: force-push the rewritten history (with "
+                   "a lease). After one elsewhere: take the remote's new history, replay this "
+                   "clone's own commits on it and prune the old objects.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def sync(ctx: click.Context, remote: str | None, as_json: bool) -> None:
+def sync(ctx: click.Context, remote: str | None, after_purge: bool, as_json: bool) -> None:
     """Fetch, merge memory with gitmem's merge driver, re-index and push (never forced; a
     rejected push is retried after another fetch and merge). A real conflict stops with the
-    files and lines and leaves the merge for 'git status'."""
+    files and lines and leaves the merge for 'git status'. When the remote's history was
+    rewritten (a purge elsewhere) it stops and says so: see --after-purge."""
     from gitmem.sync import SyncConflict
     from gitmem.sync import sync as run_sync
 
     ws, cfg = workspace_of(ctx)
     try:
-        report = run_sync(ws, cfg, remote)
+        report = run_sync(ws, cfg, remote, after_purge=after_purge)
     except SyncConflict as exc:
         if as_json:
             print_json({"conflicts": exc.files, "error": str(exc)}, indent=None)
         raise
     if as_json:
         print_json(report.to_json(), indent=None)
+        return
+    if report.forced:
+        echo(f"force-pushed the purged history of {report.branch} to {report.remote} "
+             f"({(report.head or '-')[:7]}, with a lease); other clones take it with 'gitmem "
+             "sync --after-purge'")
         return
     merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
     echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "

@@ -45,6 +45,8 @@ class ItemVersion:
     keeps: tuple[str, ...] = ()  # refs its '- keeps:' item names (facts only)
     # the statements it holds (parse.statements): a fact is one, a chunk holds its note lines
     statements: tuple[Drafted, ...] = ()
+    # (line, importance, trigger phrases '; '-joined) of its annotated lines (parse.annotations)
+    annotations: tuple[tuple[int, int | None, str], ...] = ()
 
 
 def _key(*parts: object) -> str:
@@ -69,11 +71,17 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     out: list[ItemVersion] = []
     for f in parsed.facts:
         links = tuple([(s, "subject") for s in f.subjects] + [(m, "mention") for m in f.mentions])
+        annotated = ((f.start_line, f.importance, "; ".join(f.triggers)),) if (
+            f.importance is not None or f.triggers) else ()
+        # trigger phrases say when the fact matters: searchable like its text
+        searched = " ".join([*f.subjects, f.text, *f.triggers]) if f.triggers else (
+            f"{' '.join(f.subjects)} {f.text}")
         out.append(
             ItemVersion(
                 vkey=_key(
                     "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text,
-                    *f.replaces, *(f"keeps:{k}" for k in f.keeps)
+                    *f.replaces, *(f"keeps:{k}" for k in f.keeps),
+                    *(str(n) for n in annotated)
                 ),
                 type="fact",
                 kind=f.kind,
@@ -86,13 +94,14 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 tokens=0,
                 event_start=f.event_start.isoformat() if f.event_start else None,
                 event_end=f.event_end.isoformat() if f.event_end else None,
-                search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
-                stem_text=stem_text(f"{' '.join(f.subjects)} {f.text}"),
+                search_text=fold(searched),
+                stem_text=stem_text(searched),
                 han_text=han_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
                 replaces=f.replaces,
                 keeps=f.keeps,
                 statements=(fact_statement(f),),
+                annotations=annotated,
             )
         )
     # bank/opinions.md restates what O entries said (its headings name their entities): the
@@ -126,9 +135,21 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 han_text=han_text(body),
                 links=links,
                 statements=tuple(lines),
+                annotations=chunk_annotations(c.start_line, c.text),
             )
         )
     return out
+
+
+def chunk_annotations(start: int, text: str) -> tuple[tuple[int, int | None, str], ...]:
+    """(line, importance, phrases) of each annotated line of a chunk's text."""
+    if "<!--" not in text:
+        return ()
+    from gitmem.parse.annotations import line_notes  # indexing only: not on recall's path
+
+    found = ((start + i, line_notes(line)) for i, line in enumerate(text.split("\n")))
+    return tuple((n, notes.importance, "; ".join(notes.triggers)) for n, notes in found
+                 if notes is not None)
 
 
 def path_search_text(path: str) -> str:

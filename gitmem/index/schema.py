@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -206,9 +206,22 @@ END;
 NEW_VECTOR_EPOCH = ("INSERT OR REPLACE INTO meta VALUES ('vector_epoch', "
                     "lower(hex(randomblob(8))))")
 
+# OpenClaw's inline annotations (parse.annotations): each annotated line of an item version,
+# with its importance and trigger phrases ('; '-joined, '' for none).
+DDL_ANNOTATIONS = """
+CREATE TABLE IF NOT EXISTS item_annotations (
+    item_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    importance INTEGER,
+    triggers TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (item_id, line)
+);
+"""
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
 TABLES = frozenset(re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
-    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_GRAPH)) | {"migrations"}
+    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_GRAPH + DDL_ANNOTATIONS)
+) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:
@@ -317,6 +330,20 @@ def m010_replacement_graph(conn: apsw.Connection) -> None:
     conn.execute("ALTER TABLE item_replaces ADD COLUMN how TEXT NOT NULL DEFAULT 'replaces'")
 
 
+def m011_annotations(conn: apsw.Connection) -> None:
+    """OpenClaw's ``<!-- importance: N -->`` and ``<!-- trigger: ... -->`` (issue 42): a table
+    of each item's annotated lines, and facts whose text no longer holds the comments. An index
+    whose items hold such a comment (read before it meant anything) is rebuilt; any other gets
+    the empty table in place."""
+    found = conn.execute(
+        "SELECT 1 FROM items WHERE content LIKE '%<!--%importance%:%-->%' OR content LIKE "
+        "'%<!--%trigger%:%-->%' LIMIT 1").fetchall()
+    if found:
+        raise RebuildNeeded("index made before <!-- importance --> and <!-- trigger --> "
+                            "annotations were read")
+    conn.execute(DDL_ANNOTATIONS)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -329,4 +356,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (8, "m008_vector_log", m008_vector_log),
     (9, "m009_fact_ids_index", m009_fact_ids_index),
     (10, "m010_replacement_graph", m010_replacement_graph),
+    (11, "m011_annotations", m011_annotations),
 )

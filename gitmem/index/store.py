@@ -250,6 +250,7 @@ class Store:
         self.conn.executemany("DELETE FROM items_han WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
+        self.conn.executemany("DELETE FROM item_annotations WHERE item_id = ?", ids)
         self._remove_statements([i for (i,) in ids], seq)
         self.drop_vectors([i for (i,) in ids])
         # Only the versions closed after seq reopen (ended_commit is set with valid_to alone):
@@ -305,6 +306,7 @@ class Store:
         links: list[tuple[int, str, str, str]] = []
         declared: list[tuple[int, str, str]] = []
         statements: list[tuple[int, Drafted]] = []
+        notes: list[tuple[int, int, int | None, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
             items.append((item_id, v.vkey, mf.path, mf.blob, mf.file_class, day, v.type, v.kind,
@@ -319,6 +321,7 @@ class Store:
             declared.extend((item_id, ref, "replaces") for ref in v.replaces)
             declared.extend((item_id, ref, "keeps") for ref in v.keeps)
             statements.extend((item_id, d) for d in v.statements)
+            notes.extend((item_id, *note) for note in v.annotations)
         self.conn.executemany(
             "INSERT INTO items (id, vkey, path, blob, class, day, type, kind, fact_id, "
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
@@ -342,6 +345,10 @@ class Store:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO item_replaces (item_id, ref, how) VALUES (?, ?, ?)",
                 declared)
+        if notes:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO item_annotations (item_id, line, importance, triggers) "
+                "VALUES (?, ?, ?, ?)", notes)
         self._insert_statements(statements)
 
     def _insert_statements(self, statements: Sequence[tuple[int, Drafted]]) -> None:

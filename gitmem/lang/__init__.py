@@ -36,7 +36,7 @@ FAMILIES: Mapping[str, Strength] = {
     "commute": "strong", "study": "strong", "password": "strong", "price": "strong",
     "status": "strong", "habit": "strong", "team": "strong", "endpoint": "strong",
     "role": "weak", "place": "weak", "tool": "weak", "schedule": "weak", "deadline": "weak",
-    "care": "weak", "household": "weak",
+    "care": "weak", "household": "weak", "provider": "weak",
     "birthday": "fixed",
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitmem.lang import Language
 
-_W = r"[\w.+:/@'-]+"
+_W = r"[\w.+:/@!'-]+"
 _THE = r"(?:den |det |de |vores |min |mit |sin |sit |hans |hendes |deres |en |et )?"
 
 LANGUAGE = Language(
@@ -48,6 +48,8 @@ LANGUAGE = Language(
                      r"(?:mandag|tirsdag|onsdag|torsdag|fredag|lørdag|søndag)(?:e|en)?"),
         "deadline": r"frist(?:en)? er|senest|fornyes|udløber",
         "care": r"(?:dyrlæge|læge|tandlæge|udlejer)(?:n)? er",
+        "provider": (r"konto i|konto hos|bank(?:en)? er|skiftet bank|skiftet udbyder|"
+                     r"udbyder(?:en)? er|abonnement hos|forsikret hos"),
         "household": r"bor sammen med|bor med",
         "birthday": r"fødselsdag er|har fødselsdag|født den|blev født",
     },

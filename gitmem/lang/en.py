@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from gitmem.lang import Language
 
-_W = r"[\w.+:/@-]+"  # one word of a value: "bx-01", "9:30", "Model 3"'s parts
+_W = r"[\w.+:/@!-]+"  # one word of a value: "bx-01", "9:30", "Model 3"'s parts
 _THE = r"(?:the |our |my |his |her |their |its |a |an )?"
 
 LANGUAGE = Language(
     code="en",
     families={
         "residence": (
-            r"live[sd]? in|lives? at|living in|resides? in|resided in|residing in|relocated to|"
-            r"relocating to|moved (?:to|into|back to|out of|abroad)|moving (?:to|into|back to)|"
+            r"lives? in|lives? at|living in|resides? in|residing in|relocated to|"
+            r"relocating to|moved (?:to|into|back to|out of|abroad)"
+            r"(?! (?:the |our |their |his |her )?(?:[\w-]+ ){0,2}"
+            r"(?:office|team|floor|room|desk|building|site|hub))|"
+            r"moving (?:to|into|back to)|"
             r"moves (?:to|into|back to)|home is (?:in|now)|(?:home|postal|street) address|"
             r"based in|settled in|bought a (?:house|flat|place) in|rents? a (?:flat|place|room) in|"
             r"(?:have|has|got) a new (?:place|flat|house|apartment|address)|new address|"
@@ -80,6 +83,10 @@ LANGUAGE = Language(
                   r"eur|usd)"),
         "care": (r"(?:vet|doctor|dentist|gp|physio|therapist|landlord) is|sees dr\.?|goes to dr\.?|"
                  r"new (?:vet|doctor|dentist|gp)|switched (?:vets?|doctors?|dentists?|gps?)"),
+        "provider": (r"(?:bank|provider|carrier|isp|insurer|insurance|broadband|mobile plan|plan|"
+                     r"tariff) (?:is|with)|banks? with|account (?:at|with)|is with [\w-]+ now|"
+                     r"(?:switched|moved|changed) (?:my |our )?(?:bank|provider|carrier|isp|"
+                     r"insurer|plan|tariff|broadband)"),
         "household": r"lives? with|living with|moved in with",
         "birthday": r"birthday is|born on|was born|date of birth",
     },
@@ -105,11 +112,11 @@ LANGUAGE = Language(
             r"left|quit|retired|decommissioned|renamed|transferred|promoted|rescheduled|"
             r"postponed|shifted|sold|from (?:this|next) \w+ on|rebooked|no more|raised|"
             r"increased|dropped|rotated|since|pushed|brought forward|closed|went up|went down|"
-            r"swapped|retired"),
+            r"swapped|retired|traded|traded in"),
     old_value=(
         rf"\breplac(?:ed|ing|es) {_THE}(?P<old>{_W}(?: {_W}){{0,2}}?)(?= with\b| by\b| as\b|"
         r"[,.;]|$)",
-        rf"\bswitched (?:over )?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",
+        rf"\bswitched (?:over )?(?:[\w-]+ ){{0,3}}?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",
         rf"\bswapped {_THE}(?:[\w-]+'s )?(?P<old>{_W}(?: {_W})?) (?:for|with)\b",
         rf"\bmoved (?:[\w-]+ ){{0,3}}?(?:off|from|out of) {_THE}(?P<old>{_W}(?: {_W})?)"
         r"(?= onto\b| to\b| into\b|[,.;]|$)",
@@ -117,6 +124,7 @@ LANGUAGE = Language(
         rf"lives? in) {_THE}(?P<old>{_W})",
         rf"\binstead of {_THE}(?P<old>{_W}(?: {_W})?)",
         rf"\bsold {_THE}(?P<old>{_W}(?: {_W})?)",
+        rf"\btraded (?:in )?{_THE}(?P<old>{_W}(?: {_W})?) (?:for|with)\b",
         rf"\b(?:moved|moves|moving|switched|switches|changed|rescheduled|shifted|raised|dropped|"
         rf"increased|lowered|upgraded|migrated|"
         rf"went) (?:[\w-]+ ){{0,4}}?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",

@@ -30,6 +30,7 @@ LANGUAGE = Language(
         "schedule": r"\d{1,2}点|\d{1,2}:\d{2}|周[一二三四五六日]|星期|每天",
         "deadline": r"截止|期限",
         "care": r"医生是|房东是",
+        "provider": r"套餐|运营商|开户",
         "household": r"和\S{1,6}住|同居",
         "birthday": r"生日是|出生于",
     },

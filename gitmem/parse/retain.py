@@ -102,6 +102,13 @@ def parse_entry(
     end_line = entry.start_line + len(entry.lines) - 1
     warns: list[Warn] = []
     entry, refs, keeps = declared_replacements(entry, path, warns)
+    notes = None
+    if any("<!--" in ln for ln in entry.lines):  # recall's start-up imports none of this
+        from gitmem.parse.annotations import line_notes, merged, without_notes
+
+        notes = merged([n for n in map(line_notes, entry.lines) if n is not None])
+        if notes is not None:  # annotations are not the fact's text (nor its id)
+            entry = EntryLines(entry.start_line, tuple(without_notes(ln) for ln in entry.lines))
     head, rest = entry_body(entry)
     m = _HEAD_RE.match(head)
     if m is None or m.group("kind").upper() not in KIND_NAMES or m.group("kind").islower():
@@ -151,6 +158,8 @@ def parse_entry(
         event_end=None,
         replaces=refs,
         keeps=keeps,
+        importance=notes.importance if notes else None,
+        triggers=notes.triggers if notes else (),
     )
     return fact, warns
 

@@ -181,7 +181,8 @@ def _clause_names(text: str) -> list[str]:
     names = [m.group("name"), *([m.group("other")] if m.group("other") else [])]
     first, _, rest = names[0].partition(" ")
     if rest and (_tables().relations.match(first.casefold())
-                 or _attribute_noun(first.casefold()) is not None):
+                 or _attribute_noun(first.casefold()) is not None
+                 or _tables().change.fullmatch(first.casefold())):  # "Switched CI from …"
         names[0] = rest  # "Команда Сары …": the team of Sara, a capital at the sentence start
     # a capital that opens a sentence with its verb ("Switched the VPN …") names nobody
     names = [n for n in names if not _stopped(n)
@@ -210,15 +211,17 @@ def _stopped(name: str) -> bool:
     return first in _NOT_NAMES or first in _stop_words()
 
 
-_NAME_LATER = re.compile(r"(?P<the>)(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
-                         r"(?P<other>)(?P<after>'s|’s|s\b|:|\s+[\w@(])")
+_NAME_LATER = re.compile(r"(?P<the>)(?<!^)"
+                       r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
+                       r"(?P<other>)(?P<after>'s|’s|s\b|:|\s+[\w@(])")
 
 
 def _later_name(text: str) -> re.Match[str] | None:
     """A name among a clause's first words after an opening of function words ("Since the
     reorg Atlas is run by …", "По совету ветеринара Барсик …")."""
     words = text.split()[:5]
-    if not words or not _stopped(words[0].strip(",.")):
+    first = words[0].strip(",.") if words else ""
+    if not first or not (_stopped(first) or _tables().change.fullmatch(first.casefold())):
         return None
     for m in _NAME_LATER.finditer(" ".join(words) + " "):
         if not _stopped(m.group("name")):
@@ -234,7 +237,10 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     turn = _TURN.match(body)
     if turn is not None and _speaker(turn.group(1)):
         speaker, rest = turn.group(1).strip(), body[turn.end():]
-        if _first_person(rest):
+        topics = _names_opening(rest)
+        # in the first person, or about one of the speaker's own attributes ("上司が変わった":
+        # the speaker's boss changed), a turn is about its speaker
+        if _first_person(rest) or (topics and _attribute_noun(topics[0].casefold())):
             return [speaker], {speaker}, rest
         body = rest
     mentions = [m.group(1).rstrip(".") for m in ENTITY_RE.finditer(body) if m.start() == 0]
@@ -319,17 +325,21 @@ def _owned(m: re.Match[str], head: str, owners: tuple[str, ...]) -> _Owned | Non
         start = min(m.start("owner"), m.start(group))
     else:
         return None
-    # only at the statement's start, or right after its subject's name
-    if len(_WORD_RE.findall(head[:start])) > 1 or not key:
+    # at the statement's start, or right after its subject's name; deeper in, only an
+    # attribute of the subject's ("Kwabena switched his work phone to …")
+    deep = len(_WORD_RE.findall(head[:start])) > 1
+    if (deep and len(_WORD_RE.findall(head[:start])) > 3) or not key:
         return None
     words = noun.split()
-    while len(words) > 1 and words[0] in _ADJECTIVES:
-        words = words[1:]
+    while len(words) > 1 and (words[0] in _ADJECTIVES or t.qualifiers.fullmatch(words[0])):
+        words = words[1:]  # "new job", "work phone": the noun
     if not words or words[0] in _NOT_OWNED:
         return None
     if len(words) > 1 and _attribute_noun(" ".join(words)) is None:
         words = words[:1]  # "Sara's team moves": the noun, not the verb after it
     phrase = " ".join(words)
+    if deep and _attribute_noun(phrase) is None:
+        return None
     if owner and "'" not in m.group(0) and "’" not in m.group(0) and not (
             t.relations.match(phrase) or _attribute_noun(phrase)):
         return None  # a genitive -s without an apostrophe ("Mettes job") needs a known noun

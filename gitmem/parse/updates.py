@@ -32,6 +32,7 @@ from gitmem.parse.statements import (
     Reading,
     Statement,
     family_strength,
+    name_key,
     schedule_cue,
     subject_words,
 )
@@ -69,13 +70,16 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
     return frozenset(t for t in a if t in b or (len(t) >= 5 and t.isalpha() and t[:5] in prefixes))
 
 
-def _value_named(pair: _Pair) -> str:
+def _value_named(pair: _Pair, *, subjects: bool = False) -> str:
     """The old value the newer names ("replaced the Synology with …") that the older states,
-    or ''."""
+    or ''. The words of the older's subjects are no value ("Nadia handed payments over"
+    names Nadia, not what she had), unless ``subjects`` (a role handed over: ``_handed_over``)."""
     older = pair.b.norm
+    names = frozenset() if subjects else subject_words(pair.b.named)
     for value in pair.a.old_values:
         words = [w.lstrip("@").split("'")[0] for w in value.split()]  # "synology'en"
-        words = [w for w in words if len(w) >= 2 and w not in _stop()]
+        words = [w for w in words if len(w) >= 2 and w not in _stop()
+                 and name_key(w) not in names and w not in names]
         if any(_holds(older, w) for w in words):
             return value
     return ""
@@ -111,7 +115,8 @@ def _hard_family(pair: _Pair) -> Edge:
 
 def _hard_value(pair: _Pair) -> Edge:
     attribute = next(iter(sorted(pair.b.attributes)), "value")
-    return Edge("hard", "rule", attribute, f"replaced {_value_named(pair)}")
+    value = _value_named(pair) or _value_named(pair, subjects=True)
+    return Edge("hard", "rule", attribute, f"replaced {value}")
 
 
 def _hint(pair: _Pair) -> Edge:
@@ -146,8 +151,9 @@ def _handed_over(pair: _Pair) -> bool:
     """A role changes hands: the newer names the older's subject as the old value ("Tomás took
     over the payments rota from Nadia" / "Nadia leads the payments rota"), both word the role,
     and they share the thing it is of."""
-    return (bool(_value_named(pair)) and "role" in pair.shared_attributes
-            and any(_value_named(pair).split()[0] == s for s in pair.b.named)
+    old = _value_named(pair, subjects=True)
+    return (bool(old) and "role" in pair.shared_attributes
+            and any(name_key(old.split()[0].lstrip("@")) == s for s in pair.b.named)
             and bool(_things(pair.shared_terms - _subject_words_of(pair.b))))
 
 
@@ -156,14 +162,20 @@ def _subject_words_of(reading: Reading) -> frozenset[str]:
 
 
 def _names_older(pair: _Pair) -> bool:
-    """The newer names the older's subject: an @entity, or its name as a word ("Switched the
-    office VPN to WireGuard" about @VPN's "Office VPN is OpenVPN")."""
+    """One names the other's subject: an @entity, or its name as a word ("Switched the office
+    VPN to WireGuard" about @VPN's "Office VPN is OpenVPN"; @wifi's "Replaced the Fritz!Box"
+    about "The office wifi is one Fritz!Box")."""
     if pair.b.named & pair.a.mentions:
         return True
-    if not pair.a.norm.isascii():  # CJK text holds its words without spaces
-        return any(s in pair.a.norm for s in pair.b.sure if len(s) >= 2 and "/" not in s)
-    words = set(pair.a.norm.replace(",", " ").replace(".", " ").split())
-    return any(s in words for s in pair.b.sure if len(s) >= 3 and "/" not in s)
+    return _named_in(pair.a.norm, pair.b.sure) or _named_in(pair.b.norm, pair.a.sure)
+
+
+def _named_in(text: str, subjects: frozenset[str]) -> bool:
+    """Whether ``text`` names one of ``subjects`` as a word ("the office wifi" names @wifi)."""
+    if not text.isascii():  # CJK text holds its words without spaces
+        return any(s in text for s in subjects if len(s) >= 2 and "/" not in s)
+    words = set(text.replace(",", " ").replace(".", " ").split())
+    return any(s in words for s in subjects if len(s) >= 3 and "/" not in s)
 
 
 def _phrase(pair: _Pair) -> bool:

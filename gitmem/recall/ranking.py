@@ -56,6 +56,28 @@ def shown_score(raw: float) -> float:
     return 1.0 - (1.0 - SHOWN_PLAIN) * math.exp(-(raw - 1.0))
 
 
+def importance_factor(importance: int | None) -> float:
+    """OpenClaw's importance multiplier (memory-core ``importanceMultiplier``): 0.75 + 0.05 N
+    for N in 1..10, 1 without one (parse.annotations reads N)."""
+    if importance is None:
+        return 1.0
+    return 0.75 + max(1, min(10, importance)) * 0.05
+
+
+def stated_importance(notes: Sequence[tuple[int, int | None, str]], first: int,
+                      last: int) -> int | None:
+    """The highest importance annotated on lines ``first``..``last`` (None: none stated)."""
+    levels = [n for line, n, _ in notes if n is not None and first <= line <= last]
+    return max(levels) if levels else None
+
+
+def stated_triggers(notes: Sequence[tuple[int, int | None, str]], first: int,
+                    last: int) -> tuple[str, ...]:
+    """The trigger phrases annotated on lines ``first``..``last``, in order, once each."""
+    return tuple(dict.fromkeys(p for line, _, phrases in notes if first <= line <= last
+                               for p in phrases.split("; ") if p))
+
+
 def term_share(terms: Sequence[Sequence[str]], text: str) -> float:
     """The share of the query's terms that ``text`` holds: a term's words in order, for a
     one-word term a word with its first ``STEM_CHARS`` letters (as passage BM25 matches), for

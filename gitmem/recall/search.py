@@ -43,12 +43,15 @@ from gitmem.recall.ranking import (
     bm25_pool,
     decay,
     exact_file_match,
+    importance_factor,
     is_weak,
     make_snippet,
     pick_units,
     redundant,
     semantic_lift,
     shown_score,
+    stated_importance,
+    stated_triggers,
     stems,
     term_share,
 )
@@ -124,6 +127,8 @@ class Result:
     fact_id: str | None
     score: float  # in [0, 1], see ranking.shown_score
     file_class: str = field(default="", compare=False)
+    importance: int | None = None  # the highest <!-- importance: N --> on its lines
+    triggers: tuple[str, ...] = ()  # the <!-- trigger: ... --> phrases on its lines
     uncommitted: bool = False  # from 'gitmem index --worktree': not in any commit yet
     superseded_by: str | None = None  # the citation of a later fact that replaced this one
     superseded_basis: str | None = None  # declared (by its writer) | rule
@@ -152,6 +157,8 @@ class Result:
             "confidence": self.confidence,
             "fact_id": self.fact_id,
             "score": round(self.score, 4),
+            "importance": self.importance,
+            "triggers": list(self.triggers),
             "uncommitted": self.uncommitted,
             "superseded_by": self.superseded_by,
             "superseded_basis": self.superseded_basis,
@@ -326,6 +333,8 @@ def rank(
     for row, sim in semantic:
         rows.setdefault(row["id"], row)
         vec[row["id"]] = max(0.0, sim)
+    for item, notes in queries.annotations_of(store, list(rows)).items():
+        rows[item]["annotations"] = notes  # <!-- importance --> scales the score (_score)
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
     opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
@@ -370,9 +379,12 @@ def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) 
 
 
 def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float | None,
-           qvec: bytes | None, mode: RecallMode, ranking: Ranking) -> float:
+           qvec: bytes | None, mode: RecallMode, ranking: Ranking,
+           lines: tuple[int, int] | None = None) -> float:
     """A unit's score: relevance by mode, × recency decay × importance, + the preferred
-    window's boost, + an exact file-name match. A unit without a vector (``cosine`` None: not
+    window's boost, + an exact file-name match. Importance is the result type's, times the
+    factor of the highest ``<!-- importance: N -->`` on the unit's ``lines`` (a fact's: all of
+    them). A unit without a vector (``cosine`` None: not
     embedded yet, or uncommitted) is scored by its words, as lexical recall scores it: were its
     missing cosine taken as 0, a fact committed a moment ago would score a fifth of what it
     scores once embedded, or lexically."""
@@ -384,6 +396,10 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
         base = ranking.vector_weight * cosine + ranking.text_weight * words
     weight = decay(row, now.date(), q.half_life_days, q.decay_floor) if ranking.decay else 1.0
     score = base * weight * IMPORTANCE[row["type"]]
+    notes = row.get("annotations")
+    if notes:
+        first, last = lines or (int(row["start_line"]), int(row["end_line"]))
+        score *= importance_factor(stated_importance(notes, first, last))
     if row["preferred"]:
         score += PREFER_BOOST
     if exact_file_match(q.text, row["path"]):
@@ -451,7 +467,8 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
         cosine = max(0.0, psim.get((item, part), 0.0)) if item in embedded else None
         if cosine is not None and cosines is not None:
             cosines[(item, first, last)] = cosine
-        out.append((_score(q, now, row, words, cosine, qvec, mode, ranking), row, first, last))
+        out.append((_score(q, now, row, words, cosine, qvec, mode, ranking, (first, last)), row,
+                    first, last))
     return out
 
 
@@ -502,6 +519,8 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
         fact_id=row["fact_id"],
         score=shown_score(score),
         file_class=row["class"],
+        importance=stated_importance(row.get("annotations", ()), start, end),
+        triggers=stated_triggers(row.get("annotations", ()), start, end),
         uncommitted=uncommitted,
         superseded_by=None if by is None else citation(by.row),
         superseded_basis=None if by is None else by.basis,

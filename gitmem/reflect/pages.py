@@ -204,3 +204,27 @@ def splice(path: str, data: bytes | None, block: list[str], name: str
                           "gitmem:begin/gitmem:end markers are unbalanced (there must be one "
                           "of each, begin first); the page is left untouched")
     return editor.result().encode(), None
+
+
+def generated_span(lines: Sequence[str]) -> range:
+    """The 0-based indexes of the lines inside a page's one generated block (none when the
+    page has no block or unbalanced markers)."""
+    begins = [i for i, ln in enumerate(lines) if _BEGIN.match(ln)]
+    ends = [i for i, ln in enumerate(lines) if _END.match(ln)]
+    if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
+        return range(begins[0] + 1, ends[0])
+    return range(0)
+
+
+def digest_entry(line: str) -> tuple[str, str] | None:
+    """(text, citation) of a generated digest line (``- day[ (c=0.80)]: text (path#Lx-Ly)``)."""
+    found = _DIGEST_LINE.match(line)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def digest_text(text: str) -> str:
+    """A fact's text as a digest line shows it."""
+    return _text(text)
+
+
+_DIGEST_LINE = re.compile(r"^- [^:]+?: (.*) \(([^()\s]+#L\d+(?:-L\d+)?)\)\s*$")

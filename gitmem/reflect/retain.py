@@ -36,7 +36,7 @@ GRAMMAR = (
 )
 LOCK_SECONDS = 60.0
 # Lines that would end the list item or the section instead of continuing the entry.
-_BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
+BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def entry_lines(entry: str) -> list[str]:
     head = re.sub(r"^\s*[-*+]\s+", "", raw[0]).strip()
     rest = [ln for ln in raw[1:] if ln.strip()]
     for line in rest:
-        if _BREAKING.match(line):
+        if BREAKING.match(line):
             raise UsageError(f"refusing the entry: the line {line.strip()!r} would break the "
                              f"daily note's structure; {GRAMMAR}")
     return [f"- {head}", *(f"  {ln.strip()}" for ln in rest)]
@@ -105,7 +105,7 @@ def check_entry(lines: list[str], path: str, day: date) -> Fact:
 
 def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
            message: str | None = None, replaces: Sequence[str] = (),
-           keeps: Sequence[str] = ()) -> RetainResult:
+           keeps: Sequence[str] = (), importance: int | None = None) -> RetainResult:
     """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone.
 
     The commit holds the note as it stands at HEAD plus the entry, never an uncommitted edit of
@@ -114,6 +114,11 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
     day = day or datetime.now().astimezone().date()
     rel = f"memory/{day.isoformat()}.md"
     lines = entry_lines(entry)
+    if importance is not None:  # OpenClaw's annotation, set once when written (parse.annotations)
+        if not 1 <= importance <= 10:
+            raise UsageError.naming("{importance} must be a whole number from 1 to 10, not "
+                                    "{value}", value=importance)
+        lines[0] += f" <!-- importance: {importance} -->"
     if replaces:  # a declared replacement: a nested item the parser reads (docs/memory-format)
         lines.append(f"  - replaces: {', '.join(replaces)}")
     if keeps:  # a declared non-replacement: corrects a wrong mark of the rule
@@ -126,11 +131,11 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
         _refuse_links(ws, rel)
         base = head_id(ws.repo_root)
         committed = files_at(ws.repo_root, base, [ws.prefix + rel])[ws.prefix + rel]
-        data, start = _appended(committed or b"", lines, rel, day)
+        data, start = appended(committed or b"", lines, rel, day)
         placed = _verify(data, rel, day, start, fact)
         on_disk = full.read_bytes() if full.is_file() else None
         if on_disk != committed:  # uncommitted edits: the entry joins them in the work tree
-            kept, at = _appended(on_disk or b"", lines, rel, day)
+            kept, at = appended(on_disk or b"", lines, rel, day)
             _verify(kept, rel, day, at, fact, uncommitted=True)
         else:
             kept = data
@@ -153,7 +158,7 @@ def _refuse_links(ws: Workspace, rel: str) -> None:
             raise GitmemError(f"refusing to write {rel}: {part} is a symbolic link")
 
 
-def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
+def appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
     """The note with the entry appended to its last Retain section, and the entry's line; when
     the note holds the same entry already and this one adds '- replaces:' or '- keeps:' items
     (an agent confirming what its entry replaces, or correcting a mark), they are added under
@@ -270,7 +275,7 @@ MAY_REPLACE = 5  # earlier facts a retain answers with (those the rule matches f
 
 def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
                      message: str | None = None, replaces: Sequence[str] = (),
-                     keeps: Sequence[str] = ()) -> Retained:
+                     keeps: Sequence[str] = (), importance: int | None = None) -> Retained:
     """What both front ends do (``gitmem retain``, ``memory_retain``): retain, bring the index
     up to the new commit, and embed the note's new items before answering, so the next search
     finds the entry by meaning as well as by its words (the rest of the index is left to hooks
@@ -290,7 +295,8 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
         index_workspace(ws, cfg)
         named = _named_facts(ws, replaces)
         kept = _named_facts(ws, keeps, "keeps")
-    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces, keeps=keeps)
+    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces, keeps=keeps,
+                    importance=importance)
     try:
         index_workspace(ws, cfg)
         candidates = _may_replace(ws, result)

@@ -71,6 +71,47 @@ export function toHit(r) {
     commit: r.commit ?? null,
     superseded_by: r.superseded_by ?? null,
     superseded_basis: r.superseded_basis ?? null,
+    ...recallMetadata(r),
+  };
+}
+
+/** The curated files, whose entries OpenClaw's trigger recall may inject (as its own index). */
+const CURATED = new Set(["MEMORY.md", "memory.md", "USER.md"]);
+
+/**
+ * OpenClaw's recall metadata of a gitmem result or trigger entry: `importance` (1-10),
+ * `triggers` ("; "-joined, as OpenClaw's own index stores them), and, for an entry of the
+ * curated files that has triggers, the provenance OpenClaw's trigger recall asks for (an
+ * owner's committed memory).
+ * @param {any} r
+ */
+export function recallMetadata(r) {
+  const triggers = Array.isArray(r.triggers) && r.triggers.length ? r.triggers.join("; ") : null;
+  return {
+    ...(typeof r.importance === "number" ? { importance: r.importance } : {}),
+    ...(triggers ? { triggers } : {}),
+    ...(triggers && CURATED.has(r.path) ? {
+      provenance: { originClass: /** @type {"owner"} */ ("owner"),
+        sessionKind: /** @type {"interactive"} */ ("interactive"), observedAt: 0 },
+    } : {}),
+  };
+}
+
+/**
+ * A `gitmem triggers --json` entry as a trigger candidate (OpenClaw's `MemorySearchResult`).
+ * @param {any} e
+ */
+export function toTriggerCandidate(e) {
+  return {
+    path: e.path,
+    startLine: e.start_line,
+    endLine: e.end_line,
+    score: 0,
+    snippet: `${e.text}\n\nSource: ${e.source}`,
+    source: /** @type {"memory"} */ ("memory"),
+    citation: e.source,
+    factId: e.fact_id ?? null,
+    ...recallMetadata(e),
   };
 }
 
@@ -176,6 +217,12 @@ export async function createSearchManager(gm, beforeEach = async () => {}) {
       await beforeEach();
       const answer = await gm.json(recallArgs({ query, ...opts }));
       return searchPayload(answer).results;
+    },
+    /** OpenClaw's trigger recall: the curated entries with trigger phrases. */
+    async listTriggerCandidates() {
+      await beforeEach();
+      const answer = await gm.json(["triggers"]);
+      return answer.entries.map(toTriggerCandidate);
     },
     /** @param {{relPath: string, from?: number, lines?: number}} params */
     async readFile({ relPath, from, lines }) {
