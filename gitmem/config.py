@@ -14,13 +14,12 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
-from dataclasses import field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.domain import ConfigSource
 from gitmem.errors import GitmemError
-from gitmem.records import dataclass, made
 from gitmem.userdirs import user_dir
 
 REPO_CONFIG = ".gitmem.toml"
@@ -477,6 +476,6 @@ def load_config(repo_root: Path | None) -> Config:
             problems.append((setting_attr(name), winner.error))
         elif winner is not None:
             values[setting_attr(name)] = winner.value
-    known = {f.name for f in fields(made(Config))}
+    known = {f.name for f in fields(Config)}
     return replace(Config(), **{k: v for k, v in values.items() if k in known},
                    warnings=tuple(warnings), problems=tuple(problems))

@@ -20,7 +20,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from gitmem.domain import Classified, MemoryFile
 from gitmem.errors import GitmemError, UsageError
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     import pygit2

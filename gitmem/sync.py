@@ -8,13 +8,12 @@ lines and leaves git's merge in progress, which ``git status`` explains.
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitmem import git
 from gitmem.errors import GitmemError
 from gitmem.mergedriver import DriverState, driver_state
-from gitmem.records import dataclass
 from gitmem.reflect.purge import clear_marker, read_marker, write_marker
 
 if TYPE_CHECKING:

@@ -22,13 +22,13 @@ import argparse
 import importlib.util
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.embed.convert import write_bert_gguf
 from gitmem.embed.native import PROMPT_KEYS
 from gitmem.errors import install_hint
-from gitmem.records import dataclass
 
 try:
     import gguf

@@ -20,12 +20,12 @@ import math
 import re
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.embed.base import EmbeddingError, InputType, Vector
 from gitmem.errors import install_hint
-from gitmem.records import dataclass
 
 DEFAULT_N_CTX = 512
 # A token never stands for more than a few dozen characters; texts are first cut to this many

@@ -14,11 +14,10 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gitmem.config import PROVIDERS, Config, config_found, is_remote, user_config_path
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.records import dataclass
 
 REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
 # The one-time hint when 'auto' finds no model (short: it is shown where results are).

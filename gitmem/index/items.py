@@ -8,6 +8,7 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitmem.domain import ParsedFile, ResultKind
@@ -16,7 +17,6 @@ from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
-from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH
 
 if TYPE_CHECKING:

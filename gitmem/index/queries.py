@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -12,7 +13,6 @@ from gitmem.domain import ResultKind, TimeWindow
 from gitmem.index.items import MAX_PASSAGES, page_entity
 from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.errors import LockBusy
 from gitmem.git import head_from_files, head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.records import dataclass
 from gitmem.workspace import (
     Workspace,
     WorktreeLayer,

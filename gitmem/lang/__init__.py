@@ -17,10 +17,8 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Literal
-
-from gitmem.records import dataclass
 
 Strength = Literal["strong", "weak", "fixed"]
 
@@ -127,7 +125,7 @@ Compile = Callable[[str], re.Pattern[str]]
 @functools.cache
 def tables(compile: Compile = re.compile) -> Tables:
     """The builder: one compiled table per kind of cue, over every language, compiled by
-    ``compile`` (``re.compile``, or the parser's cached compile)."""
+    ``compile`` (``re.compile``)."""
     langs = _languages()
     families: dict[str, list[str]] = {}
     nouns: dict[str, list[str]] = {}

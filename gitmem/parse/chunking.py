@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Chunk, Section
-from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import count_tokens
-from gitmem.records import dataclass
 
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80
@@ -26,7 +26,7 @@ class ChunkParams:
 DEFAULT_CHUNKING = ChunkParams()
 
 
-_RULE = compiled(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
+_RULE = re.compile(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
 
 
 def _has_content(lines: Sequence[str], rows: Sequence[int], headings: Container[int]) -> bool:

@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import KIND_NAMES, Fact, Warn
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
 
 # An entity: '@', then a letter or digit, then letters, digits, '_', '-', '.'. Not after a word
 # character (so 'user@host' is no entity). A trailing '.' is punctuation.
-ENTITY_RE = compiled(r"(?<![\w@])@([^\W_][\w.\-]*)")
-_HEAD_RE = compiled(
+ENTITY_RE = re.compile(r"(?<![\w@])@([^\W_][\w.\-]*)")
+_HEAD_RE = re.compile(
     r"^(?P<kind>[A-Za-z])(?:\(\s*c\s*=\s*(?P<c>[^)]*)\))?(?P<subjects>(?:\s+@[^\s:]+)*)\s*:\s?(?P<text>.*)$",
     re.DOTALL,
 )
 # A nested item of an entry that declares what it replaces ("  - replaces: f-3fa9c2e11aa0") or
 # that it does not replace, whatever the rule says ("  - keeps: memory/2025-11-10.md#L14").
-REPLACES_RE = compiled(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+(replaces|keeps)\s*:\s*(.*?)\s*$",
+REPLACES_RE = re.compile(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+(replaces|keeps)\s*:\s*(.*?)\s*$",
                        re.IGNORECASE)
-FACT_REF_RE = compiled(r"f-[0-9a-f]{12}")
-CITATION_REF_RE = compiled(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
-_BULLET_RE = compiled(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
-_SPACE_RE = compiled(r"\s+")
-_SLUG_GAP = compiled(r"[\s_\-]+")
+FACT_REF_RE = re.compile(r"f-[0-9a-f]{12}")
+CITATION_REF_RE = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
+_SPACE_RE = re.compile(r"\s+")
+_SLUG_GAP = re.compile(r"[\s_\-]+")
 
 
 def entity_key(slug: str) -> str:

@@ -21,12 +21,11 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Fact, ParsedFile, ResultKind
 from gitmem.lang import FAMILIES, Tables, plain, tables
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import ENTITY_RE, entity_key
-from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH
 
 NEAR = 12  # characters between a change word and an attribute's cue that say it changed
@@ -98,8 +97,8 @@ class Reading:
 
 
 def _tables() -> Tables:
-    """Every language's cues (``gitmem.lang``), compiled by the parser's cached compile."""
-    return tables(compiled)
+    """Every language's cues (``gitmem.lang``), compiled by ``re.compile``."""
+    return tables(re.compile)
 
 
 # --- subjects ---------------------------------------------------------------------------------
@@ -119,19 +118,19 @@ def name_key(name: str) -> str:
     return key
 
 
-_TURN = compiled(r"^\s*(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
-_NAME_START = compiled(
+_TURN = re.compile(r"^\s*(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
+_NAME_START = re.compile(
     r"^\s*(?:[-*+]\s+|\d{1,9}[.)]\s+)?(?:(?:\d{1,2}[:.]\d{2}|\[[^\]]{1,20}\])\s+)?"
     r"(?:(?P<the>The|the|Den|Det|den|det)\s+)?"
     r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
     r"(?:\s+(?:and|og|и)\s+(?P<other>[A-ZÆØÅА-ЯЁ][\w-]+))?(?P<after>'s|’s|s\b|:|\s+[\w@(])")
-_CJK_NAME = compiled(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff]{1,6}?)"
+_CJK_NAME = re.compile(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff]{1,6}?)"
                        r"(?P<hon>さん|様|君|ちゃん|氏)")
-_WORD_RE = compiled(r"[^\W\d_][\w'-]*")
-_NAMED_AFTER = compiled(r"\s+([A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)")
-_CJK_FIRST_PERSON = compiled("私|僕|俺|わたし|我")
-_KEY_GAP = compiled(r"[\s/_-]+")
-_JA_OBJECT = compiled(r"^\s*(?:[-*+]\s+)?(?P<name>[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9]{2,10}?)"
+_WORD_RE = re.compile(r"[^\W\d_][\w'-]*")
+_NAMED_AFTER = re.compile(r"\s+([A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)")
+_CJK_FIRST_PERSON = re.compile("私|僕|俺|わたし|我")
+_KEY_GAP = re.compile(r"[\s/_-]+")
+_JA_OBJECT = re.compile(r"^\s*(?:[-*+]\s+)?(?P<name>[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9]{2,10}?)"
                       r"(?:を|の(?=[\u3400-\u9fff\u30a0-\u30ff]{1,4}[、，]))")
 _NOT_NAMES = frozenset(
     """oh ah well so btw anyway hey hi yeah yep nope also and but then
@@ -156,10 +155,10 @@ def _names_opening(text: str) -> list[str]:
     return out
 
 
-_CLAUSES = compiled(r"[;:]\s+|,\s+(?:so|but|and|then|now|så|men|og|но|а|и)\s+|\.\s+|。|、")
+_CLAUSES = re.compile(r"[;:]\s+|,\s+(?:so|but|and|then|now|så|men|og|но|а|и)\s+|\.\s+|。|、")
 
 
-_JA_TOPIC = compiled(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff\w]{1,10}?)"
+_JA_TOPIC = re.compile(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff\w]{1,10}?)"
                        r"(?:さん|様|君|ちゃん|氏)?(?:は|が)")
 _JA_NOT_TOPICS = frozenset(
     "今日 昨日 明日 今 最近 今週 先週 来週 今月 先月 来月 今年 去年 来年 それ これ".split())  # noqa: SIM905
@@ -193,7 +192,7 @@ def _clause_names(text: str) -> list[str]:
     return names
 
 
-_NAME_WITHIN = compiled(r"(?<=[\s(])([A-ZÆØÅÄÖÜА-ЯЁ][a-zæøåäöüа-яё][\w-]*)"
+_NAME_WITHIN = re.compile(r"(?<=[\s(])([A-ZÆØÅÄÖÜА-ЯЁ][a-zæøåäöüа-яё][\w-]*)"
                         r"|([\u3400-\u9fff\u30a0-\u30ff]{1,6}?)(?:さん|様|君|ちゃん|氏)")
 
 
@@ -212,7 +211,7 @@ def _stopped(name: str) -> bool:
     return first in _NOT_NAMES or first in _stop_words()
 
 
-_NAME_LATER = compiled(r"(?P<the>)(?<!^)"
+_NAME_LATER = re.compile(r"(?P<the>)(?<!^)"
                        r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
                        r"(?P<other>)(?P<after>'s|’s|s\b|:|\s+[\w@(])")
 
@@ -507,8 +506,8 @@ def subject_words(subjects: frozenset[str]) -> frozenset[str]:
 _LIGHT = frozenset(
     """move now current old new still today longer sinc becom chang updat replac set keep also
     time week month year day""".split())  # noqa: SIM905 - a word list reads better as text
-_ALPHABETIC = compiled(r"[a-zà-öø-ÿа-яё'-]+")
-_TOPIC_WORD = compiled(r"[^\W\d_][\w'-]*")
+_ALPHABETIC = re.compile(r"[a-zà-öø-ÿа-яё'-]+")
+_TOPIC_WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 
 @functools.lru_cache(maxsize=16384)
@@ -604,7 +603,7 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
     return _without_frame(out)
 
 
-_NAMING = compiled(r"[A-ZÀ-ÖØ-ÞА-ЯЁ@]|[^\x00-\u024f]")  # a capital, an @entity, other scripts
+_NAMING = re.compile(r"[A-ZÀ-ÖØ-ÞА-ЯЁ@]|[^\x00-\u024f]")  # a capital, an @entity, other scripts
 
 
 LARGE_FILE_LINES = 2000  # a file longer than this is a log: only its lines that name someone

@@ -22,8 +22,6 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-from gitmem.parse.patterns import compiled
-
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
     "\u31f0-\u31ff"  # katakana extensions
@@ -40,10 +38,10 @@ _CJK_CLASS = (
 def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """(a CJK run, one CJK character, one Han character). Compiled on first non-ASCII text:
     these ranges take milliseconds to compile, which an English query never needs to pay."""
-    han = compiled("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-    return compiled(f"[{_CJK_CLASS}]+"), compiled(f"[{_CJK_CLASS}]"), han
+    han = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+    return re.compile(f"[{_CJK_CLASS}]+"), re.compile(f"[{_CJK_CLASS}]"), han
 
-_WORD = compiled(r"\w+")
+_WORD = re.compile(r"\w+")
 # Letters that do not decompose under NFKD but that users type without the accent.
 _SPECIAL = str.maketrans(
     {
@@ -126,7 +124,7 @@ def _quote(tokens: list[str]) -> str:
     return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"'
 
 
-_QUOTED = compiled(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
+_QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
 
 
 def query_terms(query: str) -> list[list[str]]:
@@ -178,7 +176,7 @@ def _unique(terms: list[list[str]]) -> list[list[str]]:
 # punctuation): searched as the name, not as the phrase "alice s", which only the same
 # possessive matches. Danish writes it so after a name too; its other genitive ("Mettes") needs
 # the memory's words to tell from a plain word (``recall.search.strip_genitives``).
-_POSSESSIVE = compiled(r"(?<=\w)['’]s$", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$", re.IGNORECASE)
 
 
 def strip_possessive(word: str) -> str:

@@ -22,6 +22,7 @@ Pure functions, no I/O; the index stores what they decide (``gitmem.index.graph`
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gitmem.domain import Edge
 from gitmem.parse.statements import (
@@ -35,7 +36,6 @@ from gitmem.parse.statements import (
     schedule_cue,
     subject_words,
 )
-from gitmem.records import dataclass
 
 RULE_VERSION = "2026-12-06.1"
 # Weak attributes a subject has one of as a whole ("the billing service was migrated to

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,7 +31,6 @@ from gitmem.recall.search import (
     search_words,
 )
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -4,14 +4,14 @@ removal, snippets, and the benchmarked weights. No I/O; ``recall.search`` feeds 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gitmem.parse.patterns import compiled
 from gitmem.parse.stemming import stem_text, word_stems
 from gitmem.parse.textfold import STOPWORDS, fold, ideographs
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.queries import Row
@@ -22,7 +22,7 @@ SNIPPET_CHARS = 700
 DECAY_FLOOR = 0.9
 PREFER_BOOST = 0.5  # a date phrase with topic words: in-window results are preferred
 IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
-_WORD = compiled(r"\w+")
+_WORD = re.compile(r"\w+")
 
 
 # Lexical mode ranks passages by their own BM25 and their chunk's, half and half (BENCHMARKS.md).

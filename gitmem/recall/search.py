@@ -4,7 +4,7 @@ then made into cited results (docs/json.md)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
@@ -58,7 +58,6 @@ from gitmem.recall.ranking import (
     term_share,
 )
 from gitmem.recall.supersede import Replacement, citation, current_first, marks, stated
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits

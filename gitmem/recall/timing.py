@@ -4,16 +4,15 @@ phrase in the query, and how a result's times are shown."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from gitmem.domain import TimeWindow, WindowSource, WindowUse
-from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import build_window, find_query_window, show_time
 from gitmem.parse.topics import asks_what_happened, topical_terms
 from gitmem.recall.search import Result
-from gitmem.records import dataclass
 from gitmem.workspace import classify
 
 
@@ -73,9 +72,9 @@ def time_filters(query: str, since: str | None, until: str | None, around: str |
     return found_window, None, "", _window_json(found_window, "query", phrase, "filter")
 
 
-_PHRASE_FRAME = compiled(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
+_PHRASE_FRAME = re.compile(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
                          re.IGNORECASE)
-_NAMES_A_DATE = compiled(r"\d{4}|月|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
+_NAMES_A_DATE = re.compile(r"\d{4}|月|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
                          re.IGNORECASE)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -23,7 +24,6 @@ from gitmem.git import blob_id, commit_files, files_at, head_id
 from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file, retain_sections, split_lines
 from gitmem.parse.retain import EntryLines, parse_entry
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace, ensure_memory_dir
 
 GRAMMAR = (

@@ -29,13 +29,13 @@ import stat
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
 from gitmem.lifetime import start_detached
 from gitmem.locks import file_lock, held_elsewhere
-from gitmem.records import dataclass
 from gitmem.warm.client import runtime_dir, socket_path
 
 PREFIX, SUFFIX = "serve-", ".json"
