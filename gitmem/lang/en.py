@@ -111,7 +111,8 @@ LANGUAGE = Language(
             r"taken over|handed (?:\w+ ){0,2}over|from now on|these days|as of|starting|"
             r"left|quit|retired|decommissioned|renamed|transferred|promoted|rescheduled|"
             r"postponed|shifted|sold|from (?:this|next) \w+ on|rebooked|no more|raised|"
-            r"increased|dropped|rotated|since|pushed|brought forward|closed|went up|went down|"
+            r"increased|dropped|rotated|since (?:the|then|\w+ \d{4})|pushed|brought forward|"
+            r"closed|went up|went down|"
             r"swapped|retired|traded|traded in"),
     old_value=(
         rf"\breplac(?:ed|ing|es) {_THE}(?P<old>{_W}(?: {_W}){{0,2}}?)(?= with\b| by\b| as\b|"

@@ -123,7 +123,7 @@ _NAME_START = re.compile(
     r"^\s*(?:[-*+]\s+|\d{1,9}[.)]\s+)?(?:(?:\d{1,2}[:.]\d{2}|\[[^\]]{1,20}\])\s+)?"
     r"(?:(?P<the>The|the|Den|Det|den|det)\s+)?"
     r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
-    r"(?:\s+(?:and|og|и)\s+(?P<other>[A-ZÆØÅА-ЯЁ][\w-]+))?(?P<after>'s|’s|s\b|:|\s+[\w@(])")
+    r"(?:\s+(?:and|og|и)\s+(?P<other>[A-ZÆØÅА-ЯЁ][\w-]+))?(?P<after>'s|’s|s\b|[:,]|\s+[\w@(])")
 _CJK_NAME = re.compile(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff]{1,6}?)"
                        r"(?P<hon>さん|様|君|ちゃん|氏)")
 _WORD_RE = re.compile(r"[^\W\d_][\w'-]*")
@@ -405,6 +405,22 @@ def subjects_of(text: str, written: Sequence[str]) -> tuple[frozenset[str], str 
 # --- readings ---------------------------------------------------------------------------------
 
 
+_STAMP = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*|\d{1,2}[:.]\d{2}(?:\s*[ap]m)?\s+)")
+# Words a conversation says in every turn: no thing two turns are both about.
+_CHAT_WORDS = frozenset(
+    """thank thanks hey hi hello great awesom wow cool glad sorri realli lot talk chat yeah yes
+    sure nice amaz love good know think feel get got""".split())  # noqa: SIM905 - a word list reads better as text
+
+
+def _said(text: str) -> str:
+    """A line without its time stamp and, for a chat turn, its speaker."""
+    rest = _STAMP.sub("", text, count=1)
+    turn = _TURN.match(rest)
+    if turn is not None and _speaker(turn.group(1)):
+        return rest[turn.end():]
+    return rest
+
+
 MAX_READ = 600  # characters of a statement read: a statement is a sentence or two, a longer
 # line a pasted log (a 20 MB line must not cost its square in pattern matches)
 
@@ -416,8 +432,10 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     from gitmem.parse.similarity import statement_terms
 
     t = _tables()
-    low = plain(text)
     subjects, owned = subjects_of(text, written)
+    # what it says, without a chat turn's time and speaker or a log line's time: "[1:14 pm]
+    # Caroline:" or "- 11:45" set no schedule and name no thing
+    low = plain(_said(text))
     spans = ({name: [m.span() for m in rx.finditer(low)] for name, rx in t.families.items()}
              if t.any_family.search(low) else {})
     attributes = {name for name, found in spans.items() if found}
@@ -434,8 +452,8 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     olds = tuple(dict.fromkeys(v for v in (_value(m.group("old")) for rx in t.old_value
                                            for m in rx.finditer(low)) if v)) if change else ()
     names = subject_words(subjects)
-    terms = frozenset(term for term, weight in statement_terms(text).items()
-                      if weight >= 0.5 and term not in names
+    terms = frozenset(term for term, weight in statement_terms(_said(text)).items()
+                      if weight >= 0.5 and term not in names and term not in _CHAT_WORDS
                       and not any(name_key(term) == n or (len(term) >= 3 and n.startswith(term))
                                   for n in names))
     topics = {f"{TOPIC}{p}" for p in topic_phrases(text)}

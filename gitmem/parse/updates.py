@@ -80,9 +80,21 @@ def _value_named(pair: _Pair, *, subjects: bool = False) -> str:
         words = [w.lstrip("@").split("'")[0] for w in value.split()]  # "synology'en"
         words = [w for w in words if len(w) >= 2 and w not in _stop()
                  and name_key(w) not in names and w not in names]
-        if any(_holds(older, w) for w in words):
+        # every word held, or one that is a name as the newer writes it ("OpenVPN config
+        # retired": OpenVPN; "moved from my home country": home is no name, country not held)
+        if words and (all(_holds(older, w) for w in words) or any(
+                _holds(older, w) and _named_value(pair.newer.text, w) for w in words)):
             return value
     return ""
+
+
+def _named_value(text: str, word: str) -> bool:
+    """Whether ``text`` writes ``word`` as a name or a model: capitalised inside, or with a
+    digit ("Synology", "OpenVPN", "bx-01"), or in a script without case."""
+    if not word.isascii() or any(ch.isdigit() for ch in word):
+        return True
+    at = text.casefold().find(word)
+    return at > 0 and any(ch.isupper() for ch in text[at:at + len(word)])
 
 
 def _stop() -> frozenset[str]:
