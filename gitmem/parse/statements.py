@@ -133,7 +133,9 @@ _KEY_GAP = re.compile(r"[\s/_-]+")
 _JA_OBJECT = re.compile(r"^\s*(?:[-*+]\s+)?(?P<name>[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9]{2,10}?)"
                       r"(?:を|の(?=[\u3400-\u9fff\u30a0-\u30ff]{1,4}[、，]))")
 _NOT_NAMES = frozenset(
-    """oh ah well so btw anyway hey hi yeah yep nope also and but then
+    """oh ah well so btw anyway hey hi yeah yep nope also and but then decision decisions
+    update updates plan plans idea ideas question answer reminder fyi status result summary
+    action outcome context background problem fix
     the a an this that these those it its there here today yesterday tomorrow tonight now
     then also some all every each no not new old next last first our my his her their we i
     you they he she quiet still maybe perhaps finally yes ok okay note notes todo done met
@@ -471,7 +473,7 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
         terms=terms,
         qualifiers=_qualifiers(low),
         continuity=bool(t.continuity.search(low)),
-        plan=bool(t.plan.search(low)),
+        plan=bool(t.plan.search(plain(text))),  # "Decision: …" is said before the colon
         event=bool(t.event.search(low)),
         many=bool(t.many.search(low)),
         additive=bool(t.additive.search(low)),
