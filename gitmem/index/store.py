@@ -356,6 +356,11 @@ class Store:
         ``index.graph`` links them)."""
         if not statements:
             return
+        from gitmem.parse.statements import remember  # indexing only
+
+        for _, d in statements:
+            if d.reading is not None:
+                remember(d.text, d.subjects, d.kind, d.reading)
         row = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM statements").fetchone()
         first = int(row[0]) if row else 1
         self.conn.executemany(

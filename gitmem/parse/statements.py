@@ -65,8 +65,8 @@ class Statement:
             return mine > theirs
         return self.path == other.path and self.line > other.line
 
-    @property
-    def reading(self) -> Reading:
+    @functools.cached_property
+    def reading(self) -> Reading:  # a frozen dataclass may cache: its __dict__ is its own
         return read(self.text, self.subjects, self.kind)
 
 
@@ -83,17 +83,21 @@ class Reading:
     old_values: tuple[str, ...]  # the old values it names ("replaced the Synology with …")
     terms: frozenset[str]  # its content terms, names left out
     qualifiers: frozenset[str]  # "work" of "work phone": which of several values it sets
+    identifiers: frozenset[str]  # host names, keys, code spans, tickets: what it is about exactly
     continuity: bool  # "still", "keeps": the value holds on
     plan: bool  # "will", "decided to": nothing has changed yet
     event: bool  # tells of something that happened once ("visited")
     many: bool  # one of several things one has at once ("speaks", "plays")
     additive: bool  # one more ("also", "another")
     norm: str  # the text, spaces and case folded: a repetition is no update
+    named: frozenset[str] = frozenset()  # the subjects that are names, not topics: the ones an
+    # attribute can belong to
 
     @property
-    def named(self) -> frozenset[str]:
-        """The subjects that are names (not topics): the ones an attribute can belong to."""
-        return frozenset(s for s in self.subjects if not s.startswith(TOPIC))
+    def may_change(self) -> bool:
+        """Whether it can be the newer statement of an edge without sharing an attribute: it
+        words a change or names an old value (a cheap necessary condition, for the indexer)."""
+        return bool(self.change or self.old_values)
 
 
 def _tables() -> Tables:
@@ -210,7 +214,9 @@ def _names_within(text: str) -> list[str]:
 
 def _stopped(name: str) -> bool:
     first = name.split()[0].casefold()
-    return first in _NOT_NAMES or first in _stop_words()
+    # a past tense or a gerund opens a note's sentence, not a name ("Renewed the certificate")
+    verb = len(first) > 4 and first.isascii() and first.endswith(("ed", "ing"))
+    return first in _NOT_NAMES or first in _stop_words() or verb
 
 
 _NAME_LATER = re.compile(r"(?P<the>)(?<!^)"
@@ -231,6 +237,7 @@ def _later_name(text: str) -> re.Match[str] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     """A note line's subjects as written, those that are surely names (a chat turn's speaker,
     an @entity, a name before an honorific, the writer: not a capital that may open any
@@ -427,9 +434,29 @@ MAX_READ = 600  # characters of a statement read: a statement is a sentence or t
 # line a pasted log (a 20 MB line must not cost its square in pattern matches)
 
 
-@functools.lru_cache(maxsize=32768)
+_READ: dict[tuple[str, tuple[str, ...], str], Reading] = {}
+_READ_KEEP = 65536  # readings kept per process (the whole cache goes when it is full)
+
+
 def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
-    """Read a statement once (cached: the index compares each with many)."""
+    """Read a statement once (cached: the index compares each with many; the parser's worker
+    processes hand theirs over with each statement: ``remember``)."""
+    key = (text, written, kind)
+    found = _READ.get(key)
+    if found is None:
+        if len(_READ) >= _READ_KEEP:
+            _READ.clear()
+        found = _READ[key] = _read(text, written, kind)
+    return found
+
+
+def remember(text: str, written: tuple[str, ...], kind: str, reading: Reading) -> None:
+    """Keep a reading made elsewhere (a parser process) for ``read``."""
+    if len(_READ) < _READ_KEEP:
+        _READ[(text, written, kind)] = reading
+
+
+def _read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     text = text[:MAX_READ]
     from gitmem.parse.similarity import statement_terms
 
@@ -464,6 +491,7 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
                       if len(term) >= 3 and not term.isdigit() and term not in _LIGHT)
     return Reading(
         subjects=frozenset(subjects) | topics,
+        named=frozenset(subjects),
         sure=_sure(text, written, frozenset(subjects)),
         mentions=frozenset(name_key(m.group(1).rstrip(".")) for m in ENTITY_RE.finditer(text)),
         attributes=frozenset(attributes),
@@ -472,6 +500,7 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
         old_values=olds,
         terms=terms,
         qualifiers=_qualifiers(low),
+        identifiers=frozenset(m.group(0).strip("`.,;:()") for m in _IDENTIFIER.finditer(low)),
         continuity=bool(t.continuity.search(low)),
         plan=bool(t.plan.search(plain(text))),  # "Decision: …" is said before the colon
         event=bool(t.event.search(low)),
@@ -479,6 +508,11 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
         additive=bool(t.additive.search(low)),
         norm=" ".join(low.split()),
     )
+
+
+# a host name or dotted key (pebble.example.net, memorysearch.query.hybrid), a code span, a
+# ticket or pull request number
+_IDENTIFIER = re.compile(r"[a-z0-9][\w-]*(?:\.[a-z0-9][\w-]*){1,}(?<![.\d])|`[^`]{2,60}`|#\d{2,}")
 
 
 def _qualifiers(low: str) -> frozenset[str]:
@@ -577,13 +611,26 @@ class Drafted:
     text: str
     subjects: tuple[str, ...]  # a fact's written subjects; () for a note line
     keys: tuple[str, ...]  # its subject keys (topics too): what candidates are looked up by
+    reading: Reading | None = None  # as read where it was parsed (a worker hands it over)
+
+
+ATTRIBUTE = "attr:"  # the prefix of a key of a subject's attribute ("attr:ivan|residence")
+
+
+def lookup_keys(reading: Reading) -> tuple[str, ...]:
+    """The keys a statement's candidates are looked up by: its subjects, mentions and topics,
+    and each of its named subjects' attributes (so that a statement meets every earlier one
+    that set the same attribute, however many other statements about the subject came
+    between them)."""
+    attributes = {f"{ATTRIBUTE}{s}|{a}" for s in reading.named for a in reading.attributes}
+    return tuple(sorted(reading.subjects | reading.mentions | attributes))
 
 
 def fact_statement(f: Fact) -> Drafted:
     """A Retain entry as a statement."""
     reading = read(f.text, f.subjects, f.kind)
     return Drafted(f.kind, f.start_line, f.end_line, f.text, f.subjects,
-                   tuple(sorted(reading.subjects | reading.mentions)))
+                   lookup_keys(reading), reading)
 
 
 def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
@@ -610,17 +657,37 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
                 continue  # too short to say something, or a pasted log rather than a statement
             if not _may_state(stripped, large):
                 continue
-            reading = read(stripped, (), "note")
-            written: tuple[str, ...] = ()
-            if page and not reading.named:
-                written, reading = page, read(stripped, page, "note")
-            # a line is a statement when it names someone or something, or sets an attribute
-            # or words a change of a topic; a topic alone ("worker5 status ok") is no claim
-            if reading.named or (reading.subjects and (reading.attributes or reading.change
-                                                        or reading.old_values)):
-                out[n].append(Drafted("note", number, number, stripped, written,
-                                      tuple(sorted(reading.subjects | reading.mentions))))
+            for sentence in sentences(stripped):
+                drafted = _note_statement(sentence, number, page)
+                if drafted is not None:
+                    out[n].append(drafted)
     return _without_frame(out)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-ÖØ-ÞА-ЯЁ\d`\"'(])|(?<=[。！？])")
+
+
+def sentences(line: str) -> list[str]:
+    """A note line's sentences: each is a statement of its own (a line of a log or a diary
+    often tells several things: "Paid the invoice. Latency dropped from 900 to 80 ms.")."""
+    parts = [p.strip() for p in _SENTENCE_END.split(line) if p.strip()]
+    if len(parts) <= 1:
+        return [line]
+    return [p for p in parts if len(p) >= 8]
+
+
+def _note_statement(text: str, number: int, page: tuple[str, ...]) -> Drafted | None:
+    """A sentence of a note line as a statement, or None when it is no claim about anyone."""
+    reading = read(text, (), "note")
+    written: tuple[str, ...] = ()
+    if page and not reading.named:
+        written, reading = page, read(text, page, "note")
+    # a statement names someone or something, or sets an attribute or words a change of a
+    # topic; a topic alone ("worker5 status ok") is no claim
+    if reading.named or (reading.subjects and (reading.attributes or reading.change
+                                                or reading.old_values)):
+        return Drafted("note", number, number, text, written, lookup_keys(reading), reading)
+    return None
 
 
 _NAMING = re.compile(r"[A-ZÀ-ÖØ-ÞА-ЯЁ@]|[^\x00-\u024f]")  # a capital, an @entity, other scripts
@@ -663,6 +730,7 @@ def _without_frame(statements: list[list[Drafted]]) -> list[list[Drafted]]:
         for d in chunk:
             keys = tuple(k for k in d.keys if k not in frame)
             if keys:
-                kept.append(Drafted(d.kind, d.line, d.end_line, d.text, d.subjects, keys))
+                kept.append(Drafted(d.kind, d.line, d.end_line, d.text, d.subjects, keys,
+                                    d.reading))
         out.append(kept)
     return out

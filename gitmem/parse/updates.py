@@ -21,6 +21,8 @@ Pure functions, no I/O; the index stores what they decide (``gitmem.index.graph`
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -144,8 +146,12 @@ def _strong(pair: _Pair) -> bool:
 
 
 def _qualified_apart(pair: _Pair) -> bool:
-    return bool(pair.a.qualifiers or pair.b.qualifiers) and (
-        pair.a.qualifiers != pair.b.qualifiers)
+    """A qualifier or an identifier tells the two apart: "work phone" / "personal number",
+    the certificate "for pebble.example.net" / "for foxglove.example.net"."""
+    if (pair.a.qualifiers or pair.b.qualifiers) and pair.a.qualifiers != pair.b.qualifiers:
+        return True
+    return bool(pair.a.identifiers and pair.b.identifiers
+                and not pair.a.identifiers & pair.b.identifiers)
 
 
 def _weak(pair: _Pair) -> bool:
@@ -184,15 +190,36 @@ def _names_older(pair: _Pair) -> bool:
 
 def _named_in(text: str, subjects: frozenset[str]) -> bool:
     """Whether ``text`` names one of ``subjects`` as a word ("the office wifi" names @wifi)."""
+    if not subjects:
+        return False
     if not text.isascii():  # CJK text holds its words without spaces
         return any(s in text for s in subjects if len(s) >= 2 and "/" not in s)
-    words = set(text.replace(",", " ").replace(".", " ").split())
-    return any(s in words for s in subjects if len(s) >= 3 and "/" not in s)
+    return bool(_words_of(text) & {s for s in subjects if len(s) >= 3 and "/" not in s})
 
 
-def _phrase(pair: _Pair) -> bool:
-    """A topic phrase in common ("gateway host"), not only a word."""
-    return any(" " in t for t in pair.topics)
+@functools.lru_cache(maxsize=32768)
+def _words_of(text: str) -> frozenset[str]:
+    return frozenset(text.replace(",", " ").replace(".", " ").split())
+
+
+def _phrase(pair: _Pair, *, changed: bool = False) -> bool:
+    """A topic phrase in common ("gateway host"), not only a word; ``changed``: one the newer
+    words its change of, right beside it ("Moved the gateway host to …")."""
+    phrases = [t.removeprefix(TOPIC) for t in pair.topics if " " in t]
+    if not changed:
+        return bool(phrases)
+    return any(_beside(pair.a.norm, pair.a.change, phrase) for phrase in phrases)
+
+
+def _beside(text: str, change: str, phrase: str) -> bool:
+    """Whether a change word and a topic phrase (its words cut to five letters) stand within a
+    few words of each other."""
+    words = text.split()
+    cut = [w[:5] for w in words]
+    first, _, second = phrase.partition(" ")
+    spots = [i for i, (a, b) in enumerate(itertools.pairwise(cut)) if a == first and b == second]
+    moves = [i for i, w in enumerate(words) if w.startswith(change.split()[0])] if change else []
+    return any(abs(i - j) <= 3 for i in spots for j in moves)
 
 
 def _changed_thing(pair: _Pair) -> bool:
@@ -202,15 +229,15 @@ def _changed_thing(pair: _Pair) -> bool:
     one of several."""
     shared = {a for a in pair.shared_attributes if family_strength(a) != "fixed"}
     return (bool(shared & pair.a.changed) and bool(_things(pair.shared_terms)) and not pair.a.plan
-            and not _holds_on(pair) and not _fixed(pair))
+            and not _holds_on(pair) and not _fixed(pair) and not _qualified_apart(pair))
 
 
-def _things(terms: frozenset[str]) -> frozenset[str]:
+def _things(terms: frozenset[str], *, shortest: int = 3) -> frozenset[str]:
     """Terms that name a thing, not a value an attribute takes (a number, a weekday, a time
     word: "monday" is no thing two statements are both about)."""
     cue = schedule_cue()
     return frozenset(term for term in terms if not any(ch.isdigit() for ch in term)
-                     and not cue.search(term) and len(term) >= 3)
+                     and not cue.search(term) and len(term) >= shortest)
 
 
 def _disjoint_periods(pair: _Pair) -> bool:
@@ -252,15 +279,16 @@ _RULES: tuple[tuple[str, Callable[[_Pair], bool], Outcome], ...] = (
      _hard_family),
     ("only a topic in common: never more than a hint",
      lambda p: not p.subjects,
-     lambda p: _hint(p) if p.a.change and p.shared_terms and _phrase(p) else None),
+     lambda p: _hint(p) if p.a.change and _phrase(p, changed=True) else None),
     ("a fixed attribute (a birthday) is never replaced by the rule", _fixed, None),
     ("the value holds on, or one more of several", _holds_on, None),
     ("both tell what happened once", lambda p: p.a.event and p.b.event and not p.a.change, None),
     ("one strong attribute of one subject", _strong, _hard_family),
     ("one weak attribute of one thing", _weak, _hard_family),
     ("other attributes: a move does not end one's duties", _other_attributes, None),
-    ("a worded change about the same subject, sharing a word or an attribute",
-     lambda p: bool(p.a.change) and bool(p.shared_terms or p.shared_attributes), _hint),
+    ("a worded change about the same subject, sharing an attribute, a topic or a thing",
+     lambda p: bool(p.a.change) and bool(p.shared_attributes or _phrase(p)
+                                         or _things(p.shared_terms, shortest=2)), _hint),
 )
 
 
