@@ -510,3 +510,13 @@ def test_a_second_index_run_compiles_no_pattern_of_its_own_nor_markdown_its(
         # (markdown-it's inline terminators: a pattern made from a set, other in each process)
         allowed = _OWN_PATTERNS | {"markdown_it:parser_inline.py"}
         assert set(report["compiled"]) <= allowed, report["compiled"]
+
+
+def test_progress_estimates_the_time_left_from_the_rate_so_far() -> None:
+    from gitmem.cli import _left
+
+    assert _left((0.0, 0), 1.0, 10, 100) == ""  # too early to know the rate
+    assert _left((0.0, 0), 10.0, 10, 100) == ", about 90 s left   "
+    assert _left((0.0, 20), 10.0, 30, 1000) == ", about 16 min left   "
+    assert _left((0.0, 0), 10.0, 10, None) == ""  # no total, no estimate
+    assert _left((0.0, 0), 10.0, 100, 100) == ""  # done

