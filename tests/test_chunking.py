@@ -3,7 +3,7 @@ from __future__ import annotations
 import itertools
 
 from gitmem.domain import MemoryFile
-from gitmem.parse.chunking import ChunkParams, chunk_lines, passage_lines
+from gitmem.parse.chunking import ChunkParams, chunk_lines, passage_lines, unit_text
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.textfold import count_tokens
 
@@ -81,7 +81,7 @@ def test_a_parse_without_chunks_has_the_same_facts_opinions_and_warnings() -> No
 
 def test_units_are_list_items_table_rows_and_paragraphs() -> None:
     text = "\n".join([
-        "## Log",                                    # 0: a heading belongs to no unit
+        "## Log",                                    # 0: cited with the next unit
         "- アリスは来月から東京本社に移る。",           # 1
         "- Mødet med banken er flyttet til torsdag.",  # 2
         "  Husk papirerne.",                          # 3: the item's continuation line
@@ -95,8 +95,11 @@ def test_units_are_list_items_table_rows_and_paragraphs() -> None:
         "---",                                        # 11: a rule belongs to no unit
         "After the rule.",                            # 12
     ])
-    assert passage_lines(text, 96) == [[1], [2, 3], [4], [6, 7], [9], [10], [12]]
+    units = passage_lines(text, 96)
+    assert units == [[0, 1], [2, 3], [4], [6, 7], [9], [10], [12]]
     assert passage_lines("## Only a heading", 96) == [[]]
+    # the heading is cited with its first unit, not embedded with it
+    assert unit_text(text.split("\n"), units[0]) == "- アリスは来月から東京本社に移る。"
 
 
 def test_a_long_unit_is_cut_at_lines_and_too_many_are_packed() -> None:

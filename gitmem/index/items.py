@@ -9,7 +9,7 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 from __future__ import annotations
 
 from gitmem.domain import ParsedFile, ResultKind
-from gitmem.parse.chunking import passage_lines
+from gitmem.parse.chunking import passage_lines, unit_text
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
@@ -134,5 +134,5 @@ def embedding_passages(item_type: str, content: str, subjects: str) -> list[str]
     if item_type == "fact":
         return [f"{subjects}: {content}" if subjects else content]
     lines = content.split("\n")
-    return ["\n".join(lines[i] for i in part)
+    return [unit_text(lines, part)
             for part in passage_lines(content, PASSAGE_TOKENS, MAX_PASSAGES)]
