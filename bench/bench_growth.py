@@ -24,7 +24,7 @@ command run alone does, and from the sign bits held in memory (``index.signbits`
 process does (with its load time, and a query right after another process wrote 64 vectors);
 each answer's top 10 compared with the exact k-NN (numpy) for recall@10, for several candidate
 counts. ``--years`` with no value measures the vectors alone. Plots go to ``--plots``
-(matplotlib: ``pip install 'gitmem-cli[bench]'``).
+(matplotlib: ``pip install '.[bench]'`` in a checkout).
 """
 
 from __future__ import annotations

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
-
-from gitmem.records import dataclass
 
 # The closed sets of names that reach JSON output (docs/json.md): typed, so a typo is a mypy error.
 Kind = Literal["world", "experience", "opinion", "observation"]  # a Retain entry's KIND
@@ -25,7 +23,9 @@ PageEdit = Literal["generated", "human", "both", "blank"]
 HookFileState = Literal["installed", "foreign", "missing"]
 WindowSource = Literal["flags", "query"]  # a recall's time window: from --since/... or the query
 WindowUse = Literal["filter", "boost"]  # the window selects results, or ranks them first
-Basis = Literal["declared", "rule"]  # a replacement: declared by the newer fact's writer, or found
+# a replacement: declared by the newer fact's writer, or found by the rule
+Basis = Literal["declared", "rule"]
+Strength = Literal["hard", "hint"]  # a replacement (marks, demotes) or a hint (never demotes)
 ConfigSource = Literal["repository", "user", "environment", "default"]  # a setting's layer
 WrittenKind = Literal["opinions", "entity-page", "proposal"]  # a file reflect writes
 # What classifying a path finds: (class, daily date, problem); None when it is not memory.
@@ -109,6 +109,10 @@ class Fact:
     event_end: date | None
     # what a nested '- replaces: <ref>' item declares it replaces: fact ids or citations
     replaces: tuple[str, ...] = ()
+    # what a nested '- keeps: <ref>' item says it does not replace, whatever the rule says
+    keeps: tuple[str, ...] = ()
+    importance: int | None = None  # <!-- importance: N --> on its lines (parse.annotations)
+    triggers: tuple[str, ...] = ()  # <!-- trigger: ... --> phrases on its lines
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -221,3 +225,13 @@ class TimeWindow:
     @property
     def is_open(self) -> bool:
         return self.start is None and self.end is None
+
+
+@dataclass(frozen=True)
+class Edge:
+    """What a newer statement is to an older one (the replacement graph, SPEC §8)."""
+
+    strength: Strength
+    basis: Basis  # declared (its writer said so) | rule
+    attribute: str  # the attribute both set ("residence"), or '' (a hint may have none)
+    reason: str  # the words that made it ("moved to", "replaced synology")

@@ -20,7 +20,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from gitmem.domain import Classified, MemoryFile
 from gitmem.errors import GitmemError, UsageError
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     import pygit2
@@ -939,12 +938,142 @@ def merge_in_progress(repo_root: Path) -> bool:
     return run(repo_root, "rev-parse", "--verify", "--quiet", "MERGE_HEAD").returncode == 0
 
 
-def push(repo_root: Path, remote: str, branch: str) -> tuple[bool, str]:
-    """Push HEAD to ``remote``'s ``branch``, never forced: (accepted, git's reason)."""
-    proc = run(repo_root, "push", "--quiet", "--porcelain", remote, f"HEAD:refs/heads/{branch}")
+def push(repo_root: Path, remote: str, branch: str, *options: str) -> tuple[bool | None, str]:
+    """Push HEAD to ``remote``'s ``branch``, never forced unless ``options`` say so:
+    (accepted, git's reason); accepted is None when the remote had HEAD already (nothing was
+    pushed)."""
+    proc = run(repo_root, "push", "--porcelain", *options, remote, f"HEAD:refs/heads/{branch}")
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
-    if proc.returncode == 0:
-        return True, text
-    if "[rejected]" in text or "[remote rejected]" in text or "fetch first" in text:
+    if proc.returncode == 0:  # a ref's porcelain line: flag, tab, from:to, tab, summary
+        same = any(line.startswith("=\t") for line in proc.stdout.decode("utf-8", "replace")
+                   .splitlines())
+        return (None if same else True), text
+    if any(word in text for word in ("[rejected]", "[remote rejected]", "fetch first",
+                                     "stale info")):
         return False, text
     raise GitmemError(f"git push {remote} failed in {repo_root}: {text}")
+
+
+# -- forgetting for good: rewriting history (gitmem forget --purge, sync --after-purge) --------
+
+PURGED = "[forgotten]"  # what the purged text reads as in every rewritten commit
+
+
+def tracked_changes(repo_root: Path) -> list[str]:
+    """Tracked paths with uncommitted (staged or unstaged) changes."""
+    proc = run(repo_root, "--no-optional-locks", "status", "--porcelain=v1", "-z",
+               "--untracked-files=no", "--ignore-submodules=all")
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"cannot read the working tree of {repo_root}: {reason}")
+    records = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return [r[3:] for r in records if len(r) > 3]
+
+
+def commits_containing(repo_root: Path, text: str) -> list[str]:
+    """Commits of any ref whose changes add or remove ``text`` or whose message holds it
+    (``git log --all -S`` and ``--grep``), newest first."""
+    found: dict[str, None] = {}
+    for how in (["-S", text], ["--fixed-strings", "--grep", text]):
+        proc = run(repo_root, "log", "--all", "--format=%H", *how)
+        if proc.returncode != 0:
+            reason = proc.stderr.decode("utf-8", "replace").strip()
+            raise GitmemError(f"git log failed in {repo_root}: {reason}")
+        found.update(dict.fromkeys(_out(proc).split()))
+    return list(found)
+
+
+def objects_containing(repo_root: Path, texts: Sequence[str]) -> list[str]:
+    """Ids of the objects in the repository's object store (reachable or not) whose content
+    holds any of ``texts``: one ``git cat-file --batch-all-objects --batch``."""
+    proc = run(repo_root, "cat-file", "--batch-all-objects", "--batch")
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitmemError(f"git cat-file failed in {repo_root}: {reason}")
+    needles = [t.encode("utf-8") for t in texts if t]
+    data, at, hits = proc.stdout, 0, []
+    while at < len(data):
+        header_end = data.index(b"\n", at)
+        oid, _, size = data[at:header_end].split(b" ")
+        body = data[header_end + 1:header_end + 1 + int(size)]
+        if any(n in body for n in needles):
+            hits.append(oid.decode())
+        at = header_end + 1 + int(size) + 1
+    return hits
+
+
+def filter_repo_replace(repo_root: Path, texts: Sequence[str]) -> None:
+    """Rewrite every commit of every ref with git-filter-repo, each of ``texts`` (in files and
+    in commit messages) replaced by ``PURGED``; then expire every reflog and prune, so no
+    object holding them is left in this clone. ``--partial`` keeps the remotes and their
+    tracking refs (rewritten like the rest); ``--force``: this is not a fresh clone."""
+    import importlib.util
+    import sys
+    import tempfile
+
+    if importlib.util.find_spec("git_filter_repo") is None:
+        raise GitmemError("purging history needs git-filter-repo: pip install git-filter-repo "
+                          "(it comes with gitmem-cli); nothing was rewritten")
+    # Each purge stands alone: a run older than a day would otherwise be asked about (on stdin)
+    # and a later one treated as its continuation.
+    (_git_path(repo_root, "filter-repo") / "already_ran").unlink(missing_ok=True)
+    lines = [f"literal:{t}==>{PURGED}" for t in texts if t and "\n" not in t]
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt",
+                                     delete=False) as spec:
+        spec.write("\n".join(lines) + "\n")
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "git_filter_repo", "--force", "--partial", "--quiet",
+             "--replace-refs", "delete-no-add", "--replace-text", spec.name,
+             "--replace-message", spec.name],
+            cwd=repo_root, capture_output=True, check=False, stdin=subprocess.DEVNULL)
+    finally:
+        os.unlink(spec.name)
+    if proc.returncode != 0:
+        reason = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        raise GitmemError(f"git-filter-repo failed in {repo_root}: {reason}")
+    drop_unreachable(repo_root)
+
+
+def drop_unreachable(repo_root: Path) -> None:
+    """Expire every reflog now and prune what no ref reaches (the old history's objects)."""
+    _git(repo_root, None, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    _git(repo_root, None, "gc", "--quiet", "--prune=now")
+
+
+def push_with_lease(repo_root: Path, remote: str, branch: str, expected: str | None
+                    ) -> tuple[bool, str]:
+    """Force-push HEAD to ``remote``'s ``branch`` only if that branch still is ``expected``
+    there (None: it must not exist): (accepted, git's output)."""
+    accepted, text = push(repo_root, remote, branch,
+                          f"--force-with-lease=refs/heads/{branch}:{expected or ''}")
+    return accepted is not False, text  # None: the remote had HEAD already
+
+
+def refs_containing(repo_root: Path, commit: str) -> list[str]:
+    """Full names of the refs whose history holds ``commit``."""
+    proc = run(repo_root, "for-each-ref", "--format=%(refname)", "--contains", commit)
+    return _out(proc).split() if proc.returncode == 0 else []
+
+
+def reset_keep(repo_root: Path, commit: str) -> None:
+    """Move the branch and work tree to ``commit``, keeping uncommitted edits of files the move
+    does not touch (``git reset --keep``; refuses, with git's reason, when it would lose one)."""
+    _git(repo_root, None, "reset", "--quiet", "--keep", commit)
+
+
+def rebase_onto(repo_root: Path, new_base: str, old_base: str) -> tuple[bool, str]:
+    """Replay HEAD's commits after ``old_base`` on ``new_base``: (clean, git's output); a
+    rebase that stops on conflicts stays in progress, as git leaves it."""
+    proc = run(repo_root, "rebase", "--quiet", "--onto", new_base, old_base)
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
+    return proc.returncode == 0, text
+
+
+def tree_of(repo_root: Path, rev: str) -> str | None:
+    proc = run(repo_root, "rev-parse", "--verify", "-q", f"{rev}^{{tree}}")
+    return (_out(proc) or None) if proc.returncode == 0 else None
+
+
+def update_ref(repo_root: Path, ref: str, commit: str) -> None:
+    _git(repo_root, None, "update-ref", ref, commit)

@@ -4,13 +4,14 @@ One server serves one workspace. Each tool calls the same typed function as the 
 command and returns exactly the JSON that command prints with ``--json``
 (``memory_search`` = ``recall``, ``memory_get`` = ``get``, ``memory_retain`` = ``retain``,
 ``memory_entity`` = ``entity``, ``memory_opinions`` = ``opinions``, ``memory_review`` =
-``review``), so
+``review``; ``memory_forget`` = ``forget``, offered only when ``mcp.forget`` is on), so
 an agent and a person see the same answers. The process stays up between calls: the embedding
 model stays loaded and the index catches up with HEAD on each call (recall's cheap check).
 Errors come back as tool errors with the command's message ("memory search
 unavailable: ..."), never as a crash of the server.
 
-The only module that imports the MCP SDK (an optional extra: ``pip install 'gitmem-cli[mcp]'``).
+The only module that imports the MCP SDK (the optional ``mcp`` extra: ``pip install '.[mcp]'`` in a
+checkout; ``INSTALL_HINT`` names its packages).
 """
 
 # No 'from __future__ import annotations' here: the SDK reads the tools' parameter annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gitmem import __version__
 from gitmem.config import Config, load_config
 from gitmem.domain import RecallMode
-from gitmem.errors import GitmemError, option_name
+from gitmem.errors import GitmemError, install_hint, option_name
 from gitmem.index.watch import WarmState
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from mcp.server import MCPServer
     from mcp.types import CallToolResult
 
-INSTALL_HINT = "gitmem mcp needs the MCP Python SDK: pip install 'gitmem-cli[mcp]'"
+INSTALL_HINT = f"gitmem mcp needs the MCP Python SDK: {install_hint('mcp')}"
 INSTRUCTIONS = (
     "Long-term memory kept as Markdown in git. Before answering anything about prior work, "
     "decisions, dates, people, preferences or todos, call memory_search; then memory_get to "
@@ -190,10 +191,23 @@ class MemoryTools:
         result = review(self.ws, cfg, range_spec)
         return render(result) if markdown else visible_json(result.to_json(), indent=2)
 
-    def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = ()) -> str:
+    def forget(self, cfg: Config, refs: tuple[str, ...], reason: str | None) -> str:
+        from gitmem.reflect.forget import forget, plan_forget
+
+        if not cfg.mcp_forget:
+            raise GitmemError("memory_forget is off: a person turns it on with 'gitmem config "
+                              "set mcp.forget true' (docs/forget.md)")
+        done = forget(self.ws, cfg, plan_forget(self.ws, cfg, refs), reason=reason)
+        if done.not_indexed:
+            print(f"gitmem mcp: committed, not indexed yet: {done.not_indexed}", file=sys.stderr)
+        return visible_json(done.to_json(), indent=None)
+
+    def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = (),
+               keeps: tuple[str, ...] = (), importance: int | None = None) -> str:
         from gitmem.reflect.retain import retain_and_index
 
-        done = retain_and_index(self.ws, cfg, entry, replaces=replaces)
+        done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps,
+                                importance=importance)
         if done.not_indexed:
             print(f"gitmem mcp: {done.not_indexed_note}", file=sys.stderr)
         return visible_json(done.to_json(), indent=None)
@@ -201,13 +215,11 @@ class MemoryTools:
 
 def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:
     """A server's answers say, every time, that semantic search is off because no
-    configuration reached it (the once-per-workspace hint of the command line is replaced)."""
+    configuration reached it."""
     from gitmem.embed.registry import unconfigured_warning
 
     warning = unconfigured_warning(cfg)
-    if warning is None:
-        return warnings
-    return [warning, *(w for w in warnings if not w.startswith("results are lexical: "))]
+    return warnings if warning is None else [warning, *warnings]
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:
@@ -285,8 +297,10 @@ def build_server(ws: Workspace) -> "MCPServer":
     ) -> CallToolResult:
         """Search long-term memory (MEMORY.md, daily notes, bank pages). Returns the JSON of
         'gitmem recall --json': results with snippet (at most 700 characters, ending with a
-        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), path, start_line,
-        end_line, commit, score, kind, timestamp, entities and source (the citation)."""
+        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), content (at most
+        recall.max_content_chars, 4,000 by default; truncated: true when cut, and memory_get
+        of the source reads it whole), path, start_line, end_line, commit, score, kind,
+        timestamp, entities and source (the citation)."""
         return tools.call(lambda cfg: tools.search(
             cfg, query, max_results=max_results, min_score=min_score, since=since,
             until=until, as_of=as_of, around=around, entity=entity, kind=kind, mode=mode))
@@ -328,6 +342,13 @@ def build_server(ws: Workspace) -> "MCPServer":
                         "(f-3fa9c2e11aa0) or citations (memory/2025-11-10.md#L14), as "
                         "memory_search and memory_retain's may_replace show them. Given for an "
                         "entry retained already today, it is added under that entry")] = None,
+        keeps: Annotated[str | list[str] | None, Field(
+            description="Facts this entry does NOT replace, whatever the knowledge-update rule "
+                        "says (a correction of a wrong 'replaced' mark, written as a nested "
+                        "'- keeps:' item): fact ids or citations")] = None,
+        importance: Annotated[int | None, Field(
+            ge=1, le=10, description="How much the entry matters, 1 to 10 (5 is neutral): "
+                                     "scales its search score, set once now")] = None,
     ) -> CallToolResult:
         """Write a durable fact to memory: appends the entry to today's daily note
         (memory/YYYY-MM-DD.md, '## Retain' section), commits that file and indexes it, so the
@@ -336,8 +357,28 @@ def build_server(ws: Workspace) -> "MCPServer":
         start_line, end_line, source, commit, fact_id, kind, text, entities, replaces (the fact
         ids it declares it replaces) and may_replace (earlier facts about the same subjects,
         those the knowledge-update rule finds replaced first, each with fact_id, source, text,
-        date, rule): confirm one with a second call that passes it as replaces."""
-        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces)))
+        date, rule): confirm one with a second call that passes it as replaces, or correct a
+        wrong mark with keeps."""
+        return tools.call(lambda cfg: tools.retain(cfg, entry, _listed(replaces),
+                                                   _listed(keeps), importance))
+
+    if tools.config().mcp_forget:  # a person's choice (mcp.forget); never offered otherwise
+        @server.tool(name="memory_forget", structured_output=False,
+                     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                 idempotent_hint=False, open_world_hint=False))
+        def memory_forget(
+            refs: Annotated[str | list[str], Field(
+                description="The entries to remove: fact ids (f-3fa9c2e11aa0) or citations "
+                            "(memory/2025-11-10.md#L14), as memory_search shows them")],
+            reason: Annotated[str, Field(description="Why (written into the commit "
+                                                     "message)")],
+        ) -> CallToolResult:
+            """Remove entries (with their nested items) from memory in one commit that says
+            why, and re-index: memory_search stops returning them. History keeps them (a
+            person can purge it with 'gitmem forget --purge'). Returns the JSON of 'gitmem
+            forget --json': commit, reason, entries (fact_id, source, text, lines),
+            page_lines."""
+            return tools.call(lambda cfg: tools.forget(cfg, _listed(refs), reason))
 
     @server.tool(name="memory_entity", annotations=read_only, structured_output=False)
     def memory_entity(

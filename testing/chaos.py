@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmem.index.store import open_store
+from testing.bounds import FAILURE_SECONDS
 
 PROC = Path("/proc")
 
@@ -151,7 +152,7 @@ def kill_after(proc: subprocess.Popen[bytes], seconds: float,
 
 
 def kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool],
-              timeout: float = 30.0) -> bool:
+              timeout: float = FAILURE_SECONDS) -> bool:
     """SIGKILL ``proc`` the moment ``ready()`` holds; False when it finished first."""
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:

@@ -22,8 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from testing.bounds import FAILURE_SECONDS
+
 # A deadline for failures only: a page that renders does so in seconds, a loaded machine is slow.
-WAIT_SECONDS = 180.0
+WAIT_SECONDS = FAILURE_SECONDS
 VIEWPORT_WIDTH = 900  # about the width of a pull request comment on GitHub
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.cli import run_captured
+from testing.bounds import FAILURE_SECONDS
 
 
 def gitmem(*args: str) -> tuple[int, str, str]:
@@ -23,7 +24,7 @@ def gitmem_subprocess(*args: str, cwd: Path | None = None) -> subprocess.Complet
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=120,
+        timeout=FAILURE_SECONDS,
     )
 
 

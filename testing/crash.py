@@ -205,7 +205,8 @@ def trial(scenario: Scenario, tally: CrashTally, rng: random.Random, *,
         if state not in ("ok", "missing"):
             tally.failures.append(f"{where}: {what} integrity_check: {state}")
     started, cpu = time.monotonic(), _children_cpu()
-    res = run_gitmem(scenario.repo, "recall", QUERY, "--json", env=scenario.env, timeout=60)
+    res = run_gitmem(scenario.repo, "recall", QUERY, "--json", env=scenario.env,
+                     timeout=max(60.0, recall_budget))
     seconds = time.monotonic() - started
     tally.recall_seconds.append(seconds)
     tally.recall_cpu.append(_children_cpu() - cpu)

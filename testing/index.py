@@ -29,7 +29,7 @@ _TABLES = (
 )
 _FTS_TERMS = ("gateway", "peter", "castle", "zed")
 _HAN_TERMS = ("日", "滞", "城", "关")  # of the sample workspace's Japanese and Chinese
-_META = ("last_indexed_commit", "worktree", "chunking", "schema_version")
+_META = ("last_indexed_commit", "worktree", "chunking", "schema_version", "rule_version")
 
 
 @contextmanager
@@ -72,8 +72,19 @@ def dump(repo: Path) -> list[tuple[Any, ...]]:
         rows.extend(sorted_rows(("file", *r) for r in files))
         entities = conn.execute("SELECT item_id, entity, name, role FROM item_entities")
         rows.extend(sorted_rows(("item_entity", *key(r[0]), *r[1:]) for r in entities))
-        declared = conn.execute("SELECT item_id, ref, fact_id FROM item_replaces")
+        declared = conn.execute("SELECT item_id, ref, fact_id, how FROM item_replaces")
         rows.extend(sorted_rows(("item_replaces", *key(r[0]), *r[1:]) for r in declared))
+        # the replacement graph: statements by their item and line, edges by both ends
+        statements = {int(r[0]): (*key(r[1]), *r[2:]) for r in conn.execute(
+            "SELECT id, item_id, line, end_line, kind, subjects, content FROM statements")}
+        rows.extend(sorted_rows(("statement", *v) for v in statements.values()))
+        keys = conn.execute("SELECT key, statement_id FROM statement_keys")
+        rows.extend(sorted_rows(("statement_key", r[0], *statements[int(r[1])][:4])
+                                for r in keys))
+        edges = conn.execute("SELECT older, newer, seq, strength, basis, attribute, reason "
+                             "FROM edges")
+        rows.extend(sorted_rows(("edge", statements[int(r[0])][:4], statements[int(r[1])][:4],
+                                 *r[2:]) for r in edges))
         for term in _FTS_TERMS:
             hits = conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH ?", (term,))
             rows.append(("fts", term, tuple(sorted_rows(key(r[0]) for r in hits))))

@@ -19,6 +19,7 @@ from typing import Any
 
 from bench import synth
 from gitmem.hooks import COALESCED, install
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import wait_gone
 from testing.index import dump
 from testing.repo import git
@@ -81,7 +82,7 @@ def _fire_hooks(repo: Path, count: int) -> None:
     procs = [subprocess.Popen([str(hook)], cwd=repo, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) for _ in range(count)]
     for proc in procs:
-        proc.wait(timeout=60)
+        proc.wait(timeout=FAILURE_SECONDS)
 
 
 def _recall_loop(repo: Path, queries: list[str], stop: threading.Event,
@@ -134,7 +135,7 @@ def run_load(repo: Path, seconds: float, *, wave_every: float, readers: int = 2,
     finally:
         stop.set()
         for thread in threads:
-            thread.join(180)
+            thread.join(FAILURE_SECONDS)
     report.seconds = time.monotonic() - started
     _settle(repo, report)
     return report

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from testing.repo import commit_all, make_repo, write
+from testing.repo import notes_history
 
 MEMORY = """# Memory
 
@@ -152,11 +152,5 @@ QUESTIONS: tuple[tuple[str, str], ...] = (
 
 def build(parent: Path, name: str = "ten-days") -> Path:
     """The repository: a first commit with MEMORY.md and Alice's page, then one per day."""
-    repo = make_repo(parent, name)
-    write(repo, "MEMORY.md", MEMORY)
-    write(repo, "bank/entities/Alice.md", ALICE_PAGE)
-    commit_all(repo, "memory: start", "2026-11-02T20:00:00+00:00")
-    for day, text in DAYS.items():
-        write(repo, f"memory/{day}.md", text)
-        commit_all(repo, f"memory: {day}", f"{day}T21:00:00+00:00")
-    return repo
+    return notes_history(parent, name, {"MEMORY.md": MEMORY, "bank/entities/Alice.md": ALICE_PAGE},
+                         "2026-11-02T20:00:00+00:00", DAYS)

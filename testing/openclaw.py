@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import reap, servers_under, wait_servers_gone
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,7 +108,7 @@ class OpenClawHome:
         finally:
             proc.terminate()
             try:
-                proc.wait(timeout=60)
+                proc.wait(timeout=FAILURE_SECONDS)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
@@ -121,7 +122,7 @@ def stop_servers(folder: str) -> None:
     for pid in servers_under(folder):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-    reap(wait_servers_gone(folder, timeout=60))
+    reap(wait_servers_gone(folder, timeout=FAILURE_SECONDS))
 
 
 @dataclass

@@ -72,6 +72,21 @@ def commit_all(
     return git(repo, "rev-parse", "HEAD", env=env).strip()
 
 
+def notes_history(parent: Path, name: str, start: Mapping[str, str], start_date: str,
+                  days: Mapping[str, str]) -> Path:
+    """A repository: a first commit of ``start`` (path -> text) at ``start_date``, then per day
+    (``YYYY-MM-DD`` -> text) ``memory/DAY.md`` committed at 21:00 UTC, in the order given."""
+    repo = make_repo(parent, name)
+    for path, text in start.items():
+        write(repo, path, text)
+    if start:
+        commit_all(repo, "memory: start", start_date)
+    for day, text in days.items():
+        write(repo, f"memory/{day}.md", text)
+        commit_all(repo, f"memory: {day}", f"{day}T21:00:00+00:00")
+    return repo
+
+
 def daily_notes_repo(parent: Path, lines: Sequence[tuple[str, str]]) -> Path:
     """A repository with one daily note a day (``memory/DAY.md``: the line under ``## Notes``),
     each committed on its day at 20:00 UTC, in the order given."""
@@ -80,3 +95,16 @@ def daily_notes_repo(parent: Path, lines: Sequence[tuple[str, str]]) -> Path:
         write(repo, f"memory/{day}.md", f"# {day}\n\n## Notes\n\n{text}\n")
         commit_all(repo, day, f"{day}T20:00:00+00:00")
     return repo
+
+
+def pasted_log(chars: int = 2_500_000) -> str:
+    """One line of a log dump as an agent pastes it into a note (issue 37: 2.5 MB): distinct
+    tokens after an ``ECONNRESET gateway dump:`` head, no line break; the same every time."""
+    import random
+
+    rng = random.Random(37)
+    parts, size = ["ECONNRESET gateway dump:"], 0
+    while size < chars:
+        parts.append(f"frame{len(parts):07d}={rng.getrandbits(32):08x}")
+        size += len(parts[-1]) + 1
+    return " ".join(parts)[:chars]

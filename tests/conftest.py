@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,10 +16,10 @@ from hypothesis import HealthCheck, settings
 
 from fixtures.build_fixture import build_fixture
 from gitmem import git as git_door
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import describe, reap, wait_servers_gone
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
-
-SERVER_EXIT_SECONDS = 30.0  # a bound for failures only: a stopped server exits at once
+from testing.repo import commit_all, make_repo, write
 
 # Hypothesis times examples by the wall clock (a 200 ms deadline for each, a health check on
 # slow data generation): on a loaded machine those fail correct code. Every property test
@@ -56,7 +58,7 @@ def no_server_outlives_the_session(tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def _fail_on_servers(folder: str, what: str) -> None:
-    left = wait_servers_gone(folder, SERVER_EXIT_SECONDS)  # a stopped one may be on its way out
+    left = wait_servers_gone(folder, FAILURE_SECONDS)  # a stopped one may be on its way out
     if left:
         said = [describe(pid) for pid in left]
         reap(left)
@@ -79,6 +81,15 @@ def without_default_model(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture
+def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private runtime folder for warm processes' sockets and registry (short: socket paths
+    are limited to ~100 bytes)."""
+    folder = tmp_path_factory.mktemp("run")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
 def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     """Every git process gitmem starts through its one door, by arguments."""
     calls: list[tuple[str, ...]] = []
@@ -90,6 +101,20 @@ def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
 
     monkeypatch.setattr(git_door, "run", counted)
     return calls
+
+
+@pytest.fixture
+def single_threaded() -> None:
+    """This process runs no thread but the test's (what ``lifetime.split_map`` needs to fork):
+    waits for the threads earlier tests left finishing (an HTTP server's handler that is still
+    closing its connection after its client had the answer), however loaded the machine is.
+    One still running after the failure bound fails the test, named."""
+    deadline = time.monotonic() + FAILURE_SECONDS
+    while threading.active_count() > 1:
+        others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+        assert time.monotonic() < deadline, f"threads left running by earlier tests: {others}"
+        for thread in others:
+            thread.join(0.1)
 
 
 @pytest.fixture
@@ -109,6 +134,15 @@ def fixture_repo(built_fixture: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "ws"
     shutil.copytree(built_fixture, dest, symlinks=True)
     return dest
+
+
+@pytest.fixture
+def memory_repo(tmp_path: Path) -> Path:
+    """A new repository whose one commit holds a near-empty MEMORY.md."""
+    repo = make_repo(tmp_path)
+    write(repo, "MEMORY.md", "# Memory\n")
+    commit_all(repo, "start")
+    return repo
 
 
 @pytest.fixture

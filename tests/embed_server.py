@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from testing.bounds import FAILURE_SECONDS
+
 
 def fake_vector(text: str, dim: int) -> list[float]:
     """The vector the server returns for ``text``: sha256 bytes mapped into [-1, 1]."""
@@ -54,7 +56,7 @@ class Gate:
 
     arrived: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
-    timeout: float = 60.0  # a bound for failures only: a loaded machine is slow, not wrong
+    timeout: float = FAILURE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class EmbedServer:
         self.requests: list[Recorded] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)  # notified as each request is recorded
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         if tls is not None:
@@ -97,6 +100,15 @@ class EmbedServer:
     def script(self, *faults: Fault) -> None:
         with self._lock:
             self._faults.extend(faults)
+
+    def wait_for_requests(self, count: int, timeout: float = FAILURE_SECONDS) -> int:
+        """How many requests have been recorded once ``count`` have (or ``timeout`` passed, a
+        bound for failures only). A client that gave up on an answer (its timeout) can be back
+        before the server's thread has even read its request: count them this way, not by
+        ``len(requests)`` at once."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self.requests) >= count, timeout)
+            return len(self.requests)
 
     def heal(self) -> None:
         """Drop the faults still queued: normal service from now on."""
@@ -117,6 +129,7 @@ class EmbedServer:
     def _next_fault(self, recorded: Recorded) -> Fault | None:
         with self._lock:
             self.requests.append(recorded)
+            self._arrived.notify_all()
             return self._faults.popleft() if self._faults else None
 
     def answer(self, path: str, body: Any, drop: int) -> dict[str, Any]:

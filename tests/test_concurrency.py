@@ -12,6 +12,7 @@ from bench import synth
 from gitmem.index.replay import index_workspace
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.index import dump
 from testing.repo import commit_all, git, write
 
@@ -28,7 +29,7 @@ def gitmem_popen(repo: Path, *args: str) -> subprocess.Popen[str]:
 
 
 def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=120)
+    out, err = proc.communicate(timeout=FAILURE_SECONDS)
     return proc.returncode, out, err
 
 
@@ -115,7 +116,7 @@ def test_recall_while_a_forced_rebuild_runs(tmp_path: Path) -> None:
     calls = 0
     try:
         for rebuild in range(2):
-            assert writer.stdout.readline() == "halfway\n", writer.communicate(timeout=120)
+            assert writer.stdout.readline() == "halfway\n", writer.communicate(timeout=FAILURE_SECONDS)
             assert list(ws.memory_dir.glob("index.sqlite.tmp-*")), "no rebuild in progress"
             for _ in range(5):  # while the rebuild is half done
                 check(calls)
@@ -123,12 +124,12 @@ def test_recall_while_a_forced_rebuild_runs(tmp_path: Path) -> None:
             writer.stdin.write("go\n")
             writer.stdin.flush()
             if rebuild == 0:
-                assert writer.stdout.readline() == "rebuilt\n", writer.communicate(timeout=120)
+                assert writer.stdout.readline() == "rebuilt\n", writer.communicate(timeout=FAILURE_SECONDS)
         while writer.poll() is None:  # and while the second one finishes and swaps the file
             check(calls)
             calls += 1
     finally:
-        out, err = writer.communicate(timeout=120)
+        out, err = writer.communicate(timeout=FAILURE_SECONDS)
     assert writer.returncode == 0, err
     assert out.split() == ["rebuilt"]
     assert calls >= 10
@@ -137,7 +138,7 @@ def test_recall_while_a_forced_rebuild_runs(tmp_path: Path) -> None:
         [sys.executable, "-m", "gitmem", "-C", str(repo), "recall", "Peter", "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=FAILURE_SECONDS,
     )
     assert res.returncode == 0 and '"source"' in res.stdout, res.stderr
 
@@ -175,7 +176,7 @@ def test_recall_while_incremental_updates_commit(tmp_path: Path) -> None:
             assert response.results, calls
             calls += 1
     finally:
-        _, err = writer.communicate(timeout=120)
+        _, err = writer.communicate(timeout=FAILURE_SECONDS)
     assert writer.returncode == 0, err
     found = answer(ws, cfg, RecallRequest(query="Zeppelin day", k=10), now=NOW).results
     # (other notes' "days" share the stem of "day": only the Zeppelin facts are checked)

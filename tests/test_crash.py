@@ -18,6 +18,7 @@ from gguf_model import tiny_gguf
 from bench import synth
 from gitmem.locks import writer_lock
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import (
     children_of,
     gitmem_process,
@@ -30,7 +31,6 @@ from testing.chaos import (
 from testing.crash import CrashTally, build_scenario, trial
 from testing.index import dump
 
-FAILURE_SECONDS = 60.0  # bounds for failures only: a loaded machine is slow, not wrong
 RUN_SECONDS = 300.0  # an index run's failure bound (a stuck lock is checked directly)
 # The bench holds recall to 2 s of wall-clock time after a kill, on a machine of its own; the
 # suite shares two cores with other work, so it bounds the work recall does: its CPU time.

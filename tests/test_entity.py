@@ -67,10 +67,10 @@ def memory(tmp_path: Path) -> Path:
     commit_all(repo, "day 1", "2025-11-20T21:00:00+00:00")
     write(repo, "memory/2025-11-27.md", daily(
         "2025-11-27",
-        "W @Peter @The-Castle: Moved the gateway host to The Castle.",
+        "W @Peter @The-Castle: Moved the gateway host from the NUC to The Castle.",
         "W @Peter: Currently in Marrakech for Andy's birthday.",
         "B @Peter: Fixed the Baileys WS crash in warelay.",
-        "W @ピーター @キャッスル: ゲートウェイのホストをキャッスルに移した。",
+        "W @ピーター @キャッスル: ゲートウェイのホストをNUCからキャッスルに移した。",
         "W @Пётр: Теперь живёт в Берлине.",
     ))
     write(repo, "bank/entities/The Castle.md", CASTLE_PAGE)
@@ -96,7 +96,7 @@ def test_facts_by_kind_newest_first_with_the_facts_they_replaced(memory: Path) -
     world = v.facts["world"]
     assert [f.content for f in world] == [
         "Currently in Marrakech for Andy's birthday.",  # same day; line order, newest first
-        "Moved the gateway host to The Castle.",
+        "Moved the gateway host from the NUC to The Castle.",
     ]
     moved = world[1]
     assert moved.source == "memory/2025-11-27.md#L4"
@@ -108,9 +108,10 @@ def test_facts_by_kind_newest_first_with_the_facts_they_replaced(memory: Path) -
     # Experience entries are events: the second fix does not replace the first.
     assert [f.content for f in v.facts["experience"]] == [
         "Fixed the Baileys WS crash in warelay again.", "Fixed the Baileys WS crash in warelay."]
-    [likes] = v.facts["opinion"]  # a paraphrase replaces the older O entry
-    assert likes.content == "Likes short replies on WhatsApp."
-    assert [h.content for h in likes.history] == ["Prefers concise WhatsApp replies."]
+    # O entries are evidence of opinions (bank/opinions.md evolves them, docs/opinions-file.md):
+    # the rule of knowledge updates replaces states, not judgements
+    assert [f.content for f in v.facts["opinion"]] == [
+        "Likes short replies on WhatsApp.", "Prefers concise WhatsApp replies."]
     # 7 facts, and the text chunks of the 3 daily notes that mention Peter; bank/opinions.md
     # restates O entries and counts for nothing (generated text is not a source).
     assert v.counts == {"mentions": 10, "facts": 7, "world": 3, "experience": 2, "opinion": 2,
@@ -147,13 +148,13 @@ def test_slugs_aliases_and_the_page_human_text(memory: Path) -> None:
     write(memory, "bank/entities/The Castle.md", CASTLE_PAGE.replace("attic", "cellar"))
     page = view(memory, "castle").page
     assert page is not None and "cellar" in page.text
-    assert [f.content for f in v.facts["world"]] == ["Moved the gateway host to The Castle."]
+    assert [f.content for f in v.facts["world"]] == ["Moved the gateway host from the NUC to The Castle."]
 
 
 def test_non_latin_entities(memory: Path) -> None:
     ja = view(memory, "@ピーター")
     [moved] = ja.facts["world"]
-    assert moved.content == "ゲートウェイのホストをキャッスルに移した。"
+    assert moved.content == "ゲートウェイのホストをNUCからキャッスルに移した。"
     assert [h.content for h in moved.history] == ["ゲートウェイのホストは古いNUC。"]
     ru = view(memory, "Пётр")
     [lives] = ru.facts["world"]
@@ -190,7 +191,7 @@ def test_as_of_takes_a_commit_on_entity_and_opinions(memory: Path) -> None:
         names = gitmem_json("-C", str(memory), "entity", "--as-of", as_of, "--json")
         assert "The Castle" not in [e["entity"] for e in names["entities"]]  # a later page
     day2 = gitmem_json("-C", str(memory), "entity", "Peter", "--as-of", "HEAD~1", "--json")
-    assert "Moved the gateway host to The Castle." in [
+    assert "Moved the gateway host from the NUC to The Castle." in [
         f["content"] for f in day2["facts"]["world"]]
     for command in (("entity", "Peter"), ("entity",), ("opinions",)):
         code, out, err = gitmem("-C", str(memory), *command, "--as-of", "no-such-rev")
@@ -240,7 +241,7 @@ def test_entity_cli_text_and_json(memory: Path) -> None:
     code, out, _ = gitmem("-C", str(memory), "entity", "@the_castle")
     assert code == 0
     assert "The home server in the attic." in out and "generated" not in out
-    assert "Moved the gateway host to The Castle." in out
+    assert "Moved the gateway host from the NUC to The Castle." in out
     assert "memory/2025-11-27.md#L4" in out
     code, out, _ = gitmem("-C", str(memory), "entity", "Peter")
     assert "was: The gateway host for warelay is the old NUC.  (until 2025-11-27)" in out
@@ -266,7 +267,7 @@ def test_recall_marks_a_replaced_fact_and_ranks_the_current_one_above(memory: Pa
     assert results[new]["superseded_by"] is None
     code, out, _ = gitmem("-C", str(memory), "recall", "NUC")
     assert code == 0
-    assert "replaced by memory/2025-11-27.md#L4 (2025-11-27)" in out
+    assert "replaced by memory/2025-11-27.md#L4 (2025-11-27; value: replaced nuc)" in out
 
 
 def test_recall_brings_the_replacement_when_the_search_missed_it(memory: Path) -> None:
@@ -303,10 +304,11 @@ def test_templated_observations_merge_by_topic_not_by_frame(tmp_path: Path) -> N
         commit_all(repo, day, f"{day}T21:00:00+00:00")
     v = view(repo, "Mara")
     shown = [(f.content, [h.content for h in f.history]) for f in v.facts["observation"]]
-    assert shown[0] == ("Mentioned sqlite WAL mode 6 times this month.",
-                        ["Mentioned sqlite WAL mode 0 times this month."])
-    assert all(history == [] for _, history in shown[1:])
-    assert len(shown) == 6
+    # a shared frame ("Mentioned … times this month") makes no two of them one attribute, and
+    # a count that no attribute family knows is left current (precision first, issue 38)
+    assert shown[0] == ("Mentioned sqlite WAL mode 6 times this month.", [])
+    assert all(history == [] for _, history in shown)
+    assert len(shown) == 7
 
 
 def test_a_note_holding_a_replaced_fact_says_so(tmp_path: Path) -> None:
@@ -321,7 +323,8 @@ def test_a_note_holding_a_replaced_fact_says_so(tmp_path: Path) -> None:
     ))
     commit_all(repo, "day 1", "2025-03-06T21:00:00+00:00")
     write(repo, "memory/2025-03-13.md", daily(
-        "2025-03-13", "W @warelay @The-Castle: Moved the gateway host to The Castle."))
+        "2025-03-13",
+        "W @warelay @The-Castle: Moved the gateway host from the NUC to The Castle."))
     commit_all(repo, "day 2", "2025-03-13T21:00:00+00:00")
     results = recall_json(repo, "gateway host in March 2025")["results"]
     stale = [r for r in results if "old NUC" in r["content"]]
@@ -330,7 +333,7 @@ def test_a_note_holding_a_replaced_fact_says_so(tmp_path: Path) -> None:
     sources = [r["source"] for r in results]
     assert sources.index("memory/2025-03-13.md#L4") < sources.index(stale[0]["source"])
     code, out, _ = gitmem("-C", str(repo), "recall", "gateway host in March 2025")
-    assert code == 0 and "replaced by memory/2025-03-13.md#L4 (2025-03-13)" in out, out
+    assert code == 0 and "replaced by memory/2025-03-13.md#L4 (2025-03-13;" in out, out
 
 
 def test_a_note_result_under_an_entity_filter_brings_no_other_entitys_facts(
@@ -346,7 +349,8 @@ def test_a_note_result_under_an_entity_filter_brings_no_other_entitys_facts(
     ))
     commit_all(repo, "day 1", "2025-03-06T21:00:00+00:00")
     write(repo, "memory/2025-03-13.md", daily(
-        "2025-03-13", "W @warelay @The-Castle: Moved the gateway host to The Castle."))
+        "2025-03-13",
+        "W @warelay @The-Castle: Moved the gateway host from the NUC to The Castle."))
     commit_all(repo, "day 2", "2025-03-13T21:00:00+00:00")
     results = recall_json(repo, "gateway host in March 2025", "--entity", "Peter")["results"]
     assert results, results

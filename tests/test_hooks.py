@@ -18,12 +18,11 @@ from gitmem.index.replay import index_workspace
 from gitmem.index.store import open_store
 from gitmem.locks import writer_lock
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import processes_mentioning
 from testing.cli import recall_json, sources
 from testing.index import dump
 from testing.repo import git, make_repo, write
-
-POLL_SECONDS = 60.0  # a deadline for failures only: a loaded machine is slow, not wrong
 
 
 def daily(day: str, fact: str) -> str:
@@ -57,7 +56,7 @@ def log_lines(repo: Path) -> list[str]:
 
 def wait_for_log(repo: Path, count: int, needle: str = "") -> list[str]:
     """Wait until hook.log has ``count`` entries (each background run writes one)."""
-    deadline = time.monotonic() + POLL_SECONDS
+    deadline = time.monotonic() + FAILURE_SECONDS
     while time.monotonic() < deadline:
         lines = log_lines(repo)
         if len([ln for ln in lines if needle in ln]) >= count:
@@ -87,7 +86,7 @@ def indexed(repo: Path, text: str) -> bool:
 
 
 def wait_indexed(repo: Path, text: str) -> None:
-    deadline = time.monotonic() + POLL_SECONDS
+    deadline = time.monotonic() + FAILURE_SECONDS
     while time.monotonic() < deadline:
         if indexed(repo, text):
             return
@@ -133,7 +132,7 @@ def run_ends(repo: Path) -> list[str]:
 def wait_for_runs(repo: Path, count: int) -> list[str]:
     """Wait until ``count`` background hook runs have ended (a count, not a time: a loaded
     machine only makes this slower)."""
-    deadline = time.monotonic() + POLL_SECONDS * 4
+    deadline = time.monotonic() + FAILURE_SECONDS
     while time.monotonic() < deadline:
         if len(run_ends(repo)) >= count:
             return log_lines(repo)
@@ -280,7 +279,7 @@ def test_hook_returns_to_git_without_waiting_for_the_index(tmp_path: Path) -> No
     with writer_lock(ws):
         git(repo, "add", "-A")
         done = subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "locked"],
-                              capture_output=True, text=True, timeout=POLL_SECONDS)
+                              capture_output=True, text=True, timeout=FAILURE_SECONDS)
         assert done.returncode == 0, done.stderr
         assert not indexed(repo, "Fact while locked")
     wait_indexed(repo, "Fact while locked")
@@ -319,7 +318,7 @@ def hook_processes(repo: Path) -> list[int]:
 def wait_quiet(repo: Path) -> None:
     """Wait until no hook process of ``repo`` is alive (the background runs are done), however
     long a loaded machine takes: a process count, not a quiet period."""
-    deadline = time.monotonic() + POLL_SECONDS
+    deadline = time.monotonic() + FAILURE_SECONDS
     while hook_processes(repo):
         if time.monotonic() > deadline:
             raise AssertionError(f"hook runs of {repo} still alive: {hook_processes(repo)}")
@@ -380,17 +379,18 @@ def test_hook_runs_that_arrive_while_one_waits_leave_the_work_to_it(tmp_path: Pa
     with writer_lock(ws):
         first = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "hooks", "run",
                                   "post-commit"])
-        deadline = time.monotonic() + POLL_SECONDS
+        deadline = time.monotonic() + FAILURE_SECONDS
         queue = repo / ".memory" / "hook-queue.lock"
-        while not (queue.exists() and queue.stat().st_size) and time.monotonic() < deadline:
-            time.sleep(0.02)  # the first run holds the queue (it wrote its pid there)
+        while not (queue.exists() and queue.stat().st_size):  # the first run holds the queue
+            assert time.monotonic() < deadline, "the first run never took the queue"
+            time.sleep(0.02)  # (it writes its pid there)
         procs = [subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "hooks",
                                    "run", "post-commit"]) for _ in range(19)]
         for proc in procs:
-            assert proc.wait(60) == 0
+            assert proc.wait(FAILURE_SECONDS) == 0
         lines = log_lines(repo)
         assert sum(COALESCED in ln for ln in lines) == 19, lines
         assert not any("indexed" in ln for ln in lines)
-    assert first.wait(60) == 0
+    assert first.wait(FAILURE_SECONDS) == 0
     wait_indexed(repo, "Herded the hooks")
     assert sum("post-commit: indexed" in ln for ln in log_lines(repo)) == 1

@@ -286,14 +286,13 @@ def test_an_index_of_schema_6_gets_the_current_items_index_in_place(fixture_repo
 
 
 def test_an_index_of_schema_8_gets_the_fact_ids_index_in_place(fixture_repo: Path) -> None:
-    """m009: the facts' ids as an index of their own (a shown fact's knowledge-update
-    candidates include the facts among its subject's newest mentions, told from text passages
-    by it, not by the items' rows); an index made before it gets it in place, and recall
-    answers as before, the replaced gateway host marked."""
+    """m009: the facts' ids as an index of their own; an index made before it gets it (and,
+    since m010 needs the replacement graph derived, is rebuilt), and recall answers as
+    before, the gateway host's move a hint on the NUC fact."""
     from gitmem.index.store import open_store
 
     before = recall_json(fixture_repo, "gateway host", "--mode", "lexical")
-    assert any(r["superseded_by"] for r in before["results"])
+    assert any(r["newer"] for r in before["results"])
     path = fixture_repo / ".memory" / "index.sqlite"
     _as_schema(path, 8, "items_facts")
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0

@@ -14,6 +14,7 @@ import pytest
 
 from gitmem import lifetime
 from gitmem.lifetime import split_map
+from testing.bounds import FAILURE_SECONDS
 
 PARENT = os.getpid()
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +24,8 @@ def squares_and_pids(items: Sequence[int]) -> list[tuple[int, int]]:
     return [(i * i, os.getpid()) for i in items]
 
 
-def test_every_other_item_is_done_in_a_child_and_the_order_is_kept() -> None:
+def test_every_other_item_is_done_in_a_child_and_the_order_is_kept(
+        single_threaded: None) -> None:
     assert lifetime._may_fork(), ("this test needs Linux, two usable cores and no other thread "
                                   f"in this process: {threading.enumerate()}")
     out = split_map(squares_and_pids, list(range(9)))
@@ -38,7 +40,7 @@ def test_few_items_stay_in_this_process() -> None:
     assert out == [(1, PARENT), (4, PARENT), (9, PARENT)]
 
 
-def test_a_child_that_fails_has_its_half_done_here() -> None:
+def test_a_child_that_fails_has_its_half_done_here(single_threaded: None) -> None:
     def fails_in_a_child(items: Sequence[int]) -> list[int]:
         if os.getpid() != PARENT:
             raise RuntimeError("the child's half")
@@ -47,7 +49,7 @@ def test_a_child_that_fails_has_its_half_done_here() -> None:
     assert split_map(fails_in_a_child, list(range(6))) == [1, 2, 3, 4, 5, 6]
 
 
-def test_a_child_that_dies_has_its_half_done_here() -> None:
+def test_a_child_that_dies_has_its_half_done_here(single_threaded: None) -> None:
     def dies_in_a_child(items: Sequence[int]) -> list[int]:
         if os.getpid() != PARENT:
             os._exit(3)
@@ -56,7 +58,8 @@ def test_a_child_that_dies_has_its_half_done_here() -> None:
     assert split_map(dies_in_a_child, list(range(5))) == [0, -1, -2, -3, -4]
 
 
-def test_an_error_here_is_raised_and_the_child_is_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_error_here_is_raised_and_the_child_is_reaped(monkeypatch: pytest.MonkeyPatch,
+                                                         single_threaded: None) -> None:
     children: list[int] = []
 
     def fails_here(items: Sequence[int]) -> list[int]:
@@ -92,7 +95,8 @@ def test_no_fork_while_another_thread_runs() -> None:
     assert {pid for _, pid in out} == {PARENT}
 
 
-def test_a_group_goes_to_one_side_and_the_sides_are_balanced() -> None:
+def test_a_group_goes_to_one_side_and_the_sides_are_balanced(single_threaded: None
+                                                             ) -> None:
     words = ["ant", "bee", "ape", "cat", "bat", "ark", "cow", "bug", "eel", "asp"]
     out = split_map(lambda items: [(w, os.getpid()) for w in items], words, group=lambda w: w[0])
     assert [w for w, _ in out] == words
@@ -119,7 +123,7 @@ def test_a_child_whose_parent_is_killed_ends(tmp_path: Path) -> None:
         "split_map(work, [1, 2, 3, 4])\n")
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + FAILURE_SECONDS
         while not (marker.exists() and marker.read_text()):
             assert proc.poll() is None and time.monotonic() < deadline, "no child started"
             time.sleep(0.05)
@@ -127,7 +131,7 @@ def test_a_child_whose_parent_is_killed_ends(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + FAILURE_SECONDS
     while _alive(child):
         assert time.monotonic() < deadline, f"child {child} outlived its killed parent"
         time.sleep(0.05)

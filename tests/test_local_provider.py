@@ -21,6 +21,7 @@ from gguf_model import N_CTX_TRAIN, N_EMBD, tiny_gguf
 
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.download import list_models, models_dir, pull, resolve_model
+from testing.bounds import FAILURE_SECONDS
 
 REF = "hf:test-org/tiny-repo/tiny-bert.gguf"
 URL_PATH = "/test-org/tiny-repo/resolve/main/tiny-bert.gguf"
@@ -277,7 +278,7 @@ def test_two_pulls_of_one_model_do_not_collide(server: ModelServer, tiny_model: 
     for t in threads:
         t.start()
     for t in threads:
-        t.join(120)
+        t.join(FAILURE_SECONDS)
     assert results == [_target(), _target()]
     assert len(server.gets()) == 1  # the second waited for the lock, then found the file
     assert _sha(_target()) == _sha(tiny_model)
@@ -439,5 +440,5 @@ def test_missing_llama_cpp_explains_how_to_install(tiny_model: Path,
     from gitmem.embed.local import LocalEmbedder
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
-    with pytest.raises(EmbeddingError, match=r"pip install 'gitmem-cli\[local\]'"):
+    with pytest.raises(EmbeddingError, match=r"-m pip install 'llama-cpp-python>=0\.3' 'numpy>=2\.0'"):
         LocalEmbedder(tiny_model).embed_batch(["x"], input_type="query")

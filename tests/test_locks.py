@@ -18,6 +18,7 @@ from gitmem.errors import LockBusy
 from gitmem.index.store import open_store, settle_journal
 from gitmem.locks import file_lock, writer_lock
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import (
     children_of,
     integrity,
@@ -29,8 +30,6 @@ from testing.chaos import (
 from testing.cli import gitmem, recall_json
 from testing.contract import GOOD_DAILY, GOOD_TEXT
 from testing.repo import commit_all, make_repo, write
-
-FAILURE_SECONDS = 60.0  # bounds for failures only: a loaded machine is slow, not wrong
 
 HOLD = """
 import os, sys

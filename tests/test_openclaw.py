@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from testing.bounds import FAILURE_SECONDS
 from testing.chat_stub import ChatStub, chat_stub
 from testing.cli import gitmem
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
@@ -37,7 +38,7 @@ from testing.openclaw import (
     install_plugin,
     new_home,
 )
-from testing.repo import git
+from testing.repo import commit_all, git, pasted_log, write
 
 UNCONFIGURED = "no gitmem configuration reached this process"
 
@@ -191,13 +192,36 @@ def test_agent_turn_calls_memory_search_and_gets_citations(gateway: Gateway,
     assert "- O(c=0.8) @Peter:" in system
 
 
+def test_a_huge_line_comes_back_cut_and_memory_get_reads_it_whole(claw: OpenClawHome,
+                                                                  gateway: Gateway) -> None:
+    """A 2.5 MB log line in a daily note: the hit's snippet is within OpenClaw's budget and
+    says it was cut (gitmem's content bound, recall.max_content_chars); memory_get of its
+    citation reads the line whole."""
+    line = pasted_log()
+    note = "memory/2026-11-20.md"
+    write(claw.workspace, note, f"# 2026-11-20\n\nThe gateway crashed; the log:\n\n{line}\n")
+    commit_all(claw.workspace, "a pasted log")
+    status, body = gateway.invoke("memory_search", {"query": "gateway dump frame0000001"})
+    assert status == 200 and body.get("ok"), str(body)[:2000]
+    hits = body["result"]["details"]["results"]
+    cut = [h for h in hits if h["citation"] == f"{note}#L5"]
+    assert cut, [h["citation"] for h in hits]
+    hit = cut[0]
+    assert hit["truncated"] is True and len(hit["snippet"]) <= 700
+    assert hit["snippet"].endswith(f"(truncated: memory_get {note}#L5 reads it whole)\n\n"
+                                   f"Source: {note}#L5"), hit["snippet"][-300:]
+    assert len(json.dumps(body)) < 50_000
+    read = details(gateway.invoke("memory_get", {"path": hit["citation"]}))
+    assert read["status"] == "ok" and read["text"] == line
+
+
 def test_plugin_unit_tests_pass_under_node(tmp_path: Path) -> None:
-    node, _ = toolchain()
+    node, entry = toolchain()
     proc = subprocess.run([str(node), "--test", "--test-reporter=tap", *sorted(str(p) for p in
                            (PLUGIN_DIR / "test").glob("*.test.js"))],
                           capture_output=True, text=True, cwd=PLUGIN_DIR, timeout=600,
                           env={**os.environ, "GITMEM_COMMAND": gitmem_command(),
-                               "TMPDIR": str(tmp_path)})
+                               "OPENCLAW_DIR": str(entry.parent), "TMPDIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "# skipped 0" in proc.stdout and "# fail 0" in proc.stdout
 
@@ -235,7 +259,7 @@ def test_serve_json_hands_over_its_socket_and_warning(
     runtime.mkdir()
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
     proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(fixture_repo), "serve",
-                             "--json", "--idle-timeout", "60"], stdout=subprocess.PIPE,
+                             "--json", "--idle-timeout", str(int(FAILURE_SECONDS))], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
@@ -249,7 +273,7 @@ def test_serve_json_hands_over_its_socket_and_warning(
         assert json.loads(reply["out"])["text"].startswith("- W @Peter @The-Castle:")
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=FAILURE_SECONDS)
     assert f"warning: semantic search is off: {UNCONFIGURED}" in err
 
 

@@ -16,6 +16,7 @@ import pytest
 from gitmem.errors import GitmemError
 from gitmem.recall.opinions import list_opinions
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, gitmem_json, recall_json
 from testing.repo import commit_all, make_repo, write
 
@@ -134,7 +135,8 @@ def test_cli_text_json_and_the_chart_on_a_terminal(memory: Path) -> None:
     # On a terminal, a sparkline of the moves.
     leader, follower = pty.openpty()
     proc = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(memory), "opinions",
-                           "--history"], stdout=follower, stderr=subprocess.PIPE, timeout=60,
+                           "--history"], stdout=follower, stderr=subprocess.PIPE,
+                          timeout=FAILURE_SECONDS,
                           check=True)
     os.close(follower)
     shown = b""

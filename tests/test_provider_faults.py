@@ -26,6 +26,7 @@ from gguf_model import tiny_gguf
 
 from gitmem.index.replay import index_workspace
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import integrity
 from testing.cli import gitmem
 from testing.index import dump, read_index, vectors
@@ -51,7 +52,7 @@ def configure(timeout: float) -> None:
 
 @pytest.fixture
 def remote(server: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> EmbedServer:
-    configure(timeout=60.0)  # the server is in this process: a loaded machine is slow, not wrong
+    configure(timeout=FAILURE_SECONDS)  # the server is in this process: a loaded machine is slow
     monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "openai")
     monkeypatch.setenv("GITMEM_EMBED_BASE_URL", server.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -120,7 +121,7 @@ def test_a_failing_remote_provider(name: str, fixture_repo: Path, remote: EmbedS
     assert_consistent(fixture_repo, tmp_path)
     code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway", "--json")
     assert code == 4 and "memory search unavailable" in err, (out, err)
-    configure(timeout=60.0)
+    configure(timeout=FAILURE_SECONDS)
     remote.heal()
     code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway", "--json")
     assert code == 0, err

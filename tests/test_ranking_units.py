@@ -157,3 +157,9 @@ def test_with_a_model_the_units_richest_in_the_question_s_words_are_runners_up_t
                     [(0.9, older)], ("avis",))
     assert [row["id"] for _, row in got] == [2]
 
+
+def test_a_word_is_held_by_its_stem_in_the_weak_share() -> None:
+    assert term_share([["play"], ["emma"]], "Emma plays the cello.") == 1.0
+    assert term_share([["call"], ["cat"]], "We adopted a cat and called her Miso.") == 1.0
+    assert term_share([["idas"]], "Ida læser medicin.") == 1.0  # Snowball: idas -> ida
+    assert term_share([["cello"], ["piano"]], "Emma plays the cello.") == 0.5

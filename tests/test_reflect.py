@@ -23,7 +23,8 @@ from gitmem.reflect.pages import BEGIN, END
 from gitmem.reflect.proposals import PROPOSAL_PATH
 from gitmem.reflect.run import ReflectReport, reflect
 from gitmem.workspace import open_workspace
-from testing.cli import gitmem
+from testing.bounds import FAILURE_SECONDS
+from testing.cli import gitmem, gitmem_json
 from testing.index import read_index
 from testing.repo import commit_all, git, make_repo, write
 
@@ -50,7 +51,6 @@ The user. Lives in Copenhagen.
 """
 MEMORY = "# Memory\n\n## People\n- Peter is the user.\n"
 AGREES = "Prefers concise WhatsApp replies (under 1500 chars)."
-POLL_SECONDS = 60.0  # a deadline for failures only: a loaded machine is slow, not wrong
 
 
 def seeded(tmp_path: Path, confidence: str = "0.90") -> Path:
@@ -168,6 +168,33 @@ def test_unrelated_statement_starts_a_new_opinion_and_leaves_the_old_one(tmp_pat
     doc = read_opinions(after)
     assert [s.malformed for s in doc.sections] == [False, False, False]
     assert doc.sections[1].opinion.evidence[0].source == "memory/2025-12-02.md#L6"
+
+
+def test_an_o_entry_whose_confidence_is_no_number_is_a_warning_and_no_evidence(
+        tmp_path: Path) -> None:
+    """SPEC §5: `O(c=high)` neither starts an opinion nor moves one (it used to start one at
+    0.50, taken for an entry without c); `status` and `recall` still show the line."""
+    repo = seeded(tmp_path, "0.60")
+    before = (repo / "bank/opinions.md").read_bytes()
+    add_day(repo, "2025-12-02", "O(c=high) @Tailscale: Still fine.",
+            f"O(c=1.5) @Peter: {AGREES}", "O(c=) @Peter: Likes voice notes.")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-02", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["opinions"] == [], report
+    assert (repo / "bank/opinions.md").read_bytes() == before
+    code, out, err = gitmem("-C", str(repo), "status", "--json")
+    warned = {(w["line"], w["code"]) for w in json.loads(out)["warnings"]
+              if w["path"] == "memory/2025-12-02.md"}
+    assert warned == {(6, "retain-confidence"), (7, "retain-confidence"),
+                      (8, "retain-confidence")}, warned
+    hit = gitmem_json("-C", str(repo), "recall", "Tailscale still fine", "--json")["results"][0]
+    assert hit["kind"] == "note" and "- O(c=high) @Tailscale: Still fine." in hit["content"], hit
+    # the same entry with a number is an opinion
+    add_day(repo, "2025-12-03", "O(c=0.9) @Tailscale: Still fine.")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-02", "--json")
+    assert [(c["statement"], c["after"]) for c in json.loads(out)["opinions"]] == [
+        ("@Tailscale Still fine", 0.9)], out
 
 
 # -- idempotence, dry run, hand edits -----------------------------------------------------------
@@ -336,7 +363,7 @@ def test_a_collapsed_opinion_is_proposed_for_removal(tmp_path: Path) -> None:
 
 
 def wait_for_index(repo: Path, commit: str) -> None:
-    deadline = time.monotonic() + POLL_SECONDS
+    deadline = time.monotonic() + FAILURE_SECONDS
     log = repo / ".memory" / "hook.log"
     while time.monotonic() < deadline:
         if log.is_file() and f"indexed {commit}" in log.read_text(encoding="utf-8"):
@@ -419,7 +446,7 @@ def test_two_runs_at_once_do_not_corrupt_anything(tmp_path: Path) -> None:
            "--commit", "--json"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(2)]
-    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    results = [(p.wait(timeout=FAILURE_SECONDS), *p.communicate()) for p in procs]
     assert [code for code, _, _ in results] == [0, 0], results
     reports = [json.loads(out) for _, out, _ in results]
     assert sorted(r["changed"] for r in reports) == [False, True]  # one did it, one waited

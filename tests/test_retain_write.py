@@ -18,6 +18,7 @@ from gitmem.index.run import index_is_current
 from gitmem.locks import writer_lock
 from gitmem.reflect.retain import retain
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json, status_json
 from testing.index import read_index
 from testing.repo import commit_all, git, make_repo, write
@@ -207,7 +208,7 @@ def test_a_hook_after_retain_sees_the_work_tree_against_gits_own_index(repo: Pat
     write(repo, NOTE, "# Day\n\n## Retain\n- W @Peter: First.\n" + UNFINISHED)
     out = keep(repo, ENTRY)
     log = repo / ".memory" / "hook.log"
-    deadline = time.monotonic() + 60  # a bound for failure only
+    deadline = time.monotonic() + FAILURE_SECONDS
     while f"indexed {out['commit']}" not in (log.read_text(encoding="utf-8")
                                                if log.is_file() else ""):
         assert time.monotonic() < deadline, "the post-commit hook never indexed the retain"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import threading
 from datetime import date
@@ -26,6 +27,7 @@ from gitmem.review.review import review
 from gitmem.review.review_markdown import MARKER, render
 from gitmem.review.review_model import ReviewFact
 from gitmem.workspace import classifier, open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, gitmem_json
 from testing.repo import commit_all, git, make_repo, write
 
@@ -34,7 +36,7 @@ SHORT = fact_id("opinion", "Prefers short replies.", ("Peter",), NOV10)
 LONG_OK = fact_id("opinion", "Long replies are fine today.", ("Peter",), NOV12)
 NUC = fact_id("world", "The gateway host is the old NUC under the desk.", ("Peter",), NOV10)
 OSLO = fact_id("world", "Peter flies to Oslo on Friday.", ("Peter",), NOV10)
-CASTLE = fact_id("world", "Moved the gateway host to The Castle.", ("Peter", "The-Castle"), NOV12)
+CASTLE = fact_id("world", "Moved the gateway host from the NUC to The Castle.", ("Peter", "The-Castle"), NOV12)
 UPS = fact_id("world", "The Castle has a UPS now.", ("The-Castle",), NOV12)
 TEA = fact_id("experience", "Made tea for @Peter.", ("Peter",), NOV12)
 
@@ -74,7 +76,7 @@ def two_commits(tmp_path: Path) -> tuple[Path, str, str]:
         "W @Peter: The gateway host is the old NUC under the desk."))
     write(repo, "memory/2025-11-12.md", daily(
         "2025-11-12", "O(c=0.20) @Peter: Long replies are fine today.",
-        "W @Peter @The-Castle: Moved the gateway host to The Castle.",
+        "W @Peter @The-Castle: Moved the gateway host from the NUC to The Castle.",
         "W @The-Castle: The Castle has a UPS now.", "B: Made tea for @Peter."))
     write(repo, "bank/opinions.md", "# Opinions\n\n"
           + opinion("@Peter prefers concise replies", "o-3fa9c2e1", "0.75", "2025-11-12",
@@ -194,11 +196,11 @@ def test_a_claim_current_for_long_is_found_behind_many_later_facts(tmp_path: Pat
                     f"W @Peter: Peter read chapter {day} of the novel."))
     base = commit_all(repo, "history", "2025-02-28T20:00:00+00:00")
     write(repo, "memory/2025-03-01.md", daily(
-        "2025-03-01", "W @Peter @The-Castle: Moved the gateway host to The Castle."))
+        "2025-03-01", "W @Peter @The-Castle: Moved the gateway host from the NUC to The Castle."))
     commit_all(repo, "move", "2025-03-01T20:00:00+00:00")
     (pair,) = run_review(repo, base)["superseded"]
     assert pair["old"]["source"].split("@")[0] == "memory/2025-01-05.md#L4"
-    assert pair["new"]["text"] == "Moved the gateway host to The Castle."
+    assert pair["new"]["text"] == "Moved the gateway host from the NUC to The Castle."
 
 
 def test_entity_page_changes_say_where(tmp_path: Path) -> None:
@@ -363,7 +365,7 @@ def test_malformed_retain_items_in_the_range_warn(tmp_path: Path) -> None:
 # -- output ------------------------------------------------------------------------------------
 
 RANGE_KEYS = {"spec", "mode", "base_rev", "head_rev", "base", "head", "commits"}
-FACT_KEYS = {"fact_id", "kind", "text", "entities", "source", "day"}
+FACT_KEYS = {"fact_id", "kind", "text", "entities", "source", "day", "replaces", "keeps"}
 EVIDENCE_KEYS = {"stance", "fact_id", "cited_as", "confidence", "source", "text"}
 OPINION_KEYS = {"opinion_id", "status", "statement", "statement_before", "source",
                 "confidence_before", "confidence_after", "delta", "updated_before",
@@ -389,7 +391,7 @@ def test_json_shape_is_stable(tmp_path: Path) -> None:
     for entity in data["entities"]:
         assert set(entity) == {"entity", "key", "added", "removed"}
     for pair in data["superseded"]:
-        assert set(pair) == {"old", "new", "basis"} and set(pair["old"]) == FACT_KEYS
+        assert set(pair) == {"old", "new", "basis", "attribute", "reason"} and set(pair["old"]) == FACT_KEYS
     for f in data["files"] + data["pages"]:
         assert set(f) == {"path", "class", "status", "lines_added", "lines_removed", "where"}
     assert data["summary"] == (
@@ -503,7 +505,7 @@ def gateway_history(tmp_path: Path) -> tuple[Path, str]:
             f"2025-03-{day:02d}", f"W @Peter: Peter read chapter {day} of the novel.",
             f"W @Peter: Peter lives in flat {day + 40} on Oak Street now."))
     write(repo, "memory/2025-03-16.md", daily(
-        "2025-03-16", "W @Peter @The-Castle: Moved the gateway host to The Castle."))
+        "2025-03-16", "W @Peter @The-Castle: Moved the gateway host from the NUC to The Castle."))
     commit_all(repo, "march", "2025-03-16T20:00:00+00:00")
     return repo, base
 
@@ -608,11 +610,13 @@ def slow_git(tmp_path: Path, script: str) -> Path:
 
 def test_grep_lines_arrive_while_git_still_searches(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """git writes a record, half of the next, then (later) the rest: ``batches`` hands over
-    the first before git is done, and never a torn record."""
+    """git writes a record, half of the next, then (once the test has the first) the rest:
+    ``batches`` hands over the first before git is done, and never a torn record."""
     rev = "c0ffee"
+    go = tmp_path / "go"  # git writes the rest once this exists: an event, not a time
     script = (f"printf '{rev}:memory/a.md\\0004\\0- W @Ann: one\\n{rev}:memory/b.md\\0'\n"
-              "sleep 0.4\n"
+              f"i=0; while [ ! -e {shlex.quote(str(go))} ] && [ $i -lt {int(FAILURE_SECONDS * 100)} ]; do "
+              "sleep 0.01; i=$((i + 1)); done\n"
               f"printf '007\\0- S @Ann: two\\n'\nexit 0")
     monkeypatch.setenv("PATH", f"{slow_git(tmp_path, script)}{os.pathsep}{os.environ['PATH']}")
     job = GrepJob(tmp_path, rev, ["ann"], ["memory"])
@@ -620,6 +624,7 @@ def test_grep_lines_arrive_while_git_still_searches(
     for batch in job.batches():
         assert job._proc is not None
         seen.append((batch, job._proc.poll() is None))
+        go.touch()
     assert [b for b, _ in seen] == [[("memory/a.md", 4, "- W @Ann: one")],
                                     [("memory/b.md", 7, "- S @Ann: two")]]
     assert seen[0][1]  # the first batch came while git was still running
@@ -634,7 +639,7 @@ def test_grep_failure_says_what_git_said(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_review_on_two_cores_finds_what_one_core_finds(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, single_threaded: None) -> None:
     repo, base = gateway_history(tmp_path)
     monkeypatch.setattr(supersede, "SPLIT_AT", 10**9)
     monkeypatch.setattr(snapshot, "PARSE_SPLIT_AT", 10**9)

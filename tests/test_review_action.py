@@ -18,6 +18,7 @@ import yaml
 from github_server import GitHubServer
 
 from gitmem.review.review_markdown import MARKER
+from testing.bounds import FAILURE_SECONDS
 from testing.repo import commit_all, git, make_repo, write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +54,7 @@ def run_action_script(repo: Path, api: GitHubServer, base: str, head: str, tmp_p
             "PYTHONPATH": str(ROOT),  # the gitmem of this checkout, as the Action installs it
             **env}
     return subprocess.run([sys.executable, str(SCRIPT)], cwd=repo, env=full, capture_output=True,
-                          text=True, timeout=120, check=False)
+                          text=True, timeout=FAILURE_SECONDS, check=False)
 
 
 def ours(api: GitHubServer) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from gitmem.embed.remote import remote_embedder
 from gitmem.hooks import install
 from gitmem.parse.visible import visible_json
 from gitmem.userdirs import user_cache_dir
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import wait_gone
 from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT
@@ -136,14 +137,14 @@ def test_hooks_work_in_hostile_repository_paths(tmp_path: Path) -> None:
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "first")  # the real post-commit hook runs
         repos.append(repo)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + FAILURE_SECONDS
     pending = list(repos)
     while pending and time.monotonic() < deadline:
         pending = [r for r in pending if not _indexed(r)]
         time.sleep(0.1)
     assert not pending, [str(p) for p in pending]
     for repo in repos:
-        assert not wait_gone(str(repo), 60)
+        assert not wait_gone(str(repo), FAILURE_SECONDS)
         assert [p.name for p in repo.parent.iterdir()] == [repo.name]  # nothing written beside
         log = (repo / ".memory" / "hook.log").read_text(encoding="utf-8")
         assert "post-commit: indexed" in log and "failed" not in log, log
@@ -247,7 +248,8 @@ def test_remote_providers_verify_tls(tmp_path: Path, monkeypatch: pytest.MonkeyP
     ca_file, server_ctx = _self_signed(tmp_path)
     with EmbedServer(dim=8, tls=server_ctx) as server:
         cfg = Config(embed_provider="openai", remote_base_url=server.url + "/v1",
-                     remote_api_key_env="OPENAI_API_KEY", embed_retries=0, embed_timeout=60.0)
+                     remote_api_key_env="OPENAI_API_KEY", embed_retries=0,
+                     embed_timeout=FAILURE_SECONDS)
         monkeypatch.setenv("OPENAI_API_KEY", CANARY)
         with pytest.raises(EmbeddingError, match=r"(?i)certificate"):
             remote_embedder(cfg, "openai").embed_batch(["x"], input_type="query")
@@ -375,7 +377,7 @@ def test_hook_scripts_quote_the_python_path(tmp_path: Path) -> None:
     write(repo, GOOD_DAILY, GOOD_TEXT)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "first")
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + FAILURE_SECONDS
     while not _indexed(repo) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _indexed(repo)

@@ -31,6 +31,7 @@ from gitmem.reflect.run import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem
 from testing.index import dump, read_index
 from testing.repo import commit_all, git, make_repo, write
@@ -386,22 +387,28 @@ def test_the_readme_two_machine_setup_works_as_written(tmp_path: Path) -> None:
     def shell(machine: str, command: str) -> str:
         env = {**os.environ, "HOME": str(homes[machine]), "PATH": env_path}
         proc = subprocess.run(["sh", "-c", command], env=env, capture_output=True, text=True,
-                              cwd=homes[machine], timeout=120)
+                              cwd=homes[machine], timeout=FAILURE_SECONDS)
         assert proc.returncode == 0, f"{command}: {proc.stderr}"
         return proc.stdout
 
     laptop = homes["laptop"] / "memory"
-    init_workspace(laptop)
+    # as a user starts: 'gitmem init', and a first commit of everything (.gitattributes too)
+    shell("laptop", "git init -q -b main memory && gitmem init memory")
     write(laptop, DAY, NOTE)
     commit_all(laptop, "the laptop's memory")
+    assert "merge=gitmem" in git(laptop, "show", "HEAD:.gitattributes")
     shell("laptop", " && ".join(server_ssh))
     shell("laptop", " && ".join(laptop_ssh))
     shell("castle", " && ".join(server_clone))
     job = cron[0].split(" ", 5)[5].split(" >>")[0]
     shell("laptop", 'cd ~/memory && gitmem retain "W @Peter: The laptop retained this."')
     shell("castle", 'cd ~/memory && gitmem retain "B @Peter: The castle retained this."')
-    for machine in ("laptop", "castle", "laptop"):
-        assert json.loads(shell(machine, job))["pushed"]
+    # the third is a fast-forward: the remote has its commit already (issue 37: it said
+    # "pushed <commit>")
+    assert [json.loads(shell(machine, job))["pushed"]
+            for machine in ("laptop", "castle", "laptop")] == [True, True, False]
+    said = shell("laptop", "cd ~/memory && gitmem sync")
+    assert "nothing to push" in said and "pushed" not in said, said
     castle = homes["castle"] / "memory"
     assert git(laptop, "rev-parse", "HEAD^{tree}") == git(castle, "rev-parse", "HEAD^{tree}")
     merged = git(laptop, "show", "HEAD:.gitattributes") + git(laptop, "grep", "-h", "retained", "HEAD")
@@ -450,7 +457,8 @@ def _driver(files: dict[str, Path], *, env: dict[str, str] | None = None
     for mark, name in (("%O", "o"), ("%A", "a"), ("%B", "b"), ("%P", DAY)):
         command = command.replace(mark, str(files[name]) if name in files else name)
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120,
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True,
+                          timeout=FAILURE_SECONDS,
                           env={**clean, **(env or {})})
 
 

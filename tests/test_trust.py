@@ -15,6 +15,7 @@ import pytest
 
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json, sources
 from testing.gitenv import model_from_files
 from testing.repo import commit_all, git, make_repo, write
@@ -308,23 +309,48 @@ def test_semantic_mode_without_a_provider_is_an_error(harbor: Path) -> None:
 
 
 def test_the_lexical_hint_is_short_and_given_once(harbor: Path) -> None:
-    first = recall_json(harbor, "Harbor")["warnings"]
-    [hint] = first
+    """Issue 37: JSON says it in a field with every answer (an agent reads fields, and a
+    warning given once is missed by the next one), never in warnings; text says it once per
+    workspace (--verbose repeats it)."""
+    answers = [recall_json(harbor, "Harbor") for _ in range(2)]
+    assert [a["warnings"] for a in answers] == [[], []]
+    hint = answers[0]["provider"]["notice"]
     assert len(hint) <= 160 and hint.count("embeddinggemma") <= 1, hint
-    assert "gitmem model pull" in hint
-    assert recall_json(harbor, "Harbor")["warnings"] == []  # said once per workspace
-    again = recall_json(harbor, "Harbor", "--verbose")["warnings"]
-    assert again == first
+    assert "gitmem model pull" in hint and answers[1]["provider"]["notice"] == hint
+    said = [gitmem("-C", str(harbor), "recall", "Harbor")[2] for _ in range(2)]
+    assert said[0].count(f"note: {hint}") == 1 and "note:" not in said[1], said
+    again = gitmem("-C", str(harbor), "recall", "Harbor", "--verbose")[2]
+    assert again.count(f"note: {hint}") == 1, again
     code, _out, err = gitmem("-C", str(harbor), "index")
     assert code == 0 and "note:" not in err, err
     code, _, err = gitmem("-C", str(harbor), "index", "--verbose")
     assert code == 0 and "note:" in err
 
 
+def test_without_llama_cpp_auto_is_a_notice_not_a_warning_on_every_answer(
+        harbor: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: installed without the [local] extra, every recall, index and status warned
+    that results are lexical ('auto' is not set up yet: a notice, said once in text)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    answers = [recall_json(harbor, "Harbor") for _ in range(2)]
+    assert [a["warnings"] for a in answers] == [[], []]
+    notice = answers[1]["provider"]["notice"]
+    assert "llama-cpp-python is not installed" in notice and "-m pip install" in notice
+    said = [gitmem("-C", str(harbor), command)[2] for command in ("index", "index")]
+    assert said[0].count("note:") == 1 and "llama-cpp-python" in said[0], said
+    assert "note:" not in said[1], said
+
+
 def test_nothing_is_said_when_lexical_was_chosen(harbor: Path) -> None:
     write(harbor, ".gitmem.toml", '[embed]\nprovider = "none"\n')
     for verbose in ((), ("--verbose",)):
-        assert recall_json(harbor, "Harbor", *verbose)["warnings"] == []
+        answer = recall_json(harbor, "Harbor", *verbose)
+        assert answer["warnings"] == [] and answer["provider"]["notice"] is None
+        assert "note:" not in gitmem("-C", str(harbor), "recall", "Harbor", *verbose)[2]
         code, out, err = gitmem("-C", str(harbor), "index", *verbose)
         assert code == 0 and err == "", err
     code, out, _ = gitmem("-C", str(harbor), "status")
@@ -406,7 +432,7 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
     git(harbor, "add", "-A")
     git(harbor, "commit", "-q", "-m", "via a real hook", date="2025-03-14T18:00:00+00:00")
     head = git(harbor, "rev-parse", "HEAD").strip()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + FAILURE_SECONDS
     status: dict[str, Any] = {}
     while time.monotonic() < deadline:
         log = harbor / ".memory" / "hook.log"
@@ -676,9 +702,9 @@ def test_a_hook_does_not_use_up_the_lexical_hint(harbor: Path) -> None:
     from gitmem.hooks import run_hook
 
     run_hook(harbor, "post-commit")  # the background re-index after a commit: nobody reads it
-    [hint] = recall_json(harbor, "Harbor")["warnings"]
-    assert "gitmem model pull" in hint
-    assert recall_json(harbor, "Harbor")["warnings"] == []
+    code, _, err = gitmem("-C", str(harbor), "recall", "Harbor")
+    assert code == 0 and "note: results are lexical" in err and "gitmem model pull" in err
+    assert "note:" not in gitmem("-C", str(harbor), "recall", "Harbor")[2]
 
 
 def test_an_empty_window_names_its_last_day_as_the_filter_does(harbor: Path) -> None:

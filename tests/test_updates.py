@@ -11,17 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.parse.updates import Statement, may_replace, replaces
+from gitmem.parse.statements import Statement
+from gitmem.parse.updates import judge
 from testing.cli import gitmem, gitmem_json, recall_json, status_json
 from testing.index import dump
 from testing.repo import commit_all, daily_notes_repo, git, make_repo, write
 from testing.rewrites import rebuilt_dump
 
 
-def said(text: str, day: str, *entities: str, line: int = 4, path: str = "") -> Statement:
-    return Statement(kind="world", text=text, entities=entities, stated=day,
-                     recorded_at=f"{day}T20:00:00+00:00", path=path or f"memory/{day}.md",
-                     line=line)
+def said(text: str, day: str, *subjects: str, line: int = 4, path: str = "",
+         kind: str = "world") -> Statement:
+    return Statement(kind=kind, text=text, path=path or f"memory/{day}.md", line=line,  # type: ignore[arg-type]
+                     end_line=line, stated=day, recorded_at=f"{day}T20:00:00+00:00",
+                     subjects=subjects)
+
+
+def replaces(newer: Statement, older: Statement) -> str | None:
+    """The basis of a hard edge, or None (a hint is no replacement)."""
+    edge = judge(newer, older)
+    return edge.basis if edge is not None and edge.strength == "hard" else None
 
 
 UPDATES = [
@@ -78,43 +86,28 @@ def test_statements_that_both_stay_true_are_left_alone(older: str, newer: str,
     assert replaces(said(newer, "2026-11-18", subject), said(older, "2026-10-20", subject)) is None
 
 
-def test_may_replace_is_a_necessary_condition_of_the_rule() -> None:
-    """Review skips a pair ``may_replace`` rejects: it must hold for every pair the rule
-    replaces (these, across subjects, days and directions), and reject some others."""
-    statements = [said(text, day, subject, line=4 + i)
-                  for i, (older, newer, subject) in enumerate(UPDATES + CONTROLS)
-                  for text, day in ((older, "2026-10-20"), (newer, "2026-11-18"))]
-    replaced = rejected = 0
-    for newer in statements:
-        for older in statements:
-            if replaces(newer, older) is not None:
-                replaced += 1
-                assert may_replace(newer, older), (newer.text, older.text)
-            rejected += not may_replace(newer, older)
-    assert replaced >= len(UPDATES) and rejected > len(statements) ** 2 // 2
-    berlin = said("Alice lives in Berlin.", "2026-10-20", "Alice")
-    assert not may_replace(berlin, said("Alice moved to Lisbon.", "2026-11-18", "Alice"))
-    assert not may_replace(said("Bob has a cat.", "2026-11-18", "Bob"), berlin)
-    assert may_replace(said("Alice moved to Lisbon.", "2026-11-18", "Alice"), berlin)
-    # no shared subject: a worded change of a shared topic (the README's gateway host)
+def test_a_move_of_a_topic_is_a_hint_not_a_mark() -> None:
+    """No shared subject, a worded change of a shared topic (the README's gateway host): the
+    newer may have changed the older one, so it is a hint, never a demotion."""
     nuc = said("The gateway host is the old NUC under the desk.", "2026-10-20", "warelay")
     castle = said("Moved the gateway host to The Castle.", "2026-11-18", "Peter", "The-Castle")
-    assert replaces(castle, nuc) == "rule" and may_replace(castle, nuc)
+    edge = judge(castle, nuc)
+    assert edge is not None and edge.strength == "hint"
+    # naming the old value makes it one: "from the NUC to The Castle"
+    named = said("The gateway host moved from the NUC to The Castle.", "2026-11-18", "Peter")
+    assert replaces(named, nuc) == "rule"
 
 
-def test_a_time_on_one_side_only_is_another_attribute_even_when_both_answer() -> None:
-    """Two lines that answer one question ("when does the board meet?") and a worded change
-    are one attribute, unless only one of them states a time or weekday: the minutes going out
-    within a week are not the meeting's day."""
-    from gitmem.parse.updates import same_attribute
-
+def test_a_time_on_one_side_only_is_another_attribute() -> None:
+    """The minutes going out within a week are not the meeting's day; a new day of the same
+    meeting is."""
     minutes = said("The minutes of the board meeting go out within a week.", "2026-10-20",
                    "board")
     meets = said("The board now meets on the last Thursday of the month.", "2026-11-18",
                  "board")
     first = said("The board meets on the first Monday of the month.", "2026-10-20", "board")
-    assert not same_attribute(meets, minutes, answered=True)
-    assert same_attribute(meets, first, answered=True)
+    assert replaces(meets, minutes) is None
+    assert replaces(meets, first) == "rule"
 
 
 def test_the_rule_owns_the_order_of_statements() -> None:
@@ -133,14 +126,26 @@ def test_the_rule_owns_the_order_of_statements() -> None:
 
 
 def test_a_declared_replacement_holds_whatever_the_rule_says() -> None:
-    old = Statement("world", "Alice has a dog.", ("Alice",), "2026-10-20", "", "memory/a.md", 4,
-                    fact_id="f-000000000001", end_line=5)
-    new = Statement("world", "Alice speaks Portuguese.", ("Alice",), "2026-11-18", "",
-                    "memory/b.md", 4, declared=frozenset({"memory/a.md#L5"}))
+    old = Statement("world", "Alice has a dog.", "memory/a.md", 4, 5, "2026-10-20",
+                    subjects=("Alice",), fact_id="f-000000000001")
+    new = Statement("world", "Alice speaks Portuguese.", "memory/b.md", 4, 4, "2026-11-18",
+                    subjects=("Alice",), declared=frozenset({"memory/a.md#L5"}))
     assert replaces(new, old) == "declared"
-    by_id = Statement("experience", "Rex went to the vet.", ("Alice",), "2026-09-01", "",
-                      "memory/b.md", 4, declared=frozenset({"f-000000000001"}))
+    by_id = Statement("experience", "Rex went to the vet.", "memory/b.md", 4, 4, "2026-09-01",
+                      subjects=("Alice",), declared=frozenset({"f-000000000001"}))
     assert replaces(by_id, old) == "declared"  # any kind, any order
+
+
+def test_keeps_removes_the_mark_the_rule_would_make() -> None:
+    """``- keeps: <ref>`` (SPEC §3): a person or an agent corrects a wrong mark."""
+    old = Statement("world", "Alice lives in Berlin.", "memory/a.md", 4, 4, "2026-10-20",
+                    subjects=("Alice",), fact_id="f-000000000002")
+    new = Statement("world", "Alice moved to Lisbon.", "memory/b.md", 4, 4, "2026-11-18",
+                    subjects=("Alice",))
+    assert replaces(new, old) == "rule"
+    kept = Statement("world", "Alice moved to Lisbon.", "memory/b.md", 4, 4, "2026-11-18",
+                     subjects=("Alice",), kept=frozenset({"f-000000000002"}))
+    assert judge(kept, old) is None
 
 
 def _daily(day: str, *entries: str, prose: str = "") -> str:
@@ -182,9 +187,9 @@ def test_retain_replaces_declares_and_recall_entity_review_say_declared(alice: P
     pairs = json.loads(out)["superseded"]
     assert [(p["old"]["source"].split("@")[0], p["basis"]) for p in pairs] == [
         ("memory/2026-10-20.md#L4", "declared")]
-    # text output says "replaced by <citation> (<date>, declared)"
+    # text output says "replaced by <citation> (<date>; declared)"
     code, out, _ = gitmem("-C", str(alice), "recall", "dog Rex")
-    assert f"replaced by {done['source']} ({done['path'][7:17]}, declared)" in out
+    assert f"replaced by {done['source']} ({done['path'][7:17]}; declared)" in out
 
 
 def test_retain_answers_with_what_it_may_replace_and_a_second_call_confirms(
@@ -267,12 +272,13 @@ def test_as_of_before_the_newer_statement_it_does_not_apply_yet(tmp_path: Path) 
 
 
 def test_the_readme_example_works_on_the_sample_workspace(fixture_repo: Path) -> None:
+    """The README's example: the gateway host's move to The Castle may have changed which
+    machine it is, so the NUC fact carries a hint (``newer``); it is not hidden by a mark, since
+    a move of a host does not say which machine hosts it (precision first, issue 38)."""
     shown = {r["source"]: r for r in recall_json(fixture_repo, "gateway host NUC")["results"]}
     nuc = shown["memory/2025-11-10.md#L14"]
-    assert nuc["superseded_by"] == "memory/2025-11-27.md#L14"
-    assert nuc["superseded_basis"] == "rule"
-    order = list(shown)
-    assert order.index("memory/2025-11-27.md#L14") < order.index("memory/2025-11-10.md#L14")
+    assert nuc["superseded_by"] is None
+    assert nuc["newer"] is not None and nuc["newer"]["date"] >= "2025-11-27"
 
 
 def test_a_later_fact_that_names_the_subject_in_its_text_replaces(tmp_path: Path) -> None:
@@ -311,18 +317,27 @@ def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
                                     ("memory/2026-07-07.md", "memory/2026-08-04.md")]
 
 
+# Updates in plain lines that the rule leaves unmarked: a subject named only by a noun that
+# changes its form ("Sommerfesten" / "sommerfesten indendørs", "За хоккей" / "Хоккеем"), a
+# thing of the subject's ("Lena's flight"), a team named two ways ("チーム" / "たち"). A wrong
+# mark is worse than a missed one (issue 38): these are hints at best, measured in
+# BENCHMARKS.md ("prose"), not marks.
+MISSED = pytest.mark.xfail(reason="precision first: no mark without a surely shared subject",
+                           strict=False)
+
+
 @pytest.mark.parametrize(("question", "older", "newer", "mention"), [
     # the newer line names the one asked about and words a change, without the attribute word
-    ("when is Lena flying to Montreal?", "Lena's flight to Montreal is AC 837 on the 14th.",
+    pytest.param("when is Lena flying to Montreal?", "Lena's flight to Montreal is AC 837 on the 14th.",
      "Lena rebooked, she now leaves on the 16th with AC 835.",
-     "Lena needs someone to water her plants while she is away."),
+     "Lena needs someone to water her plants while she is away.", marks=MISSED),
     # a question that names nobody: the newer line shares the thing and words a change
     ("hvornår går børnene til svømning?", "Børnene går til svømning om tirsdagen.",
      "Svømningen er nu om torsdagen kl. 17.", "Husk svømmetøj og håndklæde til svømning."),
     # "Sommerfesten" may stay whole in one line and be stemmed in the question
-    ("hvor holdes sommerfesten?", "Sommerfesten holdes i Fælledparken.",
+    pytest.param("hvor holdes sommerfesten?", "Sommerfesten holdes i Fælledparken.",
      "Pga. vejrudsigten rykker vi sommerfesten indendørs i kantinen.",
-     "Husk at bestille pølser og øl til sommerfesten."),
+     "Husk at bestille pølser og øl til sommerfesten.", marks=MISSED),
     # 七時 / 六時 are clock times; ことにした words a decision to change
     ("犬の散歩は何時に行っていますか", "犬の散歩は毎朝七時に行っている。",
      "暑いので、散歩は夕方六時過ぎにすることにした。", "犬のフィラリアの薬を忘れずに。"),
@@ -331,21 +346,21 @@ def test_a_statement_with_a_colon_is_not_a_chat_turn(tmp_path: Path) -> None:
      "松本さんが職場に戻ってきた。しばらくは時短勤務。", "松本さんにお祝いのカードを送った。"),
     # a kanji alone in the question is a word (出 of 出します): 排出 holds it too, the line
     # about the caps only the thing
-    ("ペットボトルはいつ出しますか", "ペットボトルは毎週火曜に出す。",
+    pytest.param("ペットボトルはいつ出しますか", "ペットボトルは毎週火曜に出す。",
      "回収の曜日が変わり、ペットボトルの排出は金曜になった。",
-     "ペットボトルのキャップは外してから捨てる。"),
+     "ペットボトルのキャップは外してから捨てる。", marks=MISSED),
     # Japanese names one's own family by kinship nouns alone: 祖母 is the one asked about,
     # and in hospital / discharged one attribute
     ("祖母はまだ入院していますか", "祖母が肺炎で入院している。", "祖母が今朝退院した。",
      "祖母の好物はみかん。"),
     # Snowball cuts one Russian noun's forms differently (хоккей -> хокк, хоккеем -> хокке):
     # a query stem is also the start of longer words, in the index and in the lines
-    ("кто отвечает за хоккей?", "За хоккей в школе отвечает Ольга.",
+    pytest.param("кто отвечает за хоккей?", "За хоккей в школе отвечает Ольга.",
      "Хоккеем теперь занимается Павел, Ольга перешла в администрацию.",
-     "Хоккей по средам отменили до весны."),
+     "Хоккей по средам отменили до весны.", marks=MISSED),
     # 何階 asks for a floor: the lines say 三階 and 五階
-    ("吉田さんのチームは何階にいますか", "吉田さんのチームは三階の奥にいる。",
-     "吉田さんたちは先週五階に移った。", "吉田さんから打ち合わせの連絡があった。"),
+    pytest.param("吉田さんのチームは何階にいますか", "吉田さんのチームは三階の奥にいる。",
+     "吉田さんたちは先週五階に移った。", "吉田さんから打ち合わせの連絡があった。", marks=MISSED),
 ])
 def test_a_prose_update_without_the_question_s_word_replaces_what_answered_it(
         tmp_path: Path, question: str, older: str, newer: str, mention: str) -> None:
@@ -377,21 +392,54 @@ def test_one_character_of_a_japanese_name_is_not_the_person_asked_about(
     ("十一時に寝る。", True), ("プロジェクトXは予算の都合で一時停止中。", False),
     ("会議は三時間かかった。", False)])
 def test_kanji_clock_times_are_times_and_durations_are_not(text: str, timed: bool) -> None:
-    from gitmem.parse.updates import families
+    from gitmem.parse.statements import read
 
-    assert ("schedule" in families(text)) is timed
+    assert ("schedule" in read(text, (), "note").attributes) is timed
 
 
-def test_an_update_ranked_below_the_shown_results_still_replaces_what_they_show(
-        tmp_path: Path) -> None:
+def test_an_update_ranked_below_the_shown_results_is_still_seen(tmp_path: Path) -> None:
     """The update that changed the answer often shares fewer of the question's words than
-    what it replaced, and ranks below the k shown (with a model, semantic neighbours push it
-    further down). The results ranked next are read for updates of the shown ones: with k = 1
-    the answer is the newer line, not the older one unmarked."""
+    what it replaced and ranks below the k shown. The graph was decided when it was indexed:
+    with k = 1 the answer is the older line with a hint naming the newer one (a thing of
+    Lena's, her flight, is no single-valued attribute the rule marks), the same as at k = 3."""
     repo = daily_notes_repo(tmp_path, [
         ("2026-07-01", "Lena's flight to Montreal is AC 837 on the 14th."),
         ("2026-07-20", "Lena needs someone to water her plants while she is away."),
         ("2026-08-12", "Lena rebooked, she now leaves on the 16th with AC 835.")])
-    shown = recall_json(repo, "when is Lena flying to Montreal?", "--k", "1")["results"]
-    assert [r["source"].split("#")[0] for r in shown] == ["memory/2026-08-12.md"], shown
-    assert shown[0]["superseded_by"] is None
+    one = recall_json(repo, "when is Lena flying to Montreal?", "--k", "1")["results"]
+    three = recall_json(repo, "when is Lena flying to Montreal?", "--k", "3")["results"]
+    assert one == three[:1]
+    assert one[0]["superseded_by"] is None
+    assert (one[0]["newer"] or {}).get("source", "").startswith("memory/2026-08-12.md")
+
+
+def _turn(text: str, day: str) -> Statement:
+    return Statement("note", text, f"memory/{day}.md", 5, 5, day)
+
+
+@pytest.mark.parametrize(("older", "newer", "hard"), [
+    ("user: I drive a 2015 Honda Civic, it's been reliable.",
+     "user: I finally traded in my Civic for a Tesla Model 3 last week.", True),
+    ("user: I go to the gym on Mondays and Wednesdays after work.",
+     "user: I moved my gym days to Tuesdays and Thursdays now.", True),
+    ("user: my dentist is Dr. Lee on Oak Street.",
+     "user: I switched to a new dentist, Dr. Patel, closer to home.", True),
+    ("user: 私の上司は田中さんです。", "user: 上司が鈴木さんに変わりました。", True),
+    ("user: у меня тариф «Смарт» у МТС за 500 рублей.",
+     "user: я перешёл на тариф «Безлимит» у Билайна.", True),
+    ("user: jeg har min konto i Danske Bank.", "user: jeg har skiftet bank til Lunar.", True),
+    ("user: I play tennis on Saturdays.",
+     "user: I started learning the guitar, lessons on Fridays.", False),
+    ("user: I manage the data platform team at work.",
+     "user: we moved to a bigger flat in Leeds last month.", False),
+    ("user: I live in Manchester, near the university.",
+     "user: my sister moved to Bristol for her new job.", False),
+    ("user: 私は大阪に住んでいます。", "user: 弟が東京に引っ越しました。", False),
+    ("user: я работаю в Яндексе аналитиком.", "user: мой брат устроился в Сбер.", False),
+])
+def test_a_chat_turn_updates_what_its_speaker_said(older: str, newer: str, hard: bool) -> None:
+    """Chat logs (LongMemEval's sessions, a conversation section): a turn in the first person,
+    or about one of the speaker's own attributes, is about its speaker; a relative's news is
+    not (written fresh for issue 38, after the tuning sets)."""
+    edge = judge(_turn(newer, "2026-11-18"), _turn(older, "2026-10-20"))
+    assert (edge is not None and edge.strength == "hard") is hard, edge

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,9 +20,11 @@ from gguf_model import tiny_gguf
 
 from gitmem import __version__
 from gitmem.warm import client
+from testing.bounds import FAILURE_SECONDS
 from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
 from testing.repo import git, write
+from testing.warm import run_cli, start_server
 
 QUERIES = [
     ("recall", "gateway host", "--json"),
@@ -37,55 +37,19 @@ QUERIES = [
 ]
 
 
-@pytest.fixture
-def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private runtime folder for sockets (short: socket paths are limited to ~100 bytes)."""
-    folder = tmp_path_factory.mktemp("run")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
-FAILURE_SECONDS = 60.0  # bounds for failures only: a loaded machine is slow, not wrong
-
-
-def run_cli(repo: Path, *args: str, warm: bool = True,
-            env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``python -m gitmem -C repo ARGS`` as a real process; (result, wall seconds)."""
-    full = {**os.environ, **(env or {})}
-    if not warm:
-        full["GITMEM_WARM"] = "0"
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), *args],
-                          capture_output=True, text=True, env=full, timeout=90)
-    return proc, time.monotonic() - started
+# A server a test starts outlives any gap between its requests (a hook's background run on a
+# loaded machine can take a minute); the test stops it at its end.
+IDLE = str(int(FAILURE_SECONDS))
 
 
 def ping(repo: Path) -> dict[str, object] | None:
     return client.request(str(repo.resolve()), "ping")
 
 
-def start_server(repo: Path, *extra: str) -> subprocess.Popen[str]:
-    """``gitmem serve`` once it listens: it says so on stderr after binding its socket, so a
-    client that connects from then on is answered (however long the warm-up took)."""
-    proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "serve", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    said = b""  # read from the pipe itself: a buffered reader could hold the line select awaits
-    while not any(ln.startswith(b"gitmem: serving ") for ln in said.split(b"\n")[:-1]):
-        ready, _, _ = select.select([proc.stderr], [], [], FAILURE_SECONDS * 2)
-        chunk = os.read(proc.stderr.fileno(), 4096) if ready else b""
-        if not chunk:  # it ended, or said nothing for two minutes
-            proc.kill()
-            raise AssertionError(f"the warm process did not start: {said!r}"
-                                 f"{proc.communicate()[1]}")
-        said += chunk  # a warning may come first
-    return proc
-
-
 @pytest.fixture
 def served(fixture_repo: Path, runtime: Path) -> Iterator[subprocess.Popen[str]]:
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    proc = start_server(fixture_repo, "--idle-timeout", "120")
+    proc = start_server(fixture_repo, "--idle-timeout", IDLE)
     yield proc
     if proc.poll() is None:
         proc.kill()
@@ -259,7 +223,7 @@ def test_hybrid_warm_and_cold_are_identical(fixture_repo: Path, runtime: Path,
     monkeypatch.setenv("GITMEM_EMBED_PROVIDER", "local")
     monkeypatch.setenv("GITMEM_EMBED_MODEL", str(tiny_gguf(tmp_path_factory)))
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    proc = start_server(fixture_repo, "--idle-timeout", "60")
+    proc = start_server(fixture_repo, "--idle-timeout", IDLE)
     try:
         before = served_count(fixture_repo)
         for args in (("recall", "gateway host", "--json"), ("recall", "ferry crash")):
@@ -296,7 +260,7 @@ def test_hybrid_warm_follows_a_commit_through_its_hook(fixture_repo: Path, runti
     monkeypatch.setenv("GITMEM_EMBED_MODEL", str(tiny_gguf(tmp_path_factory)))
     assert gitmem("-C", str(fixture_repo), "hooks", "install")[0] == 0
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0
-    proc = start_server(fixture_repo, "--idle-timeout", "60")
+    proc = start_server(fixture_repo, "--idle-timeout", IDLE)
     args = ("recall", "Peter rides a green bicycle in Lisbon", "--json")
     try:
         warm, _ = run_cli(fixture_repo, *args)
@@ -382,7 +346,7 @@ def test_the_first_recall_starts_a_warm_process(fixture_repo: Path, runtime: Pat
     first, _ = run_cli(fixture_repo, *args)
     assert first.returncode == 0
     try:
-        deadline = time.monotonic() + FAILURE_SECONDS * 2
+        deadline = time.monotonic() + FAILURE_SECONDS
         while ping(fixture_repo) is None:
             assert time.monotonic() < deadline, "no warm process started"
             time.sleep(0.1)

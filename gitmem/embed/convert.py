@@ -22,13 +22,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from gitmem.errors import install_hint
+
 try:
     import gguf
     import numpy as np
 except ImportError as exc:  # the converter's dependencies are an extra, not gitmem's
     raise ImportError(
         f"gitmem.embed.convert needs gguf, numpy and safetensors ({exc.name} is missing): "
-        "pip install 'gitmem-cli[convert]'",
+        f"{install_hint('convert')}",
         name=exc.name,
     ) from exc
 

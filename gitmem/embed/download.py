@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from gitmem.config import DEFAULT_MODEL
 from gitmem.embed.base import EmbeddingError
 from gitmem.errors import LockBusy
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
 from gitmem.userdirs import private_dir, private_file, user_cache_dir
 
 if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
@@ -37,8 +37,8 @@ ENDPOINT_ENV = "GITMEM_HF_ENDPOINT"
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 _CHUNK = 1 << 20
-_SHA256 = compiled(r"^[0-9a-f]{64}$")
-_CONTENT_RANGE = compiled(r"^bytes\s+(\d+)-(\d+)/(\d+|\*)$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_CONTENT_RANGE = re.compile(r"^bytes\s+(\d+)-(\d+)/(\d+|\*)$")
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,8 @@ def models_dir() -> Path:
 
 # Hugging Face organisation and repository names; file names are anything printable that needs
 # no escaping in a URL or a path (no spaces, backslashes, '%', '?', '#', control characters).
-_HF_NAME = compiled(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_UNSAFE_PART = compiled(r"[\x00-\x20\x7f\\%?#]")
+_HF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_UNSAFE_PART = re.compile(r"[\x00-\x20\x7f\\%?#]")
 
 
 def parse_hf_ref(ref: str) -> HfRef | None:

@@ -8,14 +8,19 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from gitmem.domain import ParsedFile, ResultKind
 from gitmem.parse.chunking import passage_lines, unit_text
 from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
-from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH
+
+if TYPE_CHECKING:
+    from gitmem.parse.statements import Drafted
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,11 @@ class ItemVersion:
     han_text: str  # its Han characters, spaced apart (the character table; often empty)
     links: tuple[tuple[str, str], ...]  # (entity as written, role)
     replaces: tuple[str, ...] = ()  # refs its '- replaces:' item declares (facts only)
+    keeps: tuple[str, ...] = ()  # refs its '- keeps:' item names (facts only)
+    # the statements it holds (parse.statements): a fact is one, a chunk holds its note lines
+    statements: tuple[Drafted, ...] = ()
+    # (line, importance, trigger phrases '; '-joined) of its annotated lines (parse.annotations)
+    annotations: tuple[tuple[int, int | None, str], ...] = ()
 
 
 def _key(*parts: object) -> str:
@@ -53,17 +63,25 @@ def page_entity(path: str) -> str:
 
 def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     """Facts, then chunks, of one parsed file version."""
+    from gitmem.parse.statements import fact_statement, note_statements  # indexing only
+
     mf = parsed.file
     day = mf.day.isoformat() if mf.day else None
     page = page_entity(mf.path) if mf.file_class == "entity" else None
     out: list[ItemVersion] = []
     for f in parsed.facts:
         links = tuple([(s, "subject") for s in f.subjects] + [(m, "mention") for m in f.mentions])
+        annotated = ((f.start_line, f.importance, "; ".join(f.triggers)),) if (
+            f.importance is not None or f.triggers) else ()
+        # trigger phrases say when the fact matters: searchable like its text
+        searched = " ".join([*f.subjects, f.text, *f.triggers]) if f.triggers else (
+            f"{' '.join(f.subjects)} {f.text}")
         out.append(
             ItemVersion(
                 vkey=_key(
                     "fact", f.fact_id, f.kind, f.confidence, f.start_line, f.end_line, f.text,
-                    *f.replaces
+                    *f.replaces, *(f"keeps:{k}" for k in f.keeps),
+                    *(str(n) for n in annotated)
                 ),
                 type="fact",
                 kind=f.kind,
@@ -76,11 +94,14 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 tokens=0,
                 event_start=f.event_start.isoformat() if f.event_start else None,
                 event_end=f.event_end.isoformat() if f.event_end else None,
-                search_text=fold(f"{' '.join(f.subjects)} {f.text}"),
-                stem_text=stem_text(f"{' '.join(f.subjects)} {f.text}"),
+                search_text=fold(searched),
+                stem_text=stem_text(searched),
                 han_text=han_text(f"{' '.join(f.subjects)} {f.text}"),
                 links=links,
                 replaces=f.replaces,
+                keeps=f.keeps,
+                statements=(fact_statement(f),),
+                annotations=annotated,
             )
         )
     # bank/opinions.md restates what O entries said (its headings name their entities): the
@@ -88,7 +109,8 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
     restates = mf.path == OPINIONS_PATH
     # a page names its own entity (by its name or an alias of its own) by being its page
     itself = {entity_key(n) for n in [page, *page_aliases(parsed.front_matter)]} if page else set()
-    for c in parsed.chunks:
+    notes = note_statements(parsed)
+    for c, lines in zip(parsed.chunks, notes, strict=True):
         links = () if restates else tuple((e, "mention") for e in find_entities(c.text))
         if page:
             links = tuple(lk for lk in links if entity_key(lk[0]) not in itself)
@@ -112,9 +134,22 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 stem_text=stem_text(body),
                 han_text=han_text(body),
                 links=links,
+                statements=tuple(lines),
+                annotations=chunk_annotations(c.start_line, c.text),
             )
         )
     return out
+
+
+def chunk_annotations(start: int, text: str) -> tuple[tuple[int, int | None, str], ...]:
+    """(line, importance, phrases) of each annotated line of a chunk's text."""
+    if "<!--" not in text:
+        return ()
+    from gitmem.parse.annotations import line_notes  # indexing only: not on recall's path
+
+    found = ((start + i, line_notes(line)) for i, line in enumerate(text.split("\n")))
+    return tuple((n, notes.importance, "; ".join(notes.triggers)) for n, notes in found
+                 if notes is not None)
 
 
 def path_search_text(path: str) -> str:

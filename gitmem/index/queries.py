@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -12,7 +13,6 @@ from gitmem.domain import ResultKind, TimeWindow
 from gitmem.index.items import MAX_PASSAGES, page_entity
 from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
@@ -45,6 +45,8 @@ Row = TypedDict("Row", {
     "event_start": "str | None", "event_end": "str | None", "recorded_at": "str | None",
     "commit_id": "str | None", "valid_to": "int | None", "class": str, "day": "str | None",
     "preferred": bool, "declared": "tuple[str, ...]",
+    # (line, importance, trigger phrases) of its annotated lines, where recall adds them
+    "annotations": "tuple[tuple[int, int | None, str], ...]",
     # opinions
     "opinion_id": str, "statement": str, "entities": "list[str]", "updated": "str | None",
     "evidence": "list[dict[str, Any]]", "valid_from": int,
@@ -194,12 +196,14 @@ def known_terms(store: Store, terms: Sequence[str]) -> set[str]:
 
 
 def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
-    """No words, only a time window ("what happened last week"): facts first, newest first."""
+    """No words ("what happened last week", in a window or not): what was written, newest
+    first (the daily note's day, else the record time), a day's facts before its text."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
     sql = (
         f"SELECT {columns} FROM items i WHERE {where} "
-        "ORDER BY i.type = 'fact' DESC, i.event_start DESC, i.path, i.start_line LIMIT ?"
+        "ORDER BY coalesce(i.day, substr(i.recorded_at, 1, 10)) DESC, i.type = 'fact' DESC, "
+        "i.path, i.start_line LIMIT ?"
     )
     return _rows(store.conn.execute(sql, [*col_args, *args, limit]).fetchall())
 
@@ -480,3 +484,56 @@ def entity_keys(store: Store) -> list[tuple[str, str, str | None]]:
         rows.extend((entity_key(alias), alias, page) for alias in aliases(str(front_matter))
                     if entity_key(alias) and entity_key(alias) != entity_key(page))
     return rows
+
+
+def current_fact_paths(store: Store, fact_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Fact id -> the files that hold it now (a fact id may stand in several files)."""
+    out: dict[str, list[str]] = {}
+    for part in batched(list(dict.fromkeys(fact_ids))):
+        for fact_id, path in store.conn.execute(
+                f"SELECT DISTINCT fact_id, path FROM items WHERE type = 'fact' AND valid_to IS "
+                f"NULL AND fact_id IN ({marks(part)}) ORDER BY path", part):
+            out.setdefault(str(fact_id), []).append(str(path))
+    return out
+
+
+def current_facts_naming(store: Store, keys: Sequence[str]) -> list[Row]:
+    """Every current fact with one of these entity keys as a subject or a mention, in file
+    order."""
+    if not keys:
+        return []
+    return _rows(store.conn.execute(
+        f"SELECT {_COLUMNS}, 0 FROM items i WHERE i.type = 'fact' AND i.valid_to IS NULL AND "
+        "i.id IN (SELECT item_id FROM item_entities WHERE role IN ('subject', 'mention') AND "
+        f"entity IN ({marks(keys)})) ORDER BY i.path, i.start_line", list(keys)).fetchall())
+
+
+Notes = tuple[tuple[int, "int | None", str], ...]  # (line, importance, trigger phrases)
+
+
+def annotations_of(store: Store, ids: Sequence[int]) -> dict[int, Notes]:
+    """Item id -> its annotated lines (``<!-- importance -->``, ``<!-- trigger -->``); empty
+    at once when no item of the index has any."""
+    out: dict[int, list[tuple[int, int | None, str]]] = {}
+    if not ids or store.conn.execute("SELECT 1 FROM item_annotations LIMIT 1").fetchone() is None:
+        return {}
+    for part in batched(list(ids)):
+        for item_id, line, importance, triggers in store.conn.execute(
+                "SELECT item_id, line, importance, triggers FROM item_annotations WHERE item_id "
+                f"IN ({marks(part)}) ORDER BY item_id, line", part):
+            out.setdefault(int(item_id), []).append(
+                (int(line), None if importance is None else int(importance), str(triggers)))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def trigger_lines(store: Store, classes: Sequence[str]) -> list[tuple[Row, int, Notes]]:
+    """Current items of these file classes with trigger phrases: (row, annotated line, the
+    item's annotations), in file order."""
+    found = store.conn.execute(
+        f"SELECT {_COLUMNS}, 0, a.line FROM items i JOIN item_annotations a ON a.item_id = i.id "
+        f"WHERE i.valid_to IS NULL AND a.triggers != '' AND i.class IN ({marks(classes)}) "
+        "ORDER BY i.path, a.line", list(classes)).fetchall()
+    rows = _rows(found)
+    notes = annotations_of(store, [int(r["id"]) for r in rows])
+    return [(row, int(cast(int, record[-1])), notes.get(int(row["id"]), ()))
+            for row, record in zip(rows, found, strict=True)]

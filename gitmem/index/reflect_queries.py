@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.domain import Kind
 from gitmem.index.store import Store, batched, marks
-from gitmem.records import dataclass
 
 _FACT_COLUMNS = ("i.id, i.fact_id, i.kind, i.content, i.path, i.start_line, i.end_line, "
                  "i.confidence, i.recorded_at, i.event_start, i.event_end, i.day")
@@ -156,3 +156,32 @@ def entity_names(store: Store) -> EntityNames:
                 for k, n, p in store.conn.execute("SELECT key, name, page FROM entities")}
     aliases = {str(a): str(e) for a, e in store.conn.execute("SELECT alias, entity FROM aliases")}
     return EntityNames(entities, aliases)
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A current fact a current statement replaced (a hard edge of the replacement graph):
+    where the newer one stands and the day it was stated."""
+
+    path: str
+    start_line: int
+    end_line: int
+    stated: str
+
+
+def replaced_facts(store: Store, ids: Sequence[int]) -> dict[int, Replaced]:
+    """Item id -> the newest current statement that replaced that fact, for the facts among
+    ``ids`` a hard edge of the graph says are replaced (index.graph)."""
+    found: dict[int, tuple[str, Replaced]] = {}
+    for part in batched(sorted(set(ids))):
+        for item_id, path, line, end, day in store.conn.execute(
+                "SELECT o.item_id, n.path, n.line, n.end_line, coalesce(ni.day, "
+                "substr(ni.recorded_at, 1, 10)) FROM statements o "
+                "JOIN edges e ON e.older = o.id AND e.strength = 'hard' "
+                "JOIN statements n ON n.id = e.newer "
+                "JOIN items ni ON ni.id = n.item_id AND ni.valid_to IS NULL "
+                f"WHERE o.item_id IN ({marks(part)})", part):
+            key = f"{day}\x1f{path}\x1f{int(line):09d}"
+            if int(item_id) not in found or key > found[int(item_id)][0]:
+                found[int(item_id)] = (key, Replaced(str(path), int(line), int(end), str(day)))
+    return {item_id: replaced for item_id, (_, replaced) in found.items()}

@@ -11,13 +11,14 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gitmem.config import Config
 from gitmem.domain import MemoryFile, ParsedFile, Warn
 from gitmem.errors import GitmemError
 from gitmem.git import GitRepo, chain_changes, head_from_files, read_blobs
+from gitmem.index import graph, linking
 from gitmem.index.changes import ChangePlan, IndexReport, plan_changes
 from gitmem.index.items import ItemVersion, item_versions
 from gitmem.index.store import (
@@ -35,7 +36,6 @@ from gitmem.locks import LOCK_WAIT_SECONDS, writer_lock
 from gitmem.parse.chunking import DEFAULT_CHUNKING
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.opinions import OPINIONS_PATH
-from gitmem.records import dataclass
 from gitmem.workspace import (
     LAYER_SYMLINK,
     Workspace,
@@ -130,6 +130,7 @@ class _Replay:
             stamped = [(v, (carried.get(v.fact_id) if v.fact_id else None) or at) for v in versions]
             self.store.insert_versions(mf, stamped, seq=seq, commit_id=commit_id)
         self.store.resolve_replaces(seq, [mf.path for mf, _, _ in inserts])
+        linking.link(self.store, seq)
 
     def _opinions(self, parsed: ParsedFile | None, seq: int, commit_id: str, at: str) -> None:
         current = self.store.open_opinions()
@@ -159,6 +160,8 @@ def _reusable_index(ws: Workspace, cfg: Config, notes: list[str]) -> Store | Non
     why = None
     if store.get_meta("chunking") not in (None, DEFAULT_CHUNKING.fingerprint):
         why = "chunking parameters changed: full re-index"
+    elif store.get_meta("rule_version") != graph.rule_version():
+        why = "the rule of knowledge updates changed: full re-index"
     elif store.get_meta("scope") not in (None, scope_fingerprint(ws.prefix, cfg.extra_paths)):
         why = ("which files are memory changed (workspace.root, index.extra_paths, or this "
                "version's layout rules): full re-index")
@@ -403,6 +406,7 @@ def _finish(
     store.set_meta("worktree", layer_key(layer))
     store.set_meta("indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
     store.set_meta("chunking", DEFAULT_CHUNKING.fingerprint)
+    store.set_meta("rule_version", graph.rule_version())
     store.set_meta("scope", scope_fingerprint(ws.prefix, cfg.extra_paths))
 
 

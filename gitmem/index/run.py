@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.errors import LockBusy
 from gitmem.git import head_from_files, head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.records import dataclass
 from gitmem.workspace import (
     Workspace,
     WorktreeLayer,
@@ -36,7 +36,7 @@ class IndexOutcome:
     embed: EmbedReport | None = None  # when an embedder is configured
     embed_note: str | None = None  # why nothing was embedded (lexical only)
     hint: str | None = None  # what the command line says about it (once, when not chosen)
-    model_missing: bool = False  # 'auto' found no local model: not set up yet
+    turn_on: str | None = None  # 'auto' is not set up yet (no model): how to turn it on
     embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
     embed_requested: bool = True
 
@@ -77,6 +77,7 @@ def _freshness(ws: Workspace, cfg: Config,
     status``): the indexer that catches up next may use it instead of running another."""
     if not ws.index_path.exists():
         return False, None
+    from gitmem.index.graph import RULE_VERSION
     from gitmem.parse.chunking import DEFAULT_CHUNKING
 
     try:
@@ -99,6 +100,7 @@ def _freshness(ws: Workspace, cfg: Config,
     return (meta.get("last_indexed_commit") == (head or "")
             and meta.get("worktree") == layer_state
             and meta.get("chunking") == DEFAULT_CHUNKING.fingerprint
+            and meta.get("rule_version") == RULE_VERSION
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths)), layer
 
 
@@ -201,11 +203,9 @@ def _hint(ws: Workspace, cfg: Config, outcome: IndexOutcome, verbose: bool) -> s
     time when a configured model fails."""
     if outcome.embed is not None or outcome.embed_note is None or cfg.embed_provider == "none":
         return None
-    if not outcome.model_missing or cfg.embed_provider != "auto":
+    if outcome.turn_on is None or cfg.embed_provider != "auto":
         return outcome.embed_note
-    from gitmem.embed.registry import turn_on_hint
-
-    return f"the index is lexical: {turn_on_hint(cfg)}" if verbose or first_time(ws, "lexical") \
+    return f"the index is lexical: {outcome.turn_on}" if verbose or first_time(ws, "lexical") \
         else None
 
 
@@ -250,7 +250,7 @@ def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
     try:
         sel = select(cfg)
         if sel.embedder is None:
-            outcome.embed_note, outcome.model_missing = sel.reason, sel.missing
+            outcome.embed_note, outcome.turn_on = sel.reason, sel.hint
             return
         try:
             outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=progress)

@@ -5,13 +5,12 @@ Each migration runs in one transaction together with the row that records it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import apsw
 
-from gitmem.parse.patterns import compiled
-
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 11
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -138,6 +137,44 @@ CREATE TABLE IF NOT EXISTS item_replaces (
 CREATE INDEX IF NOT EXISTS item_replaces_fact ON item_replaces (fact_id);
 """
 
+# The replacement graph (SPEC §8 "Decided once"): each statement (a fact, or a note line about
+# someone or something) of each item version, its subject keys, and the edges the rule of
+# knowledge updates found between two statements when the later of them was indexed, with the
+# seq of that commit (a rollback removes them with the versions). A statement's times and
+# validity are its item's.
+DDL_GRAPH = """
+CREATE TABLE IF NOT EXISTS statements (
+    id INTEGER PRIMARY KEY,
+    item_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    subjects TEXT NOT NULL DEFAULT '',
+    content TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS statements_item ON statements (item_id);
+CREATE INDEX IF NOT EXISTS statements_place ON statements (path, line);
+CREATE TABLE IF NOT EXISTS statement_keys (
+    key TEXT NOT NULL,
+    statement_id INTEGER NOT NULL,
+    PRIMARY KEY (key, statement_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS statement_keys_statement ON statement_keys (statement_id);
+CREATE TABLE IF NOT EXISTS edges (
+    older INTEGER NOT NULL,
+    newer INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    strength TEXT NOT NULL CHECK (strength IN ('hard', 'hint')),
+    basis TEXT NOT NULL,
+    attribute TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (older, newer)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edges_newer ON edges (newer);
+CREATE INDEX IF NOT EXISTS edges_seq ON edges (seq);
+"""
+
 HAN_DDL = """
 CREATE VIRTUAL TABLE IF NOT EXISTS items_han USING fts5 (
     chars, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
@@ -169,9 +206,22 @@ END;
 NEW_VECTOR_EPOCH = ("INSERT OR REPLACE INTO meta VALUES ('vector_epoch', "
                     "lower(hex(randomblob(8))))")
 
+# OpenClaw's inline annotations (parse.annotations): each annotated line of an item version,
+# with its importance and trigger phrases ('; '-joined, '' for none).
+DDL_ANNOTATIONS = """
+CREATE TABLE IF NOT EXISTS item_annotations (
+    item_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    importance INTEGER,
+    triggers TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (item_id, line)
+);
+"""
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
-TABLES = frozenset(compiled(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
-    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG)) | {"migrations"}
+TABLES = frozenset(re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
+    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_GRAPH + DDL_ANNOTATIONS)
+) | {"migrations"}
 
 
 def m001_initial(conn: apsw.Connection) -> None:
@@ -270,6 +320,30 @@ def m009_fact_ids_index(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS items_facts ON items (id) WHERE type = 'fact'")
 
 
+def m010_replacement_graph(conn: apsw.Connection) -> None:
+    """The replacement graph (``DDL_GRAPH``, issue 38) and ``- keeps:`` refs beside
+    ``- replaces:`` ones. Its edges are derived when statements are indexed, so an index that
+    holds items is rebuilt; an empty one gets the tables in place."""
+    if conn.execute("SELECT 1 FROM items LIMIT 1").fetchall():
+        raise RebuildNeeded("index made before the replacement graph")
+    conn.execute(DDL_GRAPH)
+    conn.execute("ALTER TABLE item_replaces ADD COLUMN how TEXT NOT NULL DEFAULT 'replaces'")
+
+
+def m011_annotations(conn: apsw.Connection) -> None:
+    """OpenClaw's ``<!-- importance: N -->`` and ``<!-- trigger: ... -->`` (issue 42): a table
+    of each item's annotated lines, and facts whose text no longer holds the comments. An index
+    whose items hold such a comment (read before it meant anything) is rebuilt; any other gets
+    the empty table in place."""
+    found = conn.execute(
+        "SELECT 1 FROM items WHERE content LIKE '%<!--%importance%:%-->%' OR content LIKE "
+        "'%<!--%trigger%:%-->%' LIMIT 1").fetchall()
+    if found:
+        raise RebuildNeeded("index made before <!-- importance --> and <!-- trigger --> "
+                            "annotations were read")
+    conn.execute(DDL_ANNOTATIONS)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -281,4 +355,6 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (7, "m007_current_items_index", m007_current_items_index),
     (8, "m008_vector_log", m008_vector_log),
     (9, "m009_fact_ids_index", m009_fact_ids_index),
+    (10, "m010_replacement_graph", m010_replacement_graph),
+    (11, "m011_annotations", m011_annotations),
 )

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import apsw
 
@@ -41,6 +41,9 @@ from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key
 from gitmem.userdirs import private_file
 from gitmem.workspace import OPINIONS_PATH
+
+if TYPE_CHECKING:
+    from gitmem.parse.statements import Drafted
 
 T = TypeVar("T")
 
@@ -247,6 +250,8 @@ class Store:
         self.conn.executemany("DELETE FROM items_han WHERE rowid = ?", ids)
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
+        self.conn.executemany("DELETE FROM item_annotations WHERE item_id = ?", ids)
+        self._remove_statements([i for (i,) in ids], seq)
         self.drop_vectors([i for (i,) in ids])
         # Only the versions closed after seq reopen (ended_commit is set with valid_to alone):
         # an UPDATE of every open version cost ~40 ms a rollback on ten years of notes.
@@ -299,7 +304,9 @@ class Store:
         fts: list[tuple[int, str, str, str]] = []
         han: list[tuple[int, str]] = []
         links: list[tuple[int, str, str, str]] = []
-        declared: list[tuple[int, str]] = []
+        declared: list[tuple[int, str, str]] = []
+        statements: list[tuple[int, Drafted]] = []
+        notes: list[tuple[int, int, int | None, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
             items.append((item_id, v.vkey, mf.path, mf.blob, mf.file_class, day, v.type, v.kind,
@@ -311,7 +318,10 @@ class Store:
                 han.append((item_id, v.han_text))
             links.extend((item_id, entity_key(name), name, role) for name, role in v.links
                          if entity_key(name))
-            declared.extend((item_id, ref) for ref in v.replaces)
+            declared.extend((item_id, ref, "replaces") for ref in v.replaces)
+            declared.extend((item_id, ref, "keeps") for ref in v.keeps)
+            statements.extend((item_id, d) for d in v.statements)
+            notes.extend((item_id, *note) for note in v.annotations)
         self.conn.executemany(
             "INSERT INTO items (id, vkey, path, blob, class, day, type, kind, fact_id, "
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
@@ -333,7 +343,38 @@ class Store:
                                if role != "page")
         if declared:
             self.conn.executemany(
-                "INSERT OR IGNORE INTO item_replaces (item_id, ref) VALUES (?, ?)", declared)
+                "INSERT OR IGNORE INTO item_replaces (item_id, ref, how) VALUES (?, ?, ?)",
+                declared)
+        if notes:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO item_annotations (item_id, line, importance, triggers) "
+                "VALUES (?, ?, ?, ?)", notes)
+        self._insert_statements(statements)
+
+    def _insert_statements(self, statements: Sequence[tuple[int, Drafted]]) -> None:
+        """The statements of new item versions, and their subject keys (the graph's nodes;
+        ``index.graph`` links them)."""
+        if not statements:
+            return
+        row = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM statements").fetchone()
+        first = int(row[0]) if row else 1
+        self.conn.executemany(
+            "INSERT INTO statements (id, item_id, path, line, end_line, kind, subjects, content) "
+            "SELECT ?, ?, path, ?, ?, ?, ?, ? FROM items WHERE id = ?",
+            [(first + n, item_id, d.line, d.end_line, d.kind, "\t".join(d.subjects), d.text,
+              item_id) for n, (item_id, d) in enumerate(statements)])
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO statement_keys (key, statement_id) VALUES (?, ?)",
+            [(key, first + n) for n, (_, d) in enumerate(statements) for key in d.keys])
+
+    def _remove_statements(self, item_ids: Sequence[int], seq: int) -> None:
+        """A rollback to ``seq``: the statements of removed versions and every edge found
+        after it go."""
+        gone = [(int(r[0]),) for part in batched(item_ids) for r in self.conn.execute(
+            f"SELECT id FROM statements WHERE item_id IN ({marks(part)})", part)]
+        self.conn.executemany("DELETE FROM statement_keys WHERE statement_id = ?", gone)
+        self.conn.executemany("DELETE FROM statements WHERE id = ?", gone)
+        self.conn.execute("DELETE FROM edges WHERE seq > ?", (seq,))
 
     def resolve_replaces(self, seq: int, paths: Sequence[str]) -> None:
         """Give the declared replacements first recorded at ``seq`` the fact id each ref names,
@@ -344,14 +385,14 @@ class Store:
         self._resolve_replaces(seq)
         for part in batched(list(paths)):
             unresolved = self.conn.execute(
-                "SELECT i.path, i.start_line, r.ref FROM item_replaces r JOIN items i "
+                "SELECT i.path, i.start_line, r.ref, r.how FROM item_replaces r JOIN items i "
                 f"ON i.id = r.item_id WHERE i.path IN ({marks(part)}) AND i.valid_to IS NULL "
                 "AND r.fact_id IS NULL", part).fetchall()
             self.conn.executemany(
                 "INSERT INTO warnings (path, line, code, message) VALUES (?, ?, ?, ?)",
-                [(path, line, "replaces-unknown", f"'replaces: {ref}' names no earlier fact "
+                [(path, line, f"{how}-unknown", f"'{how}: {ref}' names no earlier fact "
                   "(a fact id or the citation of a fact recorded before this entry); the "
-                  "entry is still a fact") for path, line, ref in unresolved])
+                  "entry is still a fact") for path, line, ref, how in unresolved])
 
     def _resolve_replaces(self, seq: int) -> None:
         pending = self.conn.execute(

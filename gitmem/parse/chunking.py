@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Chunk, Section
-from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import count_tokens
-from gitmem.records import dataclass
 
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80
@@ -26,7 +26,7 @@ class ChunkParams:
 DEFAULT_CHUNKING = ChunkParams()
 
 
-_RULE = compiled(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
+_RULE = re.compile(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
 
 
 def _has_content(lines: Sequence[str], rows: Sequence[int], headings: Container[int]) -> bool:
@@ -109,8 +109,8 @@ def chunk_lines(
     return chunks
 
 
-_HEADING = compiled(r"^ {0,3}#{1,6}(\s|$)")
-_ITEM = compiled(r"^\s*([-*+]|\d{1,9}[.)])\s|^\s*\|")  # a list item, a table row
+_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
+_ITEM = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s|^\s*\|")  # a list item, a table row
 
 
 def passage_lines(text: str, tokens: int, limit: int | None = None) -> list[list[int]]:

@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import KIND_NAMES, Fact, Warn
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
 
 # An entity: '@', then a letter or digit, then letters, digits, '_', '-', '.'. Not after a word
 # character (so 'user@host' is no entity). A trailing '.' is punctuation.
-ENTITY_RE = compiled(r"(?<![\w@])@([^\W_][\w.\-]*)")
-_HEAD_RE = compiled(
+ENTITY_RE = re.compile(r"(?<![\w@])@([^\W_][\w.\-]*)")
+_HEAD_RE = re.compile(
     r"^(?P<kind>[A-Za-z])(?:\(\s*c\s*=\s*(?P<c>[^)]*)\))?(?P<subjects>(?:\s+@[^\s:]+)*)\s*:\s?(?P<text>.*)$",
     re.DOTALL,
 )
-# A nested item of an entry that declares what it replaces: "  - replaces: f-3fa9c2e11aa0".
-REPLACES_RE = compiled(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+replaces\s*:\s*(.*?)\s*$", re.IGNORECASE)
-FACT_REF_RE = compiled(r"f-[0-9a-f]{12}")
-CITATION_REF_RE = compiled(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
-_BULLET_RE = compiled(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
-_SPACE_RE = compiled(r"\s+")
-_SLUG_GAP = compiled(r"[\s_\-]+")
+# A nested item of an entry that declares what it replaces ("  - replaces: f-3fa9c2e11aa0") or
+# that it does not replace, whatever the rule says ("  - keeps: memory/2025-11-10.md#L14").
+REPLACES_RE = re.compile(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+(replaces|keeps)\s*:\s*(.*?)\s*$",
+                       re.IGNORECASE)
+FACT_REF_RE = re.compile(r"f-[0-9a-f]{12}")
+CITATION_REF_RE = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
+_SPACE_RE = re.compile(r"\s+")
+_SLUG_GAP = re.compile(r"[\s_\-]+")
 
 
 def entity_key(slug: str) -> str:
@@ -69,25 +70,28 @@ def entry_body(entry: EntryLines) -> tuple[str, str]:
     return head, "\n".join(rest)
 
 
-def declared_replacements(entry: EntryLines, path: str,
-                          warns: list[Warn]) -> tuple[EntryLines, tuple[str, ...]]:
-    """The entry without its nested ``- replaces: <ref>[, <ref>]`` items, and those refs (fact
-    ids or citations, docs/memory-format.md). A ref of neither form is a warning."""
+def declared_replacements(entry: EntryLines, path: str, warns: list[Warn],
+                          ) -> tuple[EntryLines, tuple[str, ...], tuple[str, ...]]:
+    """The entry without its nested ``- replaces: <ref>[, <ref>]`` and ``- keeps: <ref>`` items,
+    and their refs (fact ids or citations, docs/memory-format.md): (entry, replaces, keeps). A
+    ref of neither form is a warning."""
     kept = [entry.lines[0]]
-    refs: list[str] = []
+    refs: dict[str, list[str]] = {"replaces": [], "keeps": []}
     for n, line in enumerate(entry.lines[1:], start=1):
         m = REPLACES_RE.match(line)
         if m is None:
             kept.append(line)
             continue
-        for ref in (r.strip() for r in m.group(1).split(",")):
+        how = m.group(1).casefold()
+        for ref in (r.strip() for r in m.group(2).split(",")):
             if FACT_REF_RE.fullmatch(ref) or CITATION_REF_RE.fullmatch(ref):
-                refs.append(ref)
+                refs[how].append(ref)
             elif ref:
-                warns.append(Warn(path, entry.start_line + n, "replaces-ref",
-                                  f"'replaces: {ref}' names neither a fact id (f-3fa9c2e11aa0) "
+                warns.append(Warn(path, entry.start_line + n, f"{how}-ref",
+                                  f"'{how}: {ref}' names neither a fact id (f-3fa9c2e11aa0) "
                                   "nor a citation (memory/2025-11-10.md#L14); ignored"))
-    return EntryLines(entry.start_line, tuple(kept)), tuple(dict.fromkeys(refs))
+    return (EntryLines(entry.start_line, tuple(kept)), tuple(dict.fromkeys(refs["replaces"])),
+            tuple(dict.fromkeys(refs["keeps"])))
 
 
 def parse_entry(
@@ -97,7 +101,14 @@ def parse_entry(
     and warnings. Never raises."""
     end_line = entry.start_line + len(entry.lines) - 1
     warns: list[Warn] = []
-    entry, refs = declared_replacements(entry, path, warns)
+    entry, refs, keeps = declared_replacements(entry, path, warns)
+    notes = None
+    if any("<!--" in ln for ln in entry.lines):  # recall's start-up imports none of this
+        from gitmem.parse.annotations import line_notes, merged, without_notes
+
+        notes = merged([n for n in map(line_notes, entry.lines) if n is not None])
+        if notes is not None:  # annotations are not the fact's text (nor its id)
+            entry = EntryLines(entry.start_line, tuple(without_notes(ln) for ln in entry.lines))
     head, rest = entry_body(entry)
     m = _HEAD_RE.match(head)
     if m is None or m.group("kind").upper() not in KIND_NAMES or m.group("kind").islower():
@@ -129,6 +140,10 @@ def parse_entry(
     if rest:
         text = f"{text}\n{rest}" if text else rest
     confidence = _confidence(m.group("c"), letter, path, entry.start_line, warns)
+    if confidence == _UNREADABLE:
+        # an opinion whose strength cannot be read is no opinion fact: reflect would take it
+        # for agreement (an O entry without c) and start or move an opinion on it (SPEC §5)
+        return None, warns
     if not text:
         warns.append(Warn(path, entry.start_line, "retain-empty", "Retain entry has no text"))
     mentions = tuple(e for e in find_entities(text) if e not in subjects)
@@ -146,13 +161,25 @@ def parse_entry(
         event_start=None,
         event_end=None,
         replaces=refs,
+        keeps=keeps,
+        importance=notes.importance if notes else None,
+        triggers=notes.triggers if notes else (),
     )
     return fact, warns
+
+
+# What ``_confidence`` gives for an O entry's ``c`` that is not a number in [0, 1].
+_UNREADABLE = -1.0
+_NOT_EVIDENCE = ("the entry is no opinion and no evidence for reflect; indexed as plain text "
+                 "(write c as a number such as c=0.8, or leave it out)")
 
 
 def _confidence(
     raw: str | None, letter: str, path: str, line: int, warns: list[Warn]
 ) -> float | None:
+    """The confidence an entry states: None when it states none (or on a kind other than O,
+    where it is ignored with a warning), ``_UNREADABLE`` when an O entry's is no number in
+    [0, 1] (with a warning)."""
     if raw is None:
         return None
     if letter != "O":
@@ -168,18 +195,10 @@ def _confidence(
     try:
         value = float(raw.strip())
     except ValueError:
-        warns.append(
-            Warn(
-                path,
-                line,
-                "retain-confidence",
-                f"confidence '{raw}' is not a number in [0, 1]; ignored",
-            )
-        )
-        return None
-    if not 0.0 <= value <= 1.0:
-        warns.append(
-            Warn(path, line, "retain-confidence", f"confidence {raw} is outside [0, 1]; ignored")
-        )
-        return None
-    return value
+        problem = f"confidence '{raw}' is not a number in [0, 1]"
+    else:
+        if 0.0 <= value <= 1.0:
+            return value
+        problem = f"confidence {raw} is outside [0, 1]"
+    warns.append(Warn(path, line, "retain-confidence", f"{problem}: {_NOT_EVIDENCE}"))
+    return _UNREADABLE

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -15,24 +15,22 @@ from gitmem.config import Config
 from gitmem.domain import KIND_NAMES, Basis, ResultKind
 from gitmem.git import GitRepo, blob_id
 from gitmem.index import entity_queries as eq
-from gitmem.index import queries
+from gitmem.index import graph, queries
 from gitmem.index.entity_queries import State
 from gitmem.index.items import page_entity
-from gitmem.index.queries import Row
+from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.run import ensure_index
 from gitmem.index.store import Store, open_store
 from gitmem.parse.pages import human_text
 from gitmem.parse.retain import entity_key, find_entities
-from gitmem.parse.updates import UPDATABLE
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.opinions import OpinionView, about, opinion_view
-from gitmem.recall.supersede import Thread, citation, stated, threads
-from gitmem.records import dataclass
+from gitmem.recall.supersede import citation, stated
 from gitmem.workspace import Workspace
 
 KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation
 SHOW = 10  # current facts shown per kind
-SCAN = 60  # facts per kind examined for knowledge updates (older ones are counted only)
+SCAN = 200  # facts read at a time for their replacements, newest first
 
 
 @dataclass(frozen=True)
@@ -46,11 +44,12 @@ class PastFact:
     fact_id: str | None
     confidence: float | None
     basis: Basis = "rule"
+    replaced_by: str = ""  # the citation of what replaced it
 
     def to_json(self) -> dict[str, Any]:
         return {"content": self.content, "source": self.source, "date": self.stated,
                 "until": self.until, "fact_id": self.fact_id, "confidence": self.confidence,
-                "basis": self.basis}
+                "basis": self.basis, "replaced_by": self.replaced_by or None}
 
 
 @dataclass(frozen=True)
@@ -109,6 +108,8 @@ class EntityView:
     timeline: list[dict[str, Any]]  # per month: period, mentions, facts
     related: list[dict[str, Any]]  # name, key, mentions
     warnings: list[str] = field(default_factory=list)
+    # facts replaced by a statement that is not one of this entity's facts shown above
+    replaced: list[PastFact] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +122,7 @@ class EntityView:
             "first_mention": None if self.first_mention is None else self.first_mention.to_json(),
             "last_mention": None if self.last_mention is None else self.last_mention.to_json(),
             "facts": {k: [f.to_json() for f in v] for k, v in self.facts.items()},
+            "replaced": [p.to_json() for p in self.replaced],
             "opinions": [o.to_json() for o in self.opinions],
             "timeline": self.timeline,
             "related": self.related,
@@ -139,12 +141,13 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
         ref = resolve_entity(store, name, state)
         items = eq.entity_items(store, ref.keys, state)
         mentions = [r for r in items if r[_MENTIONS]]  # as the entity list counts them
-        facts, counts = _facts(store, [r for r in items if r[_TYPE] == "fact"], show)
+        facts, counts, replaced = _facts(store, [r for r in items if r[_TYPE] == "fact"],
+                                         show, state)
         first, last = (mentions[-1], mentions[0]) if mentions else (None, None)
         view = EntityView(
             name=ref.name, key=ref.key, aliases=_spelled(store, ref.keys[1:]), as_of=shown,
             page=_page(ws, store, ref, state), counts={"mentions": len(mentions), **counts},
-            facts=facts,
+            facts=facts, replaced=replaced,
             opinions=[opinion_view(r) for r in eq.opinions_at(store, state) if about(r, ref)],
             first_mention=_mention(first), last_mention=_mention(last),
             timeline=_timeline(mentions),
@@ -170,27 +173,52 @@ def _row(item: tuple[Any, ...]) -> Row:
     return cast(Row, dict(zip(eq.ITEM_FIELDS, item, strict=True)))
 
 
-def _facts(store: Store, items: list[tuple[Any, ...]],
-           show: int) -> tuple[dict[str, list[FactView]], dict[str, int]]:
-    """Current facts per kind, each with the facts it replaced (among the newest SCAN)."""
-    by_kind: dict[str, list[tuple[Any, ...]]] = {k: [] for k in KINDS}
-    for item in items:
-        by_kind.setdefault(str(item[_KIND]), []).append(item)
-    heads = {k: [_row(i) for i in rows[: SCAN if k in UPDATABLE else show]]
-             for k, rows in by_kind.items()}
-    ids = [int(r["id"]) for rows in heads.values() for r in rows]
-    names = queries.entity_names_of(store, ids)
-    declared = queries.declared_of(store, ids)
-    for rows in heads.values():
-        for r in rows:
-            r["declared"] = declared.get(int(r["id"]), ())
-    out: dict[str, list[FactView]] = {}
-    for kind, rows in heads.items():
-        if rows:
-            found, _ = threads(rows, names, show=show, scan=SCAN)
-            out[kind] = [_fact_view(t, names) for t in found]
-    counts = {"facts": len(items), **{k: len(r) for k, r in by_kind.items()}}
-    return out, counts
+def _facts(store: Store, items: list[tuple[Any, ...]], show: int, state: State,
+           ) -> tuple[dict[str, list[FactView]], dict[str, int], list[PastFact]]:
+    """Current facts per kind, newest first, each with the facts it replaced (hard edges of the
+    replacement graph, ``index.graph``); a fact stays current unless a hard edge says
+    otherwise. Replaced facts whose replacement is not one of the entity's facts (a note line,
+    another subject's entry) come back apart, each with what replaced it."""
+    rows = [_row(i) for i in items]
+    by_id = {int(r["id"]): r for r in rows}
+    flt = ItemFilter(as_of_seq=state.seq)
+    replaced: dict[int, tuple[Row, Basis]] = {}  # item id -> (newest replacing row, basis)
+    for first in range(0, len(rows), SCAN):
+        part = rows[first:first + SCAN]
+        places = [(int(r["id"]), int(r["start_line"]), int(r["end_line"])) for r in part]
+        sids = {place[0]: found[0] for place, found in
+                graph.statements_of(store, places, flt).items() if found}
+        later = graph.newer_than(store, list(sids.values()), flt)
+        for item_id, sid in sids.items():
+            hard = [n for n in later.get(sid, []) if n.edge.strength == "hard"]
+            if hard:
+                replaced[item_id] = (hard[0].row, hard[0].edge.basis)
+        current = [r for r in rows[:first + SCAN] if int(r["id"]) not in replaced]
+        if len(current) >= show * len(KINDS):
+            break
+    by_kind: dict[str, list[Row]] = {k: [] for k in KINDS}
+    for r in rows:
+        if int(r["id"]) not in replaced:
+            by_kind.setdefault(str(r["kind"]), []).append(r)
+    shown = {k: v[:show] for k, v in by_kind.items()}
+    names = queries.entity_names_of(store, [int(r["id"]) for v in shown.values() for r in v])
+    history: dict[int, list[PastFact]] = {}
+    apart: list[PastFact] = []
+    shown_ids = {int(r["id"]) for v in shown.values() for r in v}
+    for item_id, (newer, basis) in sorted(replaced.items(), key=lambda kv: -kv[0]):
+        old = by_id[item_id]
+        past = PastFact(old["content"], citation(old), stated(old), stated(newer),
+                        old["fact_id"], old["confidence"], basis, citation(newer))
+        if newer["type"] == "fact" and int(newer["id"]) in shown_ids:
+            history.setdefault(int(newer["id"]), []).append(past)
+        else:
+            apart.append(past)
+    out: dict[str, list[FactView]] = {
+        kind: [_fact_view(r, names, history.get(int(r["id"]), [])) for r in v]
+        for kind, v in shown.items() if v}
+    counts: dict[str, int] = {"facts": len(items)}
+    counts.update((k, sum(1 for r in rows if r["kind"] == k)) for k in KINDS)
+    return out, counts, apart
 
 
 def _timeline(mentions: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -203,19 +231,13 @@ def _timeline(mentions: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return [{"period": p, "mentions": n, "facts": f} for p, (n, f) in sorted(months.items())]
 
 
-def _fact_view(thread: Thread, names: dict[int, list[str]]) -> FactView:
-    row = thread.current
-    past: list[PastFact] = []
-    newer = row
-    for old, basis in zip(thread.history, thread.bases, strict=True):
-        past.append(PastFact(old["content"], citation(old), stated(old), stated(newer),
-                             old["fact_id"], old["confidence"], basis))
-        newer = old
+def _fact_view(row: Row, names: dict[int, list[str]], history: list[PastFact]) -> FactView:
     return FactView(
         kind=row["kind"], content=row["content"], source=citation(row), stated=stated(row),
         event_start=row["event_start"], event_end=row["event_end"],
         recorded_at=row["recorded_at"], confidence=row["confidence"], fact_id=row["fact_id"],
-        entities=tuple(names.get(int(row["id"]), [])), history=tuple(past))
+        entities=tuple(names.get(int(row["id"]), [])),
+        history=tuple(sorted(history, key=lambda p: p.stated, reverse=True)))
 
 
 def _mention(item: tuple[Any, ...] | None) -> Mention | None:

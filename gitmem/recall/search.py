@@ -4,8 +4,9 @@ then made into cited results (docs/json.md)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
 
 from gitmem.domain import KIND_NAMES, Evidence, RecallMode, ResultKind, TimeWindow
@@ -32,6 +33,7 @@ from gitmem.parse.textfold import (
     query_ideographs,
     query_terms,
 )
+from gitmem.parse.topics import DANISH_STOP, topical_terms
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
@@ -43,34 +45,27 @@ from gitmem.recall.ranking import (
     bm25_pool,
     decay,
     exact_file_match,
+    importance_factor,
     is_weak,
     make_snippet,
     pick_units,
     redundant,
     semantic_lift,
     shown_score,
+    stated_importance,
+    stated_triggers,
     stems,
     term_share,
-    unit_lines,
 )
-from gitmem.recall.supersede import (
-    Replacement,
-    answered_updates,
-    citation,
-    current_first,
-    stated,
-    superseded_within,
-    superseders,
-)
-from gitmem.records import dataclass
+from gitmem.recall.supersede import Replacement, citation, current_first, marks, stated
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
 
 CANDIDATES_MIN = 200
-# Results ranked next after the k shown, RUNNERS_UP x k in all, are read for the updates that
-# replace a shown one (``supersede.answered_updates``); they are shown only then.
-RUNNERS_UP = 3
+# Whatever k is asked, the ranking is made for at least POOL_K results and cut to k, so that the
+# first k results of a longer answer are the answer at k (k = 1 ... POOL_K).
+POOL_K = 10
 # Passages are ranked for the best max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS × k) items by their
 # whole-item score: the rest cannot place a passage among the first k in practice, and
 # cutting and scoring passages is recall's costliest step.
@@ -104,6 +99,18 @@ class OpinionRef:
 
 
 @dataclass(frozen=True)
+class Newer:
+    """A hint: a later statement about the same subject that may have changed a result."""
+
+    source: str  # its citation
+    date: str  # the day it was stated
+    about: str  # the subject, as the result names it ("@Alice"), or ''
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "date": self.date, "about": self.about or None}
+
+
+@dataclass(frozen=True)
 class Result:
     kind: ResultKind
     content: str
@@ -122,12 +129,18 @@ class Result:
     fact_id: str | None
     score: float  # in [0, 1], see ranking.shown_score
     file_class: str = field(default="", compare=False)
+    importance: int | None = None  # the highest <!-- importance: N --> on its lines
+    triggers: tuple[str, ...] = ()  # the <!-- trigger: ... --> phrases on its lines
     uncommitted: bool = False  # from 'gitmem index --worktree': not in any commit yet
     superseded_by: str | None = None  # the citation of a later fact that replaced this one
     superseded_basis: str | None = None  # declared (by its writer) | rule
     superseded_on: str | None = None  # the day the replacing fact was stated
+    superseded_attribute: str | None = None  # the attribute both set ("residence")
+    superseded_reason: str | None = None  # the words that made it ("moved to")
+    newer: Newer | None = None  # a later statement that may have changed it (a hint)
     opinion: OpinionRef | None = None  # opinion results of bank/opinions.md
     weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
+    truncated: bool = False  # content cut at recall.max_content_chars (present.bounded)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -147,11 +160,17 @@ class Result:
             "confidence": self.confidence,
             "fact_id": self.fact_id,
             "score": round(self.score, 4),
+            "importance": self.importance,
+            "triggers": list(self.triggers),
             "uncommitted": self.uncommitted,
             "superseded_by": self.superseded_by,
             "superseded_basis": self.superseded_basis,
+            "superseded_attribute": self.superseded_attribute,
+            "superseded_reason": self.superseded_reason,
+            "newer": self.newer.to_json() if self.newer else None,
             "opinion": self.opinion.to_json() if self.opinion else None,
             "weak": self.weak,
+            "truncated": self.truncated,
         }
 
 
@@ -199,14 +218,53 @@ def _filter(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> ItemFilter:
 def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter, limit: int,
                        words: QueryWords | None = None) -> list[tuple[Row, float]]:
     terms = query_terms(q.text)
-    if not terms:
-        if q.window is None:
-            raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
+    if not terms:  # a listing (``recall.timing.time_filters``): newest first
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
     words = words or query_words(store, q.text)
     match = build_match(terms, words.stems, words.prefixes)
     return queries.lexical(store, flt, match, limit, build_han_match(query_ideographs(q.text)))
+
+
+# A Danish genitive is a name or noun with -s ("Mettes job", "Idas husleje"); a word that ends
+# in s may be the plain word too ("Jens", "hus", "Mads"), so the -s is only taken off when the
+# memory never writes the word as asked and does write it without the s (``strip_genitives``).
+_GENITIVE_MIN = 4  # letters, the s included: "Bos" stays
+
+
+def strip_genitives(store: Store, text: str) -> str:
+    """A Danish question with its genitives written as the memory writes the name or noun:
+    "Hvad hedder Idas kat?" asks about "Ida". Only a word the index does not hold, whose form
+    without the final s it holds and which is no stop word; other text is left as it is."""
+    if not danish_text(text):
+        return text
+    words = {written: token for written, token in _s_words(text)}
+    if not words:
+        return text
+    known = queries.known_terms(store, [t for t in words.values()] +
+                                [t[:-1] for t in words.values()])
+    strip = {written for written, token in words.items()
+             if token not in known and token[:-1] in known and token[:-1] not in DANISH_STOP}
+    if not strip:
+        return text
+    return " ".join(_without_s(piece, strip) for piece in text.split())
+
+
+def _without_s(piece: str, strip: set[str]) -> str:
+    letters = _WORD.search(piece)
+    if letters is None or letters.group(0) not in strip:
+        return piece
+    return piece[:letters.start()] + letters.group(0)[:-1] + piece[letters.end():]
+
+
+def _s_words(text: str) -> list[tuple[str, str]]:
+    """(the letters as written, folded) of each plain word of a text that ends in s."""
+    out = []
+    for word, token in plain_words(text):
+        letters = _WORD.search(word)
+        if letters and len(token) >= _GENITIVE_MIN and token.endswith("s") and token.isalpha():
+            out.append((letters.group(0), token))
+    return out
 
 
 @dataclass(frozen=True)
@@ -264,17 +322,20 @@ class WordsSearched:
     flt: ItemFilter
     words: QueryWords
     lexical: list[tuple[Row, float]]
+    text: str = ""  # the query's text as searched (``strip_genitives``)
 
 
 def search_words(store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]],
                  searched: bool = True) -> WordsSearched:
     """The words of ``q`` searched (``searched``), as ``rank`` begins; a warm process does it
     while the query is embedded."""
+    q = replace(q, text=strip_genitives(store, q.text))
     flt = _filter(q, entity_keys)
     words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
     limit = max(CANDIDATES_MIN, q.k * 20)
     return WordsSearched(flt, words,
-                         lexical_candidates(store, q, flt, limit, words) if searched else [])
+                         lexical_candidates(store, q, flt, limit, words) if searched else [],
+                         q.text)
 
 
 def rank(
@@ -299,9 +360,13 @@ def rank(
     the words of ``q`` already searched (``search_words``), with the same ``entity_keys``.
     """
     ranking = ranking or Ranking()
+    pool = max(q.k, POOL_K)
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
+    q = replace(q, text=first.text)
     flt, words, lexical = first.flt, first.words, first.lexical
+    if not query_terms(q.text):  # no words: what was written, newest first, as listed
+        return _marked(store, q, flt, _listed(lexical, q.k), [], None)
     psim: dict[tuple[int, int], float] = {}
     semantic = (
         vector_candidates(store, flt, qvec, ranking.vector_candidates, psim, bits)
@@ -322,6 +387,8 @@ def rank(
     for row, sim in semantic:
         rows.setdefault(row["id"], row)
         vec[row["id"]] = scale(sim)
+    for item, notes in queries.annotations_of(store, list(rows)).items():
+        rows[item]["annotations"] = notes  # <!-- importance --> scales the score (_score)
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
     opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
@@ -335,35 +402,57 @@ def rank(
         # The passages of the items that score best whole (cheap) are ranked (costly)
         items = sorted(rows, key=lambda i: -_score(q, now, rows[i], text.get(i, 0.0),
                                                    vec.get(i, 0.0), qvec, mode, ranking))
-        candidates, rows = rows, {i: rows[i] for i in
-                                  items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * q.k)]}
+        rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        chosen = [(p.score, _cited(p)) for p in pick_units(units, q.k, ranking.diversity)]
-        runners_up = _runners_up(units, chosen, (RUNNERS_UP - 1) * q.k)
-        if qvec is not None:
-            runners_up += _by_words(store, q, now, candidates, text, chosen + runners_up,
-                                    words.parts)
+        chosen = [(p.score, _cited(p)) for p in pick_units(units, pool, ranking.diversity)]
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
-        picked = _diverse(scored + opinions, RUNNERS_UP * q.k, ranking.diversity)
-        chosen, runners_up = picked[:q.k], picked[q.k:]  # whole items: few, and cheap
-    # Knowledge updates: a fact a later one replaced is marked, and ranks below its replacement.
-    found = superseders(store, [row for _, row in chosen], flt)
-    within = superseded_within(store, [row for _, row in chosen], flt, found)
-    within.update(answered_updates(q.text, chosen, found, within, runners_up, words.parts))
+        chosen = _diverse(scored + opinions, pool, ranking.diversity)  # whole items: cheap
     if typical is None and qvec is not None:
         typical = queries.typical_similarity(store, qvec)
-    return [_result(store, row, score, terms, newer,
-                    None if typical is None else _lift(row, cosines, typical))
-            for score, row, newer in current_first(chosen, found, q.k, within)]
+    return _marked(store, q, flt, chosen[:q.k], terms,
+                   None if typical is None else partial(_lift, cosines=cosines, typical=typical))
 
 
-def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) -> float | None:
+def _listed(browsed: list[tuple[Row, float]], k: int) -> list[tuple[float, Row]]:
+    """The first ``k`` items of a listing, without the text chunks that only repeat listed
+    facts (a Retain section's lines, its heading): the facts say it with their kind."""
+    held: dict[str, set[int]] = {}
+    for row, _ in browsed:
+        if row["type"] == "fact":
+            held.setdefault(str(row["path"]), set()).update(
+                range(int(row["start_line"]), int(row["end_line"]) + 1))
+
+    def repeats(row: Row) -> bool:
+        lines, facts = str(row["content"]).split("\n"), held.get(str(row["path"]), set())
+        return row["type"] == "chunk" and all(
+            not line.strip() or line.lstrip().startswith("#") or n in facts
+            for n, line in enumerate(lines, int(row["start_line"])))
+
+    return [(score, row) for row, score in browsed if not repeats(row)][:k]
+
+
+def _marked(store: Store, q: RecallQuery, flt: ItemFilter, chosen: list[tuple[float, Row]],
+            terms: list[list[str]], lift: Callable[[Row], float | None] | None) -> list[Result]:
+    """The chosen results as cited ones, after knowledge updates, from the graph the index
+    stored: a result a later statement replaced ranks below it and is marked; one a later
+    statement may have changed carries a hint."""
+    found = marks(store, q.text, chosen, flt)
+    # a result is weak by the share it holds of the words that name the topic: "Hvad laver
+    # Mette?" is answered by "Mette arbejder som sygeplejerske" (not by "hvad", "laver")
+    asked = topical_terms(q.text) or terms
+    return [_result(store, row, score, terms, newer, hint,
+                    None if lift is None else lift(row), asked)
+            for score, row, newer, hint in current_first(chosen, found, q.k)]
+
+
+def _lift(row: Row, *, cosines: dict[tuple[int, int, int], float],
+          typical: float) -> float | None:
     """The semantic lift of a result (its best passage within the cited lines); None when its
     item has no vector (not embedded yet)."""
     item, start, end = int(row["id"]), int(row["start_line"]), int(row["end_line"])
@@ -373,9 +462,12 @@ def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) 
 
 
 def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float | None,
-           qvec: bytes | None, mode: RecallMode, ranking: Ranking) -> float:
+           qvec: bytes | None, mode: RecallMode, ranking: Ranking,
+           lines: tuple[int, int] | None = None) -> float:
     """A unit's score: relevance by mode, × recency decay × importance, + the preferred
-    window's boost, + an exact file-name match. A unit without a vector (``cosine`` None: not
+    window's boost, + an exact file-name match. Importance is the result type's, times the
+    factor of the highest ``<!-- importance: N -->`` on the unit's ``lines`` (a fact's: all of
+    them). A unit without a vector (``cosine`` None: not
     embedded yet, or uncommitted) is scored by its words, as lexical recall scores it: were its
     missing cosine taken as 0, a fact committed a moment ago would score a fifth of what it
     scores once embedded, or lexically."""
@@ -387,6 +479,10 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
         base = ranking.vector_weight * cosine + ranking.text_weight * words
     weight = decay(row, now.date(), q.half_life_days, q.decay_floor) if ranking.decay else 1.0
     score = base * weight * IMPORTANCE[row["type"]]
+    notes = row.get("annotations")
+    if notes:
+        first, last = lines or (int(row["start_line"]), int(row["end_line"]))
+        score *= importance_factor(stated_importance(notes, first, last))
     if row["preferred"]:
         score += PREFER_BOOST
     if exact_file_match(q.text, row["path"]):
@@ -459,49 +555,9 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                 cosines[(item, first, last)] = cosine
             if scale is not None:
                 cosine = scale(cosine)
-        out.append((_score(q, now, row, words, cosine, qvec, mode, ranking), row, first, last))
+        out.append((_score(q, now, row, words, cosine, qvec, mode, ranking, (first, last)), row,
+                    first, last))
     return out
-
-
-def _runners_up(units: Sequence[tuple[float, Row, int, int]], chosen: Sequence[tuple[float, Row]],
-                n: int) -> list[tuple[float, Row]]:
-    """The next ``n`` units after the chosen results, each as its own row (a chunk's narrowed
-    to the unit's lines), skipping units whose lines touch a result taken from the same file:
-    cheaper than picking more results (no merging, no diversity check), and only read for
-    updates of the shown ones (``supersede.answered_updates``)."""
-    taken = [(str(row["path"]), int(row["start_line"]), int(row["end_line"]))
-             for _, row in chosen]
-    out: list[tuple[float, Row]] = []
-    for score, row, first, last in units:
-        if len(out) >= n:
-            break
-        path = str(row["path"])
-        # lines next to a result are read with it (``pick_units`` merges them): not on their own
-        if any(p == path and a - 1 <= last and first <= b + 1 for p, a, b in taken):
-            continue
-        if row["type"] == "chunk":
-            lines = unit_lines(row, first, last)
-            row = {**row, "start_line": first, "end_line": last,
-                   "content": "\n".join(lines.get(k, "") for k in range(first, last + 1))}
-        taken.append((path, first, last))
-        out.append((score, row))
-    return out
-
-
-def _by_words(store: Store, q: RecallQuery, now: datetime, candidates: dict[int, Row],
-              text: dict[int, float], taken: Sequence[tuple[float, Row]],
-              parts: Sequence[str]) -> list[tuple[float, Row]]:
-    """With a model, the units that hold most of the question's words, ranked lexically, as
-    more runners-up (``(RUNNERS_UP - 1) × k``, not touching ``taken``): an update often words
-    the change with few of the question's words and a sentence a model ranks low ("Avisen har
-    hævet prisen" for "hvad koster avisabonnementet?"), yet it shares a word of the question
-    with what it replaces. Only read for updates of the shown results."""
-    n = (RUNNERS_UP - 1) * q.k
-    best = sorted((i for i in text if text[i] > 0), key=lambda i: (-text[i], i))[:n]
-    units = passage_units(store, q, now, {i: candidates[i] for i in best}, text, None,
-                          "lexical", Ranking(), parts=parts)
-    units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-    return _runners_up(units, taken, n)
 
 
 def _cited(picked: Picked) -> Row:
@@ -515,11 +571,12 @@ def _cited(picked: Picked) -> Row:
 
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
-            by: Replacement | None = None, lift: float | None = None) -> Result:
+            by: Replacement | None = None, hint: Replacement | None = None,
+            lift: float | None = None, asked: list[list[str]] | None = None) -> Result:
     """A cited result; its score shown on [0, 1], and marked weak when it holds few of the
     query's words (its text, entities and path) and stands out little semantically."""
     if row["type"] == "opinion":
-        return _opinion_result(row, score, terms)
+        return _opinion_result(row, score, terms if asked is None else asked)
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
     # The citation is the ranked unit (a passage range, a fact); within it the snippet shows the
@@ -530,7 +587,8 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
     source = citation(row)
     kind = row["kind"]
     weak = is_weak(
-        term_share(terms, " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
+        term_share(terms if asked is None else asked,
+                   " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
         kind=kind,
@@ -550,14 +608,28 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
         fact_id=row["fact_id"],
         score=shown_score(score),
         file_class=row["class"],
+        importance=stated_importance(row.get("annotations", ()), start, end),
+        triggers=stated_triggers(row.get("annotations", ()), start, end),
         uncommitted=uncommitted,
         superseded_by=None if by is None else citation(by.row),
         superseded_basis=None if by is None else by.basis,
         superseded_on=None if by is None else stated(by.row),
+        superseded_attribute=None if by is None else by.attribute or None,
+        superseded_reason=None if by is None else by.reason or None,
+        newer=None if hint is None else Newer(citation(hint.row), stated(hint.row),
+                                              _subject(store, ents, hint)),
         weak=weak,
     )
 
 
+
+
+def _subject(store: Store, ents: Sequence[str], hint: Replacement) -> str:
+    """The entity a hint is about, as the result writes it: the first the later statement
+    shares with it."""
+    theirs = {entity_key(e) for e in queries.entity_names(store, int(hint.row["id"]))}
+    shared = [e for e in ents if entity_key(e) in theirs]
+    return (shared or [""])[0]
 
 
 def _opinion_result(row: Row, score: float, terms: list[list[str]]) -> Result:

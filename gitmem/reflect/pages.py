@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from gitmem.domain import Citation, Warn
-from gitmem.index.reflect_queries import FactLink, FactRow
-from gitmem.records import dataclass
+from gitmem.index.reflect_queries import FactLink, FactRow, Replaced
 from gitmem.reflect.opinionfile import one_line
 from gitmem.reflect.textfile import Editor, split_text
 
@@ -55,6 +55,8 @@ class EntitySummary:
     months: list[tuple[str, dict[str, int]]]  # newest first
     months_total: int
     related: list[tuple[str, int]]  # (entity key, facts shared), most shared first
+    replaced: list[int] = field(default_factory=list)  # facts a later statement replaced,
+    # newest first (the replacement graph): shown apart, never as current facts
 
     @property
     def total(self) -> int:
@@ -74,16 +76,20 @@ def group_links(links: Sequence[FactLink], canonical: Callable[[str], str]
 
 
 def summarise(key: str, facts: dict[int, FactLink], keys_of: dict[int, set[str]], *,
-              newest: int, months: int = TIMELINE_MONTHS, related: int = RELATED
-              ) -> EntitySummary:
+              newest: int, months: int = TIMELINE_MONTHS, related: int = RELATED,
+              replaced: frozenset[int] = frozenset()) -> EntitySummary:
     counts: Counter[str] = Counter(f.kind for f in facts.values())
     ordered = sorted(sorted(facts.values(), key=lambda f: (f.path, f.start_line)),
                      key=lambda f: f.day, reverse=True)
     top: dict[str, list[int]] = defaultdict(list)
+    gone: list[int] = []
     by_month: dict[str, Counter[str]] = defaultdict(Counter)
     shared: Counter[str] = Counter()
     for f in ordered:
-        if len(top[f.kind]) < newest:
+        if f.item_id in replaced:
+            if len(gone) < newest:
+                gone.append(f.item_id)
+        elif len(top[f.kind]) < newest:
             top[f.kind].append(f.item_id)
         by_month[f.day[:7]][f.kind] += 1
         shared.update(keys_of[f.item_id] - {key})
@@ -91,7 +97,8 @@ def summarise(key: str, facts: dict[int, FactLink], keys_of: dict[int, set[str]]
     recent = sorted(by_month, reverse=True)
     return EntitySummary(dict(counts), min(days, default=""), max(days, default=""), dict(top),
                          [(m, dict(by_month[m])) for m in recent[:months]], len(recent),
-                         sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))[:related])
+                         sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))[:related],
+                         gone)
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ class EntityDigest:
     newest: dict[str, list[FactRow]]  # the summary's newest facts, read in full
     opinions: tuple[PageOpinion, ...]
     related: tuple[tuple[str, int], ...]  # (name, facts shared), most shared first
+    replaced: tuple[tuple[FactRow, Replaced], ...] = ()  # the summary's replaced facts, in full
 
 
 def page_path(name: str) -> str:
@@ -139,6 +147,13 @@ def render_block(digest: EntityDigest) -> list[str]:
             out.append(f"- {day}{c}: {_text(f.text)} ({cite})")
         if count > len(shown):
             out.append(f"- … {count - len(shown)} more: `gitmem entity {digest.name}`")
+        out.append("")
+    if digest.replaced:
+        out.append("**Replaced**")
+        for f, by in digest.replaced:
+            cite = Citation(f.path, f.start_line, f.end_line)
+            newer = Citation(by.path, by.start_line, by.end_line)
+            out.append(f"- was: {_text(f.text)} ({cite}), until {by.stated} ({newer})")
         out.append("")
     if digest.opinions:
         out.append("**Current opinions**")
@@ -189,3 +204,27 @@ def splice(path: str, data: bytes | None, block: list[str], name: str
                           "gitmem:begin/gitmem:end markers are unbalanced (there must be one "
                           "of each, begin first); the page is left untouched")
     return editor.result().encode(), None
+
+
+def generated_span(lines: Sequence[str]) -> range:
+    """The 0-based indexes of the lines inside a page's one generated block (none when the
+    page has no block or unbalanced markers)."""
+    begins = [i for i, ln in enumerate(lines) if _BEGIN.match(ln)]
+    ends = [i for i, ln in enumerate(lines) if _END.match(ln)]
+    if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
+        return range(begins[0] + 1, ends[0])
+    return range(0)
+
+
+def digest_entry(line: str) -> tuple[str, str] | None:
+    """(text, citation) of a generated digest line (``- day[ (c=0.80)]: text (path#Lx-Ly)``)."""
+    found = _DIGEST_LINE.match(line)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def digest_text(text: str) -> str:
+    """A fact's text as a digest line shows it."""
+    return _text(text)
+
+
+_DIGEST_LINE = re.compile(r"^- [^:]+?: (.*) \(([^()\s]+#L\d+(?:-L\d+)?)\)\s*$")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from gitmem.config import Config
 from gitmem.domain import Citation, Fact, Kind, MemoryFile
@@ -23,7 +24,6 @@ from gitmem.git import blob_id, commit_files, files_at, head_id
 from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file, retain_sections, split_lines
 from gitmem.parse.retain import EntryLines, parse_entry
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace, ensure_memory_dir
 
 GRAMMAR = (
@@ -36,7 +36,7 @@ GRAMMAR = (
 )
 LOCK_SECONDS = 60.0
 # Lines that would end the list item or the section instead of continuing the entry.
-_BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
+BREAKING = re.compile(r"^\s*(#|```|~~~|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$|<!--)")
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def entry_lines(entry: str) -> list[str]:
     head = re.sub(r"^\s*[-*+]\s+", "", raw[0]).strip()
     rest = [ln for ln in raw[1:] if ln.strip()]
     for line in rest:
-        if _BREAKING.match(line):
+        if BREAKING.match(line):
             raise UsageError(f"refusing the entry: the line {line.strip()!r} would break the "
                              f"daily note's structure; {GRAMMAR}")
     return [f"- {head}", *(f"  {ln.strip()}" for ln in rest)]
@@ -95,16 +95,17 @@ def entry_lines(entry: str) -> list[str]:
 def check_entry(lines: list[str], path: str, day: date) -> Fact:
     """The fact an entry states, or a UsageError that shows the grammar."""
     fact, warns = parse_entry(EntryLines(1, tuple(lines)), path, day)
-    if fact is None:
+    if fact is None and all(w.code == "retain-malformed" for w in warns):
         raise UsageError(f"not a Retain entry: {lines[0][2:]!r}; {GRAMMAR}")
-    if warns:
+    if fact is None or warns:
         problems = "; ".join(w.message for w in warns)
         raise UsageError(f"malformed Retain entry ({problems}); {GRAMMAR}")
     return fact
 
 
 def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
-           message: str | None = None, replaces: Sequence[str] = ()) -> RetainResult:
+           message: str | None = None, replaces: Sequence[str] = (),
+           keeps: Sequence[str] = (), importance: int | None = None) -> RetainResult:
     """Append ``entry`` to ``memory/<day>.md`` (today, local time) and commit that file alone.
 
     The commit holds the note as it stands at HEAD plus the entry, never an uncommitted edit of
@@ -113,8 +114,15 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
     day = day or datetime.now().astimezone().date()
     rel = f"memory/{day.isoformat()}.md"
     lines = entry_lines(entry)
+    if importance is not None:  # OpenClaw's annotation, set once when written (parse.annotations)
+        if not 1 <= importance <= 10:
+            raise UsageError.naming("{importance} must be a whole number from 1 to 10, not "
+                                    "{value}", value=importance)
+        lines[0] += f" <!-- importance: {importance} -->"
     if replaces:  # a declared replacement: a nested item the parser reads (docs/memory-format)
         lines.append(f"  - replaces: {', '.join(replaces)}")
+    if keeps:  # a declared non-replacement: corrects a wrong mark of the rule
+        lines.append(f"  - keeps: {', '.join(keeps)}")
     fact = check_entry(lines, rel, day)
     ensure_memory_dir(ws)
     with file_lock(ws.memory_dir / "retain.lock", wait=True, timeout=LOCK_SECONDS,
@@ -123,11 +131,11 @@ def retain(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
         _refuse_links(ws, rel)
         base = head_id(ws.repo_root)
         committed = files_at(ws.repo_root, base, [ws.prefix + rel])[ws.prefix + rel]
-        data, start = _appended(committed or b"", lines, rel, day)
+        data, start = appended(committed or b"", lines, rel, day)
         placed = _verify(data, rel, day, start, fact)
         on_disk = full.read_bytes() if full.is_file() else None
         if on_disk != committed:  # uncommitted edits: the entry joins them in the work tree
-            kept, at = _appended(on_disk or b"", lines, rel, day)
+            kept, at = appended(on_disk or b"", lines, rel, day)
             _verify(kept, rel, day, at, fact, uncommitted=True)
         else:
             kept = data
@@ -150,10 +158,11 @@ def _refuse_links(ws: Workspace, rel: str) -> None:
             raise GitmemError(f"refusing to write {rel}: {part} is a symbolic link")
 
 
-def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
+def appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes, int]:
     """The note with the entry appended to its last Retain section, and the entry's line; when
-    the note holds the same entry already without a '- replaces:' item and this one declares
-    one (an agent confirming what its entry replaces), the item is added under it instead."""
+    the note holds the same entry already and this one adds '- replaces:' or '- keeps:' items
+    (an agent confirming what its entry replaces, or correcting a mark), they are added under
+    it instead."""
     confirmed = _confirmed(old, lines, rel, day)
     if confirmed is not None:
         return confirmed
@@ -184,22 +193,24 @@ def _appended(old: bytes, lines: list[str], rel: str, day: date) -> tuple[bytes,
 
 def _confirmed(old: bytes, lines: list[str], rel: str,
                day: date) -> tuple[bytes, int] | None:
-    if not old or not lines[-1].lstrip().startswith("- replaces:"):
+    nested = [ln for ln in lines[1:] if ln.lstrip().startswith(("- replaces:", "- keeps:"))]
+    if not old or not nested:
         return None
     text, _ = decode(old, rel)
     if text is None:
         return None
-    plain = parse_entry(EntryLines(1, tuple(lines[:-1])), rel, day)[0]
+    plain = parse_entry(EntryLines(1, tuple(ln for ln in lines if ln not in nested)), rel,
+                        day)[0]
     parsed = parse_file(MemoryFile(rel, blob_id(old), "daily", day), old)
     same = next((f for f in parsed.facts if plain is not None and f.fact_id == plain.fact_id
-                 and not f.replaces), None)
+                 and not f.replaces and not f.keeps), None)
     if same is None:
         return None
     newline = "\r\n" if "\r\n" in text else "\n"
     body = split_lines(text)
     if body and body[-1] == "":
         body.pop()
-    new = [*body[:same.end_line], lines[-1], *body[same.end_line:]]
+    new = [*body[:same.end_line], *nested, *body[same.end_line:]]
     bom = b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b""
     return bom + (newline.join(new) + newline).encode("utf-8"), same.start_line
 
@@ -246,9 +257,11 @@ class Retained:
     not_indexed: str | None = None  # why the committed entry is not in the index yet
     replaces: tuple[str, ...] = ()  # the fact ids its '- replaces:' item names
     may_replace: tuple[Candidate, ...] = ()  # earlier facts about its subjects, to confirm
+    keeps: tuple[str, ...] = ()  # the fact ids its '- keeps:' item names
 
     def to_json(self) -> dict[str, Any]:
         return {**self.result.to_json(), "replaces": list(self.replaces),
+                "keeps": list(self.keeps),
                 "may_replace": [c.to_json() for c in self.may_replace]}
 
     @property
@@ -261,7 +274,8 @@ MAY_REPLACE = 5  # earlier facts a retain answers with (those the rule matches f
 
 
 def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None = None,
-                     message: str | None = None, replaces: Sequence[str] = ()) -> Retained:
+                     message: str | None = None, replaces: Sequence[str] = (),
+                     keeps: Sequence[str] = (), importance: int | None = None) -> Retained:
     """What both front ends do (``gitmem retain``, ``memory_retain``): retain, bring the index
     up to the new commit, and embed the note's new items before answering, so the next search
     finds the entry by meaning as well as by its words (the rest of the index is left to hooks
@@ -274,11 +288,15 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
     from gitmem.index.vectors import embed_pending
 
     replaces = tuple(r.strip() for r in replaces)  # a ref as a person or an agent types it
+    keeps = tuple(r.strip() for r in keeps)
     named: tuple[str, ...] = ()
-    if replaces:
+    kept: tuple[str, ...] = ()
+    if replaces or keeps:
         index_workspace(ws, cfg)
         named = _named_facts(ws, replaces)
-    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces)
+        kept = _named_facts(ws, keeps, "keeps")
+    result = retain(ws, cfg, entry, day=day, message=message, replaces=replaces, keeps=keeps,
+                    importance=importance)
     try:
         index_workspace(ws, cfg)
         candidates = _may_replace(ws, result)
@@ -286,13 +304,19 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
         if embedder is not None:
             embed_pending(ws, cfg, embedder, path=result.path)
     except EmbeddingError:
-        return Retained(result, None, named, _may_replace(ws, result))
+        return Retained(result, None, named, _may_replace(ws, result), kept)
     except GitmemError as exc:
-        return Retained(result, str(exc), named)
-    return Retained(result, None, named, candidates)
+        return Retained(result, str(exc), named, keeps=kept)
+    return Retained(result, None, named, candidates, kept)
 
 
-def _named_facts(ws: Workspace, refs: Sequence[str]) -> tuple[str, ...]:
+_NAMES_NOTHING = ("{%s} {ref}: names no current fact (give a fact id such as f-3fa9c2e11aa0 or a "
+                  "citation such as memory/2025-11-10.md#L14, as {command_recall} shows them in "
+                  "its JSON); nothing was written")
+
+
+def _named_facts(ws: Workspace, refs: Sequence[str],
+                 option: Literal["replaces", "keeps"] = "replaces") -> tuple[str, ...]:
     """The fact ids these refs name now, or a UsageError naming the ref that names none."""
     from gitmem.index import queries
     from gitmem.index.store import open_store
@@ -303,10 +327,7 @@ def _named_facts(ws: Workspace, refs: Sequence[str]) -> tuple[str, ...]:
         for ref in refs:
             row = queries.current_fact_named(store, ref)
             if row is None:
-                raise UsageError.naming("{replaces} {ref}: names no current fact (give a fact "
-                                        "id such as f-3fa9c2e11aa0 or a citation such as "
-                                        "memory/2025-11-10.md#L14, as {command_recall} shows "
-                                        "them in its JSON); nothing was written", ref=ref)
+                raise UsageError.naming(_NAMES_NOTHING % option, ref=ref)
             out.append(str(row["fact_id"]))
         return tuple(dict.fromkeys(out))
     finally:
@@ -314,16 +335,17 @@ def _named_facts(ws: Workspace, refs: Sequence[str]) -> tuple[str, ...]:
 
 
 def _may_replace(ws: Workspace, result: RetainResult) -> tuple[Candidate, ...]:
-    """Earlier current facts about the new entry's subjects, those the knowledge-update rule
-    finds replaced first: what an agent may confirm with ``--replaces``."""
-    from gitmem.index import queries
+    """Earlier current facts about the new entry's subjects, those the replacement graph says
+    it replaced first: what an agent may confirm with ``--replaces`` (or correct with
+    ``--keeps``)."""
+    from gitmem.index import graph, queries
     from gitmem.index.store import open_store
     from gitmem.parse.retain import entity_key
-    from gitmem.parse.updates import UPDATABLE
-    from gitmem.recall.supersede import citation, replaces, stated
+    from gitmem.parse.statements import STATE_KINDS
+    from gitmem.recall.supersede import citation, stated
 
     keys = sorted({entity_key(e) for e in result.entities} - {""})
-    if not keys or result.kind not in UPDATABLE:
+    if not keys:
         return ()
     store = open_store(ws.index_path, readonly=True)
     try:
@@ -331,11 +353,9 @@ def _may_replace(ws: Workspace, result: RetainResult) -> tuple[Candidate, ...]:
         new = next((r for r in rows if r["fact_id"] == result.fact_id), None)
         if new is None:
             return ()
-        rows = [r for r in rows if r["fact_id"] != result.fact_id and r["kind"] in UPDATABLE]
-        names = queries.entity_names_of(store, [int(r["id"]) for r in [new, *rows]])
-        ents = names.get(int(new["id"]), [])
-        scored = [(replaces(new, ents, r, names.get(int(r["id"]), [])) is not None, r)
-                  for r in rows]
+        rows = [r for r in rows if r["fact_id"] != result.fact_id and r["kind"] in STATE_KINDS]
+        marked = graph.replaced_by_item(store, int(new["id"]))
+        scored = [(int(r["id"]) in marked, r) for r in rows]
         scored.sort(key=lambda pair: not pair[0])  # stable: newest first within each
         return tuple(Candidate(str(r["fact_id"]), citation(r), str(r["content"]), stated(r),
                                rule) for rule, r in scored[:MAY_REPLACE])

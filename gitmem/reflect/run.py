@@ -21,7 +21,7 @@ import shlex
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from gitmem.index.reflect_queries import (
     facts_by_fact_id,
     facts_by_id,
     facts_recorded,
+    replaced_facts,
 )
 from gitmem.index.run import index_is_current
 from gitmem.index.store import Store, open_store
@@ -47,7 +48,6 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
-from gitmem.records import dataclass
 from gitmem.reflect import pending, warned
 from gitmem.reflect.opinion_update import DormantOpinion, OpinionChange, dormant, plan_opinions
 from gitmem.reflect.opinionfile import (
@@ -506,10 +506,13 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
         return []
     wanted = [*new_by_key, *(alias for alias, key in names.aliases.items() if key in new_by_key)]
     by_entity, keys_of = group_links(fact_links(store, wanted), names.canonical)
-    summaries = {key: summarise(key, by_entity[key], keys_of, newest=cfg.reflect_digest_items)
+    replaced = replaced_facts(store, [i for facts in by_entity.values() for i in facts])
+    summaries = {key: summarise(key, by_entity[key], keys_of, newest=cfg.reflect_digest_items,
+                                replaced=frozenset(replaced))
                  for key in sorted(new_by_key)}
     full = {f.item_id: f for f in facts_by_id(
-        store, [i for s in summaries.values() for ids in s.newest.values() for i in ids])}
+        store, [i for s in summaries.values()
+                for ids in (*s.newest.values(), s.replaced) for i in ids])}
     opinions: dict[str, list[PageOpinion]] = defaultdict(list)
     for op in doc.opinions:
         for key in dict.fromkeys(names.canonical(entity_key(e)) for e in op.entities):
@@ -527,7 +530,8 @@ def _pages(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow], names
         newest = {kind: [full[i] for i in ids if i in full]
                   for kind, ids in summary.newest.items()}
         related = tuple((display.get(k, k), n) for k, n in summary.related)
-        digest = EntityDigest(key, name, summary, newest, tuple(opinions[key]), related)
+        gone = tuple((full[i], replaced[i]) for i in summary.replaced if i in full)
+        digest = EntityDigest(key, name, summary, newest, tuple(opinions[key]), related, gone)
         old = read(path)
         data, warn = splice(path, old, render_block(digest), name)
         if warn is not None:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.domain import (
@@ -25,8 +25,7 @@ from gitmem.domain import (
     Stance,
     Warn,
 )
-from gitmem.parse.updates import Statement
-from gitmem.records import dataclass
+from gitmem.parse.statements import Statement
 
 OPINION_STATUSES: tuple[OpinionStatus, ...] = ("changed", "added", "removed")
 
@@ -63,6 +62,8 @@ class ReviewFact:
     day: str | None  # daily notes: the note's date
     period: tuple[str, str] | None = None  # an event period the entry states itself
     declared: tuple[str, ...] = ()  # what its '- replaces:' item names (fact ids, citations)
+    subjects: tuple[str, ...] = ()  # its entities before the colon: what it is about
+    kept: tuple[str, ...] = ()  # what its '- keeps:' item names (fact ids, citations)
 
     @classmethod
     def of(cls, fact: Fact, mf: MemoryFile, commit: str) -> ReviewFact:
@@ -72,15 +73,16 @@ class ReviewFact:
                    Citation(mf.path, fact.start_line, fact.end_line, commit),
                    mf.day.isoformat() if mf.day else None,
                    (start.isoformat(), end.isoformat()) if stated and start and end else None,
-                   fact.replaces)
+                   fact.replaces, fact.subjects, fact.keeps)
 
     @functools.cached_property  # review compares each fact with many (supersede)
     def statement(self) -> Statement:
         """This fact as the knowledge-update rule sees it (no record time: review reads git)."""
-        return Statement(kind=self.kind, text=self.text, entities=self.entities,
-                         stated=self.day or "", recorded_at="", path=self.path,
-                         line=self.start_line, period=self.period, fact_id=self.fact_id,
-                         declared=frozenset(self.declared), end_line=self.at.end_line)
+        return Statement(kind=self.kind, text=self.text, path=self.path,
+                         line=self.start_line, end_line=self.at.end_line,
+                         stated=self.day or "", recorded_at="", subjects=self.subjects,
+                         period=self.period, fact_id=self.fact_id,
+                         declared=frozenset(self.declared), kept=frozenset(self.kept))
 
     @property
     def path(self) -> str:
@@ -96,7 +98,8 @@ class ReviewFact:
 
     def to_json(self) -> dict[str, Any]:
         return {"fact_id": self.fact_id, "kind": self.kind, "text": self.text,
-                "entities": list(self.entities), "source": self.source, "day": self.day}
+                "entities": list(self.entities), "source": self.source, "day": self.day,
+                "replaces": list(self.declared), "keeps": list(self.kept)}
 
 
 @dataclass(frozen=True)
@@ -107,9 +110,12 @@ class Supersession:
     old: ReviewFact
     new: ReviewFact
     basis: Basis = "rule"  # declared by the new fact's writer, or found by the rule
+    attribute: str = ""  # the attribute both set ("residence")
+    reason: str = ""  # the words that made it ("moved to")
 
     def to_json(self) -> dict[str, Any]:
-        return {"old": self.old.to_json(), "new": self.new.to_json(), "basis": self.basis}
+        return {"old": self.old.to_json(), "new": self.new.to_json(), "basis": self.basis,
+                "attribute": self.attribute or None, "reason": self.reason or None}
 
 
 @dataclass(frozen=True)

@@ -29,22 +29,26 @@ import heapq
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 
-from gitmem.domain import Basis, Citation, Classified, Fact, MemoryFile
+from gitmem.domain import Citation, Classified, Edge, Fact, MemoryFile
 from gitmem.git import GrepJob
 from gitmem.lifetime import split_map
 from gitmem.parse.markdown import entry_fact
 from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities, parse_entry
+from gitmem.parse.statements import CHANGE_KINDS
 from gitmem.parse.textfold import STOPWORDS
-from gitmem.parse.updates import UPDATABLE, may_replace, replaces
-from gitmem.records import dataclass
+from gitmem.parse.updates import judge
 from gitmem.review.review_model import ReviewFact, Supersession
 from gitmem.review.snapshot import Snapshot
 
-# Review reports superseded world facts and observations (the rule's kinds, parse.updates);
-# opinion entries are evidence, which review's opinion section reports.
-REVIEWED_KINDS = UPDATABLE - {"opinion", "note"}
+# Review reports superseded world facts and observations (the states the rule replaces,
+# parse.updates), replaced by an added fact of any kind that can state a change (a B entry:
+# "Replaced the Synology with a TrueNAS box"); opinion entries are evidence, which review's
+# opinion section reports.
+REVIEWED_KINDS = frozenset({"world", "observation"})
+REPLACING_KINDS = CHANGE_KINDS - {"note"}
 RECENT = 10  # the newest earlier facts about its entities a new fact is compared with
 WORDED = 10  # and those, from any time, that share the most words with it
 SPLIT_AT = 24  # new facts from which their searches are split over two cores (a fork: ~5 ms)
@@ -75,7 +79,7 @@ class SupersedeSearch:
     def find(self, added: Sequence[ReviewFact]) -> list[Supersession]:
         """Pairs (older fact at the head, the newest added fact that replaces it), oldest
         first."""
-        new = sorted((f for f in added if f.entities and f.kind in REVIEWED_KINDS),
+        new = sorted((f for f in added if f.entities and f.kind in REPLACING_KINDS),
                      key=_recency, reverse=True)
         earlier = _Lines(self.head, new)
         for batch in self.job.batches():  # read while git still searches
@@ -93,8 +97,11 @@ class SupersedeSearch:
         # each fact's search is its own: half of them on a second core when there are many
         olds = split_map(replaced, new, minimum=SPLIT_AT, group=_subject)
         for fact, old in zip(new, olds, strict=True):
-            if old is not None and old.fact_id not in found:  # newest first: the first wins
-                found[old.fact_id] = Supersession(old, fact, _basis(fact, old))
+            edge = None if old is None else _hard(fact, old)
+            if old is not None and edge is not None and old.fact_id not in found:
+                # newest first: the first wins
+                found[old.fact_id] = Supersession(old, fact, edge.basis, edge.attribute,
+                                                  edge.reason)
         return sorted(found.values(), key=lambda s: (s.old.day or "", s.old.source))
 
     def close(self) -> None:
@@ -118,14 +125,17 @@ def _within_range(fact: ReviewFact, new: list[ReviewFact]) -> ReviewFact | None:
     return None
 
 
-def _basis(new: ReviewFact, old: ReviewFact) -> Basis:
-    return replaces(new.statement, old.statement) or "rule"
+def _hard(new: ReviewFact, old: ReviewFact) -> Edge | None:
+    """The one update rule (``parse.updates.judge``): a hard edge, or None (a hint is no
+    supersession)."""
+    if old.kind not in REVIEWED_KINDS:
+        return None
+    edge = judge(new.statement, old.statement)
+    return edge if edge is not None and edge.strength == "hard" else None
 
 
 def _replaces(new: ReviewFact, old: ReviewFact) -> bool:
-    """The one update rule (``parse.updates.replaces``), after its cheap pre-checks."""
-    return (may_replace(new.statement, old.statement)
-            and replaces(new.statement, old.statement) is not None)
+    return _hard(new, old) is not None
 
 
 def _line_fact(fact: Fact, hit: _Hit) -> ReviewFact:
@@ -133,7 +143,7 @@ def _line_fact(fact: Fact, hit: _Hit) -> ReviewFact:
     file is parsed)."""
     return ReviewFact(fact.fact_id, fact.kind, fact.text, fact.entities,
                       Citation(hit.path, hit.line, hit.line, None), hit.day or None, None,
-                      fact.replaces)
+                      fact.replaces, fact.subjects, fact.keeps)
 
 
 @functools.lru_cache(maxsize=8192)

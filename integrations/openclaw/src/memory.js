@@ -52,6 +52,8 @@ export function toHit(r) {
   const notes = [];
   if (r.superseded_by) notes.push(`(superseded by ${r.superseded_by})`);
   if (r.uncommitted) notes.push("(uncommitted)");
+  // gitmem cut a long content (recall.max_content_chars): memory_get reads the lines whole
+  if (r.truncated) notes.push(`(truncated: memory_get ${r.source} reads it whole)`);
   const footer = `${notes.length ? `\n${notes.join(" ")}` : ""}\n\nSource: ${r.source}`;
   const body = String(r.snippet ?? r.content ?? "");
   const room = Math.max(1, SNIPPET_LIMIT - footer.length);
@@ -71,6 +73,48 @@ export function toHit(r) {
     commit: r.commit ?? null,
     superseded_by: r.superseded_by ?? null,
     superseded_basis: r.superseded_basis ?? null,
+    truncated: Boolean(r.truncated),
+    ...recallMetadata(r),
+  };
+}
+
+/** The curated files, whose entries OpenClaw's trigger recall may inject (as its own index). */
+const CURATED = new Set(["MEMORY.md", "memory.md", "USER.md"]);
+
+/**
+ * OpenClaw's recall metadata of a gitmem result or trigger entry: `importance` (1-10),
+ * `triggers` ("; "-joined, as OpenClaw's own index stores them), and, for an entry of the
+ * curated files that has triggers, the provenance OpenClaw's trigger recall asks for (an
+ * owner's committed memory).
+ * @param {any} r
+ */
+export function recallMetadata(r) {
+  const triggers = Array.isArray(r.triggers) && r.triggers.length ? r.triggers.join("; ") : null;
+  return {
+    ...(typeof r.importance === "number" ? { importance: r.importance } : {}),
+    ...(triggers ? { triggers } : {}),
+    ...(triggers && CURATED.has(r.path) ? {
+      provenance: { originClass: /** @type {"owner"} */ ("owner"),
+        sessionKind: /** @type {"interactive"} */ ("interactive"), observedAt: 0 },
+    } : {}),
+  };
+}
+
+/**
+ * A `gitmem triggers --json` entry as a trigger candidate (OpenClaw's `MemorySearchResult`).
+ * @param {any} e
+ */
+export function toTriggerCandidate(e) {
+  return {
+    path: e.path,
+    startLine: e.start_line,
+    endLine: e.end_line,
+    score: 0,
+    snippet: `${e.text}\n\nSource: ${e.source}`,
+    source: /** @type {"memory"} */ ("memory"),
+    citation: e.source,
+    factId: e.fact_id ?? null,
+    ...recallMetadata(e),
   };
 }
 
@@ -92,6 +136,7 @@ export function searchPayload(answer, extraWarning = null) {
     citations: "gitmem",
     ...(warnings.length ? { warnings } : {}),
     ...(answer.time_window ? { timeWindow: answer.time_window } : {}),
+    ...(answer.listing ? { listing: answer.listing } : {}),
   };
 }
 
@@ -176,6 +221,12 @@ export async function createSearchManager(gm, beforeEach = async () => {}) {
       await beforeEach();
       const answer = await gm.json(recallArgs({ query, ...opts }));
       return searchPayload(answer).results;
+    },
+    /** OpenClaw's trigger recall: the curated entries with trigger phrases. */
+    async listTriggerCandidates() {
+      await beforeEach();
+      const answer = await gm.json(["triggers"]);
+      return answer.entries.map(toTriggerCandidate);
     },
     /** @param {{relPath: string, from?: number, lines?: number}} params */
     async readFile({ relPath, from, lines }) {

@@ -12,7 +12,9 @@ import { test } from "node:test";
 import plugin, { createTools, createBackends } from "../index.js";
 import { translateArgs } from "../src/cli.js";
 import { Gitmem, GitmemError, errorMessage } from "../src/gitmem.js";
-import { recallArgs, searchPayload, toHit, SNIPPET_LIMIT } from "../src/memory.js";
+import {
+  createSearchManager, recallArgs, searchPayload, toHit, SNIPPET_LIMIT,
+} from "../src/memory.js";
 import {
   STAGING_DIR, buildFlushPlan, buildPromptSection, drainStaged, retainArgs, stagedEntries,
 } from "../src/writing.js";
@@ -37,6 +39,11 @@ test("a hit carries gitmem's citation, and says when a later fact replaced it", 
   assert.equal(old.superseded_by, "memory/2025-11-27.md#L14");
   const long = toHit({ ...RESULT, snippet: "x".repeat(5000) });
   assert.ok(long.snippet.length <= SNIPPET_LIMIT && long.snippet.endsWith("#L14"));
+  assert.equal(hit.truncated, false);
+  const cut = toHit({ ...RESULT, snippet: "y".repeat(5000), truncated: true });
+  assert.equal(cut.truncated, true);
+  assert.ok(cut.snippet.length <= SNIPPET_LIMIT);
+  assert.match(cut.snippet, /\(truncated: memory_get memory\/2025-11-27\.md#L14 reads it whole\)\n\nSource: memory\/2025-11-27\.md#L14$/);
 });
 
 test("the warm process's start-up warning is said with every answer, once", () => {
@@ -45,6 +52,16 @@ test("the warm process's start-up warning is said with every answer, once", () =
   assert.deepEqual(searchPayload({ ...answer, warnings: ["no config"] }, "no config").warnings,
     ["no config"]);
   assert.equal(searchPayload({ ...answer, warnings: [] }).warnings, undefined);
+});
+
+test("a listing by date says so, with its window", () => {
+  const window = { source: "query", phrase: "last week", since: "2026-11-23", until: "2026-11-29",
+    applied_as: "filter" };
+  const answer = { mode: "lexical", results: [RESULT], warnings: [], provider: { name: "none" },
+    time_window: window, listing: "window" };
+  assert.equal(searchPayload(answer).listing, "window");
+  assert.deepEqual(searchPayload(answer).timeWindow, window);
+  assert.equal(searchPayload({ ...answer, listing: null }).listing, undefined);
 });
 
 test("search options become gitmem recall's flags", () => {
@@ -187,4 +204,33 @@ test("the tools answer from gitmem, errors carry gitmem's message", {
   assert.equal(old.superseded_basis, "declared");
   assert.equal(old.snippet, "The gateway host is the old NUC.\n" +
     `(superseded by ${kept.details.source})\n\nSource: memory/2026-03-06.md#L4`);
+});
+
+test("trigger phrases of MEMORY.md reach OpenClaw's trigger recall; importance rides along", {
+  skip: GITMEM && process.env.OPENCLAW_DIR ? false
+    : "GITMEM_COMMAND and OPENCLAW_DIR are not set (tests/test_openclaw.py sets them)",
+}, async () => {
+  const { dir, git, gm } = workspace();
+  writeFileSync(path.join(dir, "MEMORY.md"), "# Memory\n\n" +
+    "- Keep the gateway on loopback. <!-- trigger: gateway setup, network safety --> " +
+    "<!-- importance: 9 -->\n- The NAS is in the attic.\n");
+  writeFileSync(path.join(dir, "memory", "2026-03-07.md"), "# 2026-03-07\n\n" +
+    "- The printer sits in the hall. <!-- trigger: printer setup -->\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "curated");
+  const manager = await createSearchManager(gm);
+  const candidates = await manager.listTriggerCandidates();
+  assert.deepEqual(candidates.map((/** @type {any} */ c) => [c.path, c.startLine, c.triggers,
+    c.importance]), [["MEMORY.md", 3, "gateway setup; network safety", 9]]);
+  // OpenClaw's own selection (extensions/active-memory/trigger-recall.js) takes it for a
+  // message that names a trigger, and not for one that does not
+  const recall = await import(path.join(process.env.OPENCLAW_DIR ?? "", "dist", "extensions",
+    "active-memory", "trigger-recall.js"));
+  const picked = recall.selectStrongTriggerMatches("what was the gateway setup again?",
+    candidates);
+  assert.deepEqual(picked.map((/** @type {any} */ c) => c.citation), ["MEMORY.md#L3"]);
+  assert.deepEqual(recall.selectStrongTriggerMatches("how is the weather?", candidates), []);
+  const hits = await manager.search("gateway loopback");
+  assert.equal(hits[0].importance, 9);
+  assert.equal(hits[0].triggers, "gateway setup; network safety");
 });
