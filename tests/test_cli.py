@@ -451,7 +451,7 @@ def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
 
 
 def test_progress_estimates_the_time_left_from_the_rate_so_far() -> None:
-    from gitmem.cli import _left
+    from gitmem.cli.commands import _left
 
     assert _left((0.0, 0), 1.0, 10, 100) == ""  # too early to know the rate
     assert _left((0.0, 0), 10.0, 10, 100) == ", about 90 s left   "

@@ -530,12 +530,6 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                                                                for p in stems(part))]))
     spans: list[tuple[Row, int, int, int]] = []  # row, passage number, first, last line
     docs: list[list[str]] = []
-    # A Retain entry is a fact and, as a line of its note, a chunk's unit too: where the fact
-    # is a candidate, it stands for its lines (a one-line unit would outrank it by the chunk's
-    # words and hide it).
-    facts = {(row["path"], row.get("commit_id"), n) for row in rows.values()
-             if row["type"] == "fact"
-             for n in range(int(row["start_line"]), int(row["end_line"]) + 1)}
     for row in rows.values():
         content, start = str(row["content"]), int(row["start_line"])
         if row["type"] != "chunk":
@@ -544,10 +538,6 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
             continue
         lines = content.split("\n")
         for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS, MAX_PASSAGES)):
-            said = [o for o in offsets if not lines[o].lstrip().startswith("#")]
-            if said and all((row["path"], row.get("commit_id"), start + o) in facts
-                            for o in said):
-                continue
             if offsets:
                 spans.append((row, part, start + offsets[0], start + offsets[-1]))
                 docs.append(stems("\n".join(lines[o] for o in offsets)))
