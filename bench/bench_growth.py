@@ -94,9 +94,9 @@ def fill_vectors(ws: Path, dims: int, fingerprint: str, seed: int = 1) -> int:
 
     store = open_store(ws / ".memory" / "index.sqlite")
     try:
-        parts = [(int(i), str(k), len(embedding_passages(str(t), str(h or ""), str(c), "")))
-                 for i, k, t, h, c in store.conn.execute(
-                     "SELECT id, vkey, type, heading, content FROM items WHERE valid_to IS NULL")]
+        parts = [(int(i), str(k), len(embedding_passages(str(t), str(c), "")))
+                 for i, k, t, c in store.conn.execute(
+                     "SELECT id, vkey, type, content FROM items WHERE valid_to IS NULL")]
         total = sum(n for _, _, n in parts)
         vecs = _unit(np.random.default_rng(seed).standard_normal((total, dims)))
         rows, at = [], 0

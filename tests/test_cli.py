@@ -450,3 +450,11 @@ def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
     assert "markdown_it" in index_imports  # it did parse the new note
 
 
+def test_progress_estimates_the_time_left_from_the_rate_so_far() -> None:
+    from gitmem.cli.commands import _left
+
+    assert _left((0.0, 0), 1.0, 10, 100) == ""  # too early to know the rate
+    assert _left((0.0, 0), 10.0, 10, 100) == ", about 90 s left   "
+    assert _left((0.0, 20), 10.0, 30, 1000) == ", about 16 min left   "
+    assert _left((0.0, 0), 10.0, 10, None) == ""  # no total, no estimate
+    assert _left((0.0, 0), 10.0, 100, 100) == ""  # done

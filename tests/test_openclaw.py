@@ -229,8 +229,8 @@ def test_plugin_unit_tests_pass_under_node(tmp_path: Path) -> None:
 # -- the warning of a server that no configuration reached (no OpenClaw needed) --------------
 
 
-def test_mcp_says_with_every_answer_that_no_configuration_reached_it(fixture_repo: Path
-                                                                     ) -> None:
+def test_mcp_says_with_every_answer_that_no_configuration_reached_it(
+        fixture_repo: Path, without_default_model: None) -> None:
     from testing.mcp import json_of, mcp_session
 
     async def two_searches() -> list[dict[str, Any]]:
@@ -249,8 +249,8 @@ def test_mcp_says_with_every_answer_that_no_configuration_reached_it(fixture_rep
     assert len(answer["results"]) == 2
 
 
-def test_serve_json_hands_over_its_socket_and_warning(fixture_repo: Path, tmp_path: Path
-                                                      ) -> None:
+def test_serve_json_hands_over_its_socket_and_warning(
+        fixture_repo: Path, tmp_path: Path, without_default_model: None) -> None:
     import sys
 
     from gitmem.warm.client import exchange

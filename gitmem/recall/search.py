@@ -379,9 +379,14 @@ def rank(
     vec: dict[int, float] = {}
     for row, raw in lexical:
         rows[row["id"]], text[row["id"]] = row, raw / best
+    typical = queries.typical_similarity(store, qvec) if semantic and qvec is not None else None
+
+    def scale(cosine: float) -> float:
+        return cosine if typical is None else semantic_lift(cosine, typical)
+
     for row, sim in semantic:
         rows.setdefault(row["id"], row)
-        vec[row["id"]] = max(0.0, sim)
+        vec[row["id"]] = scale(sim)
     for item, notes in queries.annotations_of(store, list(rows)).items():
         rows[item]["annotations"] = notes  # <!-- importance --> scales the score (_score)
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
@@ -399,7 +404,7 @@ def rank(
                                                    vec.get(i, 0.0), qvec, mode, ranking))
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
-                              words.parts)
+                              words.parts, scale)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -408,7 +413,8 @@ def rank(
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
         chosen = _diverse(scored + opinions, pool, ranking.diversity)  # whole items: cheap
-    typical = queries.typical_similarity(store, qvec) if qvec is not None else None
+    if typical is None and qvec is not None:
+        typical = queries.typical_similarity(store, qvec)
     return _marked(store, q, flt, chosen[:q.k], terms,
                    None if typical is None else partial(_lift, cosines=cosines, typical=typical))
 
@@ -505,12 +511,14 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                   psim: dict[tuple[int, int], float] | None = None,
                   cosines: dict[tuple[int, int, int], float] | None = None,
                   parts: Sequence[str] = (),
+                  scale: Callable[[float], float] | None = None,
                   ) -> list[tuple[float, Row, int, int]]:
     """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
     passages (for the query's words and the ``parts`` of its compounds), mixed with its
     chunk's; its vector score is its own cosine similarity (``psim`` holds those already
-    known, the rest are computed; each unit's goes into ``cosines``)."""
+    known, the rest are computed; each unit's goes into ``cosines``), weighed as ``scale``
+    says when given (``ranking.semantic_lift``)."""
     psim = dict(psim or {})
     if qvec is not None:
         known = {item for item, _ in psim}
@@ -529,7 +537,7 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
             docs.append(stems(content))
             continue
         lines = content.split("\n")
-        for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS)[:MAX_PASSAGES]):
+        for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS, MAX_PASSAGES)):
             if offsets:
                 spans.append((row, part, start + offsets[0], start + offsets[-1]))
                 docs.append(stems("\n".join(lines[o] for o in offsets)))
@@ -542,8 +550,11 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
         item = int(row["id"])
         words = (1 - share) * bm25 / top + share * text.get(item, 0.0)
         cosine = max(0.0, psim.get((item, part), 0.0)) if item in embedded else None
-        if cosine is not None and cosines is not None:
-            cosines[(item, first, last)] = cosine
+        if cosine is not None:
+            if cosines is not None:
+                cosines[(item, first, last)] = cosine
+            if scale is not None:
+                cosine = scale(cosine)
         out.append((_score(q, now, row, words, cosine, qvec, mode, ranking, (first, last)), row,
                     first, last))
     return out
