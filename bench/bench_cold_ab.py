@@ -1,7 +1,7 @@
 """Cold commands of two checkouts, interleaved in one run: what a change did to start-up.
 
     python bench/bench_cold_ab.py --before DIR --after DIR [--rounds 20] [--years 10]
-        [--cache DIR] [--out bench/results/cold-ab.json]
+        [--cache DIR] [--warm] [--out bench/results/cold-ab.json]
 
 Each checkout (a worktree, clone or ``git archive`` export: its directory goes first on
 ``PYTHONPATH``, and its commands run from a folder of their own) is byte-compiled as pip does
@@ -10,9 +10,11 @@ of the cached N-year synthetic workspace, each indexed by that checkout, and its
 folders (config, cache), warmed by one run of each command. Then round after round, the
 checkout going first alternating: ``python -c pass``, a lexical ``gitmem recall`` on the sample
 workspace and on the N-year one, and ``gitmem index`` after a one-file commit on the N-year one
-(the command a post-commit hook runs). No warm process answers (none is started). Wall and CPU
-time (user + system, git children included); read each against ``python -c pass`` of the same
-rounds. Standard library only.
+(the command a post-commit hook runs): no warm process answers these. Then, with ``--warm``, the
+same recall on a third copy of the sample workspace that the checkout's own ``gitmem serve``
+answers (the warm process every workspace gets after its first command). Wall and CPU time (user
++ system, git children included; for the warm row the client's alone); read each against
+``python -c pass`` of the same rounds. Standard library only.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +70,7 @@ class Checkout:
         self.must([*self.gm, "-C", str(self.fixture), "index"])
         self.must([*self.gm, "-C", str(self.ws), "index", "--no-embed"])
         self.commits = 0
+        self.served: Path | None = None  # the copy a warm process serves (--warm)
 
     def must(self, argv: list[str]) -> lex.Run:
         # Run from the checkout's own folder: ``python -m`` puts the working directory first on
@@ -77,12 +81,42 @@ class Checkout:
         return run
 
     def commands(self) -> dict[str, list[str]]:
-        return {
+        commands = {
             "recall (lexical, sample workspace)": [*self.gm, "-C", str(self.fixture), "recall",
                                                    QUERY, "--mode", "lexical"],
             "recall (lexical, N y)": [*self.gm, "-C", str(self.ws), "recall", QUERY, "--mode",
                                       "lexical"],
         }
+        if self.served is not None:
+            commands["recall (lexical, sample workspace, warm process)"] = [
+                *self.gm, "-C", str(self.served), "recall", QUERY, "--mode", "lexical"]
+        return commands
+
+    def serve(self, stack: ExitStack) -> None:
+        """A copy of the sample workspace answered by this checkout's ``gitmem serve``, until
+        ``stack`` closes (the server says when it listens: ``serve --json``)."""
+        self.served = self.home / "served"
+        shutil.copytree(self.fixture, self.served, symlinks=True)
+        server = subprocess.Popen([*self.gm, "-C", str(self.served), "serve", "--json",
+                                   "--idle-timeout", "3600"], cwd=self.home, env=self.env,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        stack.callback(server.wait, timeout=30)
+        stack.callback(server.terminate)
+        assert server.stdout is not None
+        if not server.stdout.readline():
+            raise SystemExit(f"{self.name}: gitmem serve did not start")
+
+    def served_count(self) -> int:
+        """How many commands this checkout's warm process has answered."""
+        from gitmem import __version__
+        from gitmem.warm import client  # the bench's own: the protocol both checkouts speak
+
+        root = str(self.served.resolve()) if self.served else ""
+        reply = client.exchange(client.socket_path(root), {
+            "protocol": client.PROTOCOL, "version": __version__, "repo": root,
+            "env": client.env_fingerprint(self.env), "op": "ping"})
+        return int(reply["served"]) if reply else 0
 
     def index_after_commit(self) -> lex.Run:
         hist.commit_one(self.ws, self.commits, self.env)
@@ -90,32 +124,22 @@ class Checkout:
         return self.must([*self.gm, "-C", str(self.ws), "index", "--no-embed"])
 
 
-def bench(before: Path, after: Path, rounds: int, years: int, cache: Path) -> dict[str, Any]:
+def bench(before: Path, after: Path, rounds: int, years: int, cache: Path,
+          warm: bool = False) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="gitmem-cold-ab-"))
     try:
         src, info = lex.workspace(years, 0, cache)
         sides = [Checkout("before", before, scratch, src), Checkout("after", after, scratch, src)]
-        samples: dict[str, Samples] = {}
-
-        def add(key: str, run: lex.Run) -> None:
-            wall, cpu = samples.setdefault(key, ([], []))
-            wall.append(run.seconds)
-            cpu.append(run.cpu_seconds)
-
-        for side in sides:  # warm-up: page cache, bytecode, the user cache folder
-            for argv in side.commands().values():
-                side.must(argv)
-            side.index_after_commit()
-        for n in range(rounds):
-            order = sides if n % 2 == 0 else sides[::-1]
-            add("python -c pass", order[0].must([sys.executable, "-c", "pass"]))
-            for side in order:
-                for what, argv in side.commands().items():
-                    add(f"{what} | {side.name}", side.must(argv))
-            for side in order:
-                add(f"index after a one-file commit (N y) | {side.name}",
-                    side.index_after_commit())
-            add("python -c pass", order[1].must([sys.executable, "-c", "pass"]))
+        with ExitStack() as stack:
+            if warm:
+                for side in sides:
+                    side.serve(stack)
+            samples = _rounds(sides, rounds)
+            for side in sides if warm else ():
+                served = side.served_count()
+                if served < rounds + 1:  # a recall the warm process did not answer ran alone
+                    raise SystemExit(f"{side.name}: the warm process answered {served} of "
+                                     f"{rounds + 1} recalls")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     base_wall, base_cpu = (lex.pct(xs, 50) for xs in samples["python -c pass"])
@@ -127,6 +151,30 @@ def bench(before: Path, after: Path, rounds: int, years: int, cache: Path) -> di
     return {"rounds": rounds, "years": years, "days": info["days"], "before": str(before),
             "after": str(after), "python": sys.version.split()[0],
             "load": os.getloadavg(), "rows": rows}
+
+
+def _rounds(sides: list[Checkout], rounds: int) -> dict[str, Samples]:
+    samples: dict[str, Samples] = {}
+
+    def add(key: str, run: lex.Run) -> None:
+        wall, cpu = samples.setdefault(key, ([], []))
+        wall.append(run.seconds)
+        cpu.append(run.cpu_seconds)
+
+    for side in sides:  # warm-up: page cache, bytecode, the user cache folder
+        for argv in side.commands().values():
+            side.must(argv)
+        side.index_after_commit()
+    for n in range(rounds):
+        order = sides if n % 2 == 0 else sides[::-1]
+        add("python -c pass", order[0].must([sys.executable, "-c", "pass"]))
+        for side in order:
+            for what, argv in side.commands().items():
+                add(f"{what} | {side.name}", side.must(argv))
+        for side in order:
+            add(f"index after a one-file commit (N y) | {side.name}", side.index_after_commit())
+        add("python -c pass", order[1].must([sys.executable, "-c", "pass"]))
+    return samples
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -147,8 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--years", type=int, default=10)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitmem-bench")
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "cold-ab.json")
+    parser.add_argument("--warm", action="store_true",
+                        help="also a recall answered by each checkout's own warm process")
     args = parser.parse_args(argv)
-    result = bench(args.before, args.after, args.rounds, args.years, args.cache)
+    result = bench(args.before, args.after, args.rounds, args.years, args.cache, args.warm)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(markdown(result))

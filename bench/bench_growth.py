@@ -24,7 +24,7 @@ command run alone does, and from the sign bits held in memory (``index.signbits`
 process does (with its load time, and a query right after another process wrote 64 vectors);
 each answer's top 10 compared with the exact k-NN (numpy) for recall@10, for several candidate
 counts. ``--years`` with no value measures the vectors alone. Plots go to ``--plots``
-(matplotlib: ``pip install 'gitmem-cli[bench]'``).
+(matplotlib: ``pip install '.[bench]'`` in a checkout).
 """
 
 from __future__ import annotations
@@ -94,9 +94,9 @@ def fill_vectors(ws: Path, dims: int, fingerprint: str, seed: int = 1) -> int:
 
     store = open_store(ws / ".memory" / "index.sqlite")
     try:
-        parts = [(int(i), str(k), len(embedding_passages(str(t), str(h or ""), str(c), "")))
-                 for i, k, t, h, c in store.conn.execute(
-                     "SELECT id, vkey, type, heading, content FROM items WHERE valid_to IS NULL")]
+        parts = [(int(i), str(k), len(embedding_passages(str(t), str(c), "")))
+                 for i, k, t, c in store.conn.execute(
+                     "SELECT id, vkey, type, content FROM items WHERE valid_to IS NULL")]
         total = sum(n for _, _, n in parts)
         vecs = _unit(np.random.default_rng(seed).standard_normal((total, dims)))
         rows, at = [], 0

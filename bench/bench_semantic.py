@@ -154,9 +154,9 @@ def fill_random_vectors(wsobj: Workspace, cfg: Config, target: int = 0) -> tuple
         with store.transaction():
             store.reset_vectors(embedder.fingerprint, len(probe))
         # Real passage counts for real items; top-up items get 4 passages (a typical chunk).
-        parts = [(int(i), str(k), len(embedding_passages(str(t), str(h or ""), str(c), "")))
-                 for i, k, t, h, c in store.conn.execute(
-                     "SELECT id, vkey, type, heading, content FROM items WHERE valid_to IS NULL")]
+        parts = [(int(i), str(k), len(embedding_passages(str(t), str(c), "")))
+                 for i, k, t, c in store.conn.execute(
+                     "SELECT id, vkey, type, content FROM items WHERE valid_to IS NULL")]
         extra_items = max(0, target - len(parts))
         total = sum(n for _, _, n in parts) + 4 * extra_items
         vectors = iter(_random_vectors(total, len(probe)))

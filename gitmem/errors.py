@@ -82,3 +82,22 @@ class SearchUnavailable(GitmemError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"memory search unavailable: {reason}")
+
+
+# The packages of each optional part of gitmem (pyproject.toml's extras; a test keeps them equal).
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "local": ("llama-cpp-python>=0.3", "numpy>=2.0"),
+    "convert": ("gguf>=0.17", "safetensors>=0.4", "numpy>=1.26"),
+    "mcp": ("mcp>=2.3",),
+}
+
+
+def install_hint(extra: str) -> str:
+    """The command that adds an optional part to the Python running gitmem: its packages by
+    name, which works however gitmem was installed (a checkout, a git URL, pipx), while
+    'gitmem-cli' is not on PyPI."""
+    import shlex
+    import sys
+
+    return shlex.join([sys.executable, "-m", "pip", "install", *EXTRAS[extra]])
+

@@ -20,7 +20,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from gitmem.domain import Classified, MemoryFile
 from gitmem.errors import GitmemError, UsageError
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     import pygit2
@@ -939,14 +938,16 @@ def merge_in_progress(repo_root: Path) -> bool:
     return run(repo_root, "rev-parse", "--verify", "--quiet", "MERGE_HEAD").returncode == 0
 
 
-def push(repo_root: Path, remote: str, branch: str, *options: str) -> tuple[bool, str]:
+def push(repo_root: Path, remote: str, branch: str, *options: str) -> tuple[bool | None, str]:
     """Push HEAD to ``remote``'s ``branch``, never forced unless ``options`` say so:
-    (accepted, git's reason)."""
-    proc = run(repo_root, "push", "--quiet", "--porcelain", *options, remote,
-               f"HEAD:refs/heads/{branch}")
+    (accepted, git's reason); accepted is None when the remote had HEAD already (nothing was
+    pushed)."""
+    proc = run(repo_root, "push", "--porcelain", *options, remote, f"HEAD:refs/heads/{branch}")
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
-    if proc.returncode == 0:
-        return True, text
+    if proc.returncode == 0:  # a ref's porcelain line: flag, tab, from:to, tab, summary
+        same = any(line.startswith("=\t") for line in proc.stdout.decode("utf-8", "replace")
+                   .splitlines())
+        return (None if same else True), text
     if any(word in text for word in ("[rejected]", "[remote rejected]", "fetch first",
                                      "stale info")):
         return False, text
@@ -1044,8 +1045,9 @@ def push_with_lease(repo_root: Path, remote: str, branch: str, expected: str | N
                     ) -> tuple[bool, str]:
     """Force-push HEAD to ``remote``'s ``branch`` only if that branch still is ``expected``
     there (None: it must not exist): (accepted, git's output)."""
-    return push(repo_root, remote, branch,
-                f"--force-with-lease=refs/heads/{branch}:{expected or ''}")
+    accepted, text = push(repo_root, remote, branch,
+                          f"--force-with-lease=refs/heads/{branch}:{expected or ''}")
+    return accepted is not False, text  # None: the remote had HEAD already
 
 
 def refs_containing(repo_root: Path, commit: str) -> list[str]:

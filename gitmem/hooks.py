@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,6 @@ from gitmem.domain import HookFileState
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.git import find_repo_root, hooks_dir
 from gitmem.locks import QUEUE_LOCK, file_lock, writer_lock
-from gitmem.records import dataclass
 from gitmem.userdirs import private_dir, private_file
 
 if TYPE_CHECKING:

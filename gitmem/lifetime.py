@@ -138,10 +138,10 @@ def _may_fork() -> bool:
             and len(os.sched_getaffinity(0)) > 1)
 
 
-def start_detached(argv: list[str], cwd: str) -> None:
+def start_detached(argv: list[str], cwd: str) -> int:
     """Start ``argv`` in its own session, with no terminal and no pipes, and do not wait: it
-    outlives this process (a background index run a recall asked for)."""
+    outlives this process (a background index run a recall asked for). Its pid."""
     import subprocess
 
-    subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True).pid

@@ -10,7 +10,8 @@ model stays loaded and the index catches up with HEAD on each call (recall's che
 Errors come back as tool errors with the command's message ("memory search
 unavailable: ..."), never as a crash of the server.
 
-The only module that imports the MCP SDK (an optional extra: ``pip install 'gitmem-cli[mcp]'``).
+The only module that imports the MCP SDK (the optional ``mcp`` extra: ``pip install '.[mcp]'`` in a
+checkout; ``INSTALL_HINT`` names its packages).
 """
 
 # No 'from __future__ import annotations' here: the SDK reads the tools' parameter annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gitmem import __version__
 from gitmem.config import Config, load_config
 from gitmem.domain import RecallMode
-from gitmem.errors import GitmemError, option_name
+from gitmem.errors import GitmemError, install_hint, option_name
 from gitmem.index.watch import WarmState
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from mcp.server import MCPServer
     from mcp.types import CallToolResult
 
-INSTALL_HINT = "gitmem mcp needs the MCP Python SDK: pip install 'gitmem-cli[mcp]'"
+INSTALL_HINT = f"gitmem mcp needs the MCP Python SDK: {install_hint('mcp')}"
 INSTRUCTIONS = (
     "Long-term memory kept as Markdown in git. Before answering anything about prior work, "
     "decisions, dates, people, preferences or todos, call memory_search; then memory_get to "
@@ -214,13 +215,11 @@ class MemoryTools:
 
 def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:
     """A server's answers say, every time, that semantic search is off because no
-    configuration reached it (the once-per-workspace hint of the command line is replaced)."""
+    configuration reached it."""
     from gitmem.embed.registry import unconfigured_warning
 
     warning = unconfigured_warning(cfg)
-    if warning is None:
-        return warnings
-    return [warning, *(w for w in warnings if not w.startswith("results are lexical: "))]
+    return warnings if warning is None else [warning, *warnings]
 
 
 def _listed(value: str | list[str] | None) -> tuple[str, ...]:
@@ -298,8 +297,10 @@ def build_server(ws: Workspace) -> "MCPServer":
     ) -> CallToolResult:
         """Search long-term memory (MEMORY.md, daily notes, bank pages). Returns the JSON of
         'gitmem recall --json': results with snippet (at most 700 characters, ending with a
-        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), path, start_line,
-        end_line, commit, score, kind, timestamp, entities and source (the citation)."""
+        'Source: path#Lx-Ly' citation unless [mcp] citations = "off"), content (at most
+        recall.max_content_chars, 4,000 by default; truncated: true when cut, and memory_get
+        of the source reads it whole), path, start_line, end_line, commit, score, kind,
+        timestamp, entities and source (the citation)."""
         return tools.call(lambda cfg: tools.search(
             cfg, query, max_results=max_results, min_score=min_score, since=since,
             until=until, as_of=as_of, around=around, entity=entity, kind=kind, mode=mode))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from gitmem.git import check_attr, config_get, config_set
-from gitmem.records import dataclass
 
 DRIVER = "gitmem"
 ATTRIBUTES_HEADER = "# gitmem: memory files merge with 'gitmem merge-file' (docs/sync.md)"

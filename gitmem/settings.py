@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from gitmem.config import (
     user_config_path,
 )
 from gitmem.errors import GitmemError
-from gitmem.records import dataclass
 
 _SECRET_LIKE = ("embed.remote.headers",)  # values may carry tokens: never printed
 

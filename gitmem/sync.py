@@ -8,13 +8,12 @@ lines and leaves git's merge in progress, which ``git status`` explains.
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitmem import git
 from gitmem.errors import GitmemError
 from gitmem.mergedriver import DriverState, driver_state
-from gitmem.records import dataclass
 from gitmem.reflect.purge import clear_marker, read_marker, write_marker
 
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ class SyncReport:
     attempts: int
     driver: DriverState  # whether memory files merge with gitmem's driver in this clone
     merged: list[str] = field(default_factory=list)  # commits of the remote merged in
-    pushed: bool = False
+    pushed: bool = False  # commits went to the remote (False: it had HEAD already)
     forced: bool = False  # a force-push with lease after a purge (--after-purge)
 
     def to_json(self) -> dict[str, Any]:
@@ -141,8 +140,8 @@ def sync(ws: Workspace, cfg: Config, remote: str | None = None, *,
         if head is None:
             return SyncReport(name, branch, None, attempt, driver, merged)
         accepted, _ = git.push(ws.repo_root, name, branch)
-        if accepted:
-            return SyncReport(name, branch, head, attempt, driver, merged, True)
+        if accepted is not False:  # None: the remote had this commit already (fast-forward)
+            return SyncReport(name, branch, head, attempt, driver, merged, bool(accepted))
     raise GitmemError(f"{name} kept moving: the push was rejected {ATTEMPTS} times after "
                       f"fetching and merging; run 'gitmem sync' again")
 

@@ -7,6 +7,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -15,7 +16,6 @@ from gitmem.config import REPO_CONFIG, Config, load_config
 from gitmem.domain import Classified, FileClass, MemoryFile, Warn
 from gitmem.errors import GitmemError
 from gitmem.git import GIT_LINK, GitRepo, blob_id, common_dir, find_repo_root, tree_status
-from gitmem.records import dataclass
 from gitmem.userdirs import private_dir
 
 _DAILY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")

@@ -7,9 +7,11 @@ additions so far are listed here so that a new key is a deliberate, reviewed cha
 from __future__ import annotations
 
 TOP_KEYS = {"query", "mode", "filters", "provider", "results", "warnings"}
-TOP_KEYS_ADDED = {"time_window"}  # docs/json.md: the window applied (from flags or the query)
+# docs/json.md: the window applied (from flags or the query); a listing by date (no topic words)
+TOP_KEYS_ADDED = {"time_window", "listing"}
 FILTER_KEYS = {"since", "until", "as_of", "entity", "kind"}
-PROVIDER_KEYS = {"name", "model", "fallback_used"}
+PROVIDER_KEYS = {"name", "model", "fallback_used",
+                 "notice"}  # added: why results are lexical and how to change it (issue 37)
 RESULT_KEYS = {
     "kind",
     "content",
@@ -35,6 +37,7 @@ RESULT_KEYS = {
     "newer",  # added: a hint, a later statement that may have changed it (issue 38)
     "opinion",  # added: for bank/opinions.md results, opinion_id, updated and evidence
     "weak",  # added: few of the query's words and little semantic lift (issue 16)
+    "truncated",  # added: content cut at recall.max_content_chars (issue 37)
     "importance",  # added: the <!-- importance: N --> on its lines, or null (issue 42)
     "triggers",  # added: the <!-- trigger: ... --> phrases on its lines (issue 42)
 }

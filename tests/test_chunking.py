@@ -3,7 +3,7 @@ from __future__ import annotations
 import itertools
 
 from gitmem.domain import MemoryFile
-from gitmem.parse.chunking import ChunkParams, chunk_lines
+from gitmem.parse.chunking import ChunkParams, chunk_lines, passage_lines, unit_text
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.textfold import count_tokens
 
@@ -77,3 +77,35 @@ def test_a_parse_without_chunks_has_the_same_facts_opinions_and_warnings() -> No
         assert lean.chunks == ()
         assert replace(full, chunks=()) == lean, rel
     assert with_chunks == len(files)
+
+
+def test_units_are_list_items_table_rows_and_paragraphs() -> None:
+    text = "\n".join([
+        "## Log",                                    # 0: cited with the next unit
+        "- アリスは来月から東京本社に移る。",           # 1
+        "- Mødet med banken er flyttet til torsdag.",  # 2
+        "  Husk papirerne.",                          # 3: the item's continuation line
+        "1. first step",                              # 4
+        "",
+        "A paragraph written",                        # 6
+        "over two lines.",                            # 7
+        "",
+        "| a | b |",                                  # 9
+        "| 1 | 2 |",                                  # 10
+        "---",                                        # 11: a rule belongs to no unit
+        "After the rule.",                            # 12
+    ])
+    units = passage_lines(text, 96)
+    assert units == [[0, 1], [2, 3], [4], [6, 7], [9], [10], [12]]
+    assert passage_lines("## Only a heading", 96) == [[]]
+    # the heading is cited with its first unit, not embedded with it
+    assert unit_text(text.split("\n"), units[0]) == "- アリスは来月から東京本社に移る。"
+
+
+def test_a_long_unit_is_cut_at_lines_and_too_many_are_packed() -> None:
+    paragraph = "\n".join("x" * 160 for _ in range(5))  # no blank line: one paragraph
+    assert count_tokens("x" * 160) == 40
+    assert passage_lines(paragraph, 96) == [[0, 1], [2, 3], [4]]
+    items = "\n".join(f"- item {n}" for n in range(10))
+    assert passage_lines(items, 96, limit=4) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    assert len(passage_lines(items, 96)) == 10

@@ -47,18 +47,29 @@ def repo(tmp_path: Path) -> Path:
 # -- help -----------------------------------------------------------------------------------------
 
 
+COMMANDS = cli.list_commands(click.Context(cli))
+
+
+def _command(name: str) -> click.Command:
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None, name
+    return command
+
+
 def test_group_help_lists_every_command() -> None:
     code, out, _ = gitmem("--help")
     assert code == 0
     assert "Usage: gitmem" in out
     assert cli.help and len(cli.help.strip()) > 20
-    for name in cli.commands:
+    assert len(COMMANDS) > 15 and "recall" in COMMANDS
+    for name in COMMANDS:
         assert re.search(rf"^\s+{name}\s+\S", out, re.M), f"'{name}' missing from group help"
 
 
-@pytest.mark.parametrize("name", sorted(cli.commands))
+@pytest.mark.parametrize("name", COMMANDS)
 def test_every_command_has_help(name: str) -> None:
-    command = cli.commands[name]
+    command = _command(name)
+    assert command.name == name  # the lazy group's table names the command it imports
     assert command.help and len(command.help.strip()) > 15, f"'{name}' has no help text"
     for param in command.params:
         if isinstance(param, click.Option):
@@ -385,7 +396,7 @@ def test_status_and_index_json(repo: Path) -> None:
 # What a lexical recall on a current index may import: a new module on this path is a deliberate,
 # reviewed change (every import is start-up time; see bench/bench_startup.py).
 RECALL_MODULES = {
-    "gitmem", "gitmem.recall_cli", "gitmem.terminal",  # a plain recall: no click (gitmem.cli)
+    "gitmem", "gitmem.cli", "gitmem.cli.recall", "gitmem.terminal",  # no other command's module
     "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
     "gitmem.workspace", "gitmem.embed", "gitmem.embed.base",
     "gitmem.embed.registry", "gitmem.embed.download",  # auto: is the local model present?
@@ -398,18 +409,18 @@ RECALL_MODULES = {
     "gitmem.index.graph",  # the replacement graph's edges, stored by the indexer
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
+    "gitmem.parse.topics",  # the words naming a question's topic (issue 37: weak, listings)
     "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
     "gitmem.recall.asof",  # --as-of: a time or a commit (issue 16)
     "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
     "gitmem.parse.visible",  # text output shows control characters as escapes
     "gitmem.parse.pages",  # an entity page's aliases, as the store reads them (re only)
     "gitmem.parse.stale",  # the merge driver's stale lines in opinions.md (re only)
-    "gitmem.parse.patterns",  # regular expressions from the interpreter's cached programs
-    "gitmem.records",  # dataclasses made on first use
-    "gitmem.userdirs",  # the user's folders; the interpreter's compiled regexes and methods
+    "gitmem.userdirs",  # the user's folders
 }
 # Third-party and standard modules that only indexing, embedding or downloads need.
-NOT_FOR_RECALL = ("click", "pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "numpy", "sqlite_vec",
+NOT_FOR_RECALL = ("pygit2", "markdown_it", "yaml", "httpx", "llama_cpp", "mcp", "pydantic",
+                  "numpy", "sqlite_vec",
                   "multiprocessing", "concurrent", "ssl", "tomli_w",
                   "hashlib", "_hashlib", "struct")  # hashes and vectors: indexing, embedding
 
@@ -439,79 +450,11 @@ def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
     assert "markdown_it" in index_imports  # it did parse the new note
 
 
-# A child that runs one command in-process and prints the gitmem modules whose own code had re
-# compile a pattern (re.compile, re.sub(...) and the like; not a pattern compiled inside the
-# standard library or click). Packages are told by their folders, not by a folder's name: a
-# checkout called gitmem holds its virtual environment's click too.
-_COMPILES = r"""
-import importlib.util, json, os, sys, traceback
-from re import _compiler
-def folder(name):
-    return os.path.dirname(importlib.util.find_spec(name).origin) + os.sep
-RE = folder("re")
-PACKAGES = {name: folder(name) for name in ("gitmem", "markdown_it")}
-seen = set()
-original = _compiler.compile
-def compile(*args, **kwargs):
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if not frame.filename.startswith(RE):
-            for package, root in PACKAGES.items():
-                if frame.filename.startswith(root):
-                    seen.add(package + ":" + frame.filename[len(root):])
-            break
-    return original(*args, **kwargs)
-_compiler.compile = compile
-from gitmem.cli import run
-code = run(sys.argv[1:])
-print(json.dumps({"code": code, "compiled": sorted(seen)}))
-"""
-# Modules below gitmem.parse (which cannot use its cache), each with one small pattern.
-_OWN_PATTERNS = {"gitmem:workspace.py", "gitmem:git.py", "gitmem:locks.py"}
+def test_progress_estimates_the_time_left_from_the_rate_so_far() -> None:
+    from gitmem.cli.commands import _left
 
-
-def test_a_second_recall_compiles_no_pattern_of_its_own(built_fixture: Path,
-                                                         tmp_path: Path) -> None:
-    """The first recall (knowledge updates, CJK text, date phrases) compiles its patterns and
-    leaves their programs in the user cache; the next one builds every pattern from there
-    (compiling them is more than a cold recall's query: gitmem.parse.patterns)."""
-    import shutil
-
-    ws = tmp_path / "ws"
-    shutil.copytree(built_fixture, ws, symlinks=True)
-    argv = ["-C", str(ws), "recall", "gateway host", "--mode", "lexical"]
-    first = subprocess.run([sys.executable, "-m", "gitmem", *argv], capture_output=True,
-                           text=True, check=False)
-    assert first.returncode == 0, first.stderr
-    proc = subprocess.run([sys.executable, "-c", _COMPILES, *argv], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert report["code"] == 0
-    assert set(report["compiled"]) <= _OWN_PATTERNS, report["compiled"]
-
-
-def test_a_second_index_run_compiles_no_pattern_of_its_own_nor_markdown_its(
-        built_fixture: Path, tmp_path: Path) -> None:
-    """Index after a commit (what a hook runs): markdown-it's patterns, compiled at its import,
-    come from the cache too (gitmem.parse.patterns.routed), like gitmem's own."""
-    import shutil
-
-    ws = tmp_path / "ws"
-    shutil.copytree(built_fixture, ws, symlinks=True)
-    for n in (1, 2):
-        write(ws, f"memory/2025-12-0{n}.md", f"## Retain\n- W @Peter: Day {n}.\n")
-        commit_all(ws, f"day {n}", f"2025-12-0{n}T21:00:00+00:00")
-        argv = ["-C", str(ws), "index"]
-        if n == 1:
-            first = subprocess.run([sys.executable, "-m", "gitmem", *argv], capture_output=True,
-                                   text=True, check=False)
-            assert first.returncode == 0, first.stderr
-            continue
-        proc = subprocess.run([sys.executable, "-c", _COMPILES, *argv], capture_output=True,
-                              text=True, check=False)
-        assert proc.returncode == 0, proc.stderr
-        report = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert report["code"] == 0
-        # (markdown-it's inline terminators: a pattern made from a set, other in each process)
-        allowed = _OWN_PATTERNS | {"markdown_it:parser_inline.py"}
-        assert set(report["compiled"]) <= allowed, report["compiled"]
+    assert _left((0.0, 0), 1.0, 10, 100) == ""  # too early to know the rate
+    assert _left((0.0, 0), 10.0, 10, 100) == ", about 90 s left   "
+    assert _left((0.0, 20), 10.0, 30, 1000) == ", about 16 min left   "
+    assert _left((0.0, 0), 10.0, 10, None) == ""  # no total, no estimate
+    assert _left((0.0, 0), 10.0, 100, 100) == ""  # done

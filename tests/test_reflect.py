@@ -24,7 +24,7 @@ from gitmem.reflect.proposals import PROPOSAL_PATH
 from gitmem.reflect.run import ReflectReport, reflect
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
-from testing.cli import gitmem
+from testing.cli import gitmem, gitmem_json
 from testing.index import read_index
 from testing.repo import commit_all, git, make_repo, write
 
@@ -168,6 +168,33 @@ def test_unrelated_statement_starts_a_new_opinion_and_leaves_the_old_one(tmp_pat
     doc = read_opinions(after)
     assert [s.malformed for s in doc.sections] == [False, False, False]
     assert doc.sections[1].opinion.evidence[0].source == "memory/2025-12-02.md#L6"
+
+
+def test_an_o_entry_whose_confidence_is_no_number_is_a_warning_and_no_evidence(
+        tmp_path: Path) -> None:
+    """SPEC §5: `O(c=high)` neither starts an opinion nor moves one (it used to start one at
+    0.50, taken for an entry without c); `status` and `recall` still show the line."""
+    repo = seeded(tmp_path, "0.60")
+    before = (repo / "bank/opinions.md").read_bytes()
+    add_day(repo, "2025-12-02", "O(c=high) @Tailscale: Still fine.",
+            f"O(c=1.5) @Peter: {AGREES}", "O(c=) @Peter: Likes voice notes.")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-02", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["opinions"] == [], report
+    assert (repo / "bank/opinions.md").read_bytes() == before
+    code, out, err = gitmem("-C", str(repo), "status", "--json")
+    warned = {(w["line"], w["code"]) for w in json.loads(out)["warnings"]
+              if w["path"] == "memory/2025-12-02.md"}
+    assert warned == {(6, "retain-confidence"), (7, "retain-confidence"),
+                      (8, "retain-confidence")}, warned
+    hit = gitmem_json("-C", str(repo), "recall", "Tailscale still fine", "--json")["results"][0]
+    assert hit["kind"] == "note" and "- O(c=high) @Tailscale: Still fine." in hit["content"], hit
+    # the same entry with a number is an opinion
+    add_day(repo, "2025-12-03", "O(c=0.9) @Tailscale: Still fine.")
+    code, out, err = gitmem("-C", str(repo), "reflect", "--since", "2025-12-02", "--json")
+    assert [(c["statement"], c["after"]) for c in json.loads(out)["opinions"]] == [
+        ("@Tailscale Still fine", 0.9)], out
 
 
 # -- idempotence, dry run, hand edits -----------------------------------------------------------

@@ -91,7 +91,8 @@ def test_confidence_warnings_and_malformed_items() -> None:
         "## Retain\n- W(c=0.9) @A: world with c\n- O(c=1.7) @B: too sure\n- X: no kind\n- plain\n"
     )
     parsed = parse(text)
-    assert [f.confidence for f in parsed.facts] == [None, None]
+    # c on a W entry is ignored; an O entry whose c is no number in [0, 1] is no fact at all
+    assert [(f.kind, f.confidence) for f in parsed.facts] == [("world", None)]
     codes = [(w.line, w.code) for w in parsed.warnings]
     assert codes == [
         (2, "retain-confidence"),
@@ -100,7 +101,7 @@ def test_confidence_warnings_and_malformed_items() -> None:
         (5, "retain-malformed"),
     ]
     # Malformed items are still text: they are in the chunks.
-    assert any("no kind" in c.text for c in parsed.chunks)
+    assert any("no kind" in c.text and "too sure" in c.text for c in parsed.chunks)
 
 
 def test_fact_id_is_stable_across_moves_and_changes_with_text() -> None:

@@ -34,6 +34,7 @@ from testing.bounds import FAILURE_SECONDS
 from testing.chaos import wait_gone
 from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT
+from testing.gitenv import model_from_files
 from testing.repo import commit_all, git, make_repo, write
 
 CANARY = "sk-canary-SECURITY-9c1e"
@@ -422,6 +423,7 @@ def _escape_workspace(tmp_path: Path) -> Path:
                 f"- O(c=0.8) @Peter: Likes {PAYLOAD} loud tea.\n- Q @Peter: {PAYLOAD} bad kind.\n")
     write(repo, ODD_NAME, "An oddly named note about the quokka.\n")
     write(repo, ".gitmem.toml", f"[embed]\nmodel = {json.dumps(PAYLOAD + '.gguf')}\n")
+    model_from_files()
     commit_all(repo, "escapes")
     return repo
 

@@ -392,17 +392,23 @@ def test_the_readme_two_machine_setup_works_as_written(tmp_path: Path) -> None:
         return proc.stdout
 
     laptop = homes["laptop"] / "memory"
-    init_workspace(laptop)
+    # as a user starts: 'gitmem init', and a first commit of everything (.gitattributes too)
+    shell("laptop", "git init -q -b main memory && gitmem init memory")
     write(laptop, DAY, NOTE)
     commit_all(laptop, "the laptop's memory")
+    assert "merge=gitmem" in git(laptop, "show", "HEAD:.gitattributes")
     shell("laptop", " && ".join(server_ssh))
     shell("laptop", " && ".join(laptop_ssh))
     shell("castle", " && ".join(server_clone))
     job = cron[0].split(" ", 5)[5].split(" >>")[0]
     shell("laptop", 'cd ~/memory && gitmem retain "W @Peter: The laptop retained this."')
     shell("castle", 'cd ~/memory && gitmem retain "B @Peter: The castle retained this."')
-    for machine in ("laptop", "castle", "laptop"):
-        assert json.loads(shell(machine, job))["pushed"]
+    # the third is a fast-forward: the remote has its commit already (issue 37: it said
+    # "pushed <commit>")
+    assert [json.loads(shell(machine, job))["pushed"]
+            for machine in ("laptop", "castle", "laptop")] == [True, True, False]
+    said = shell("laptop", "cd ~/memory && gitmem sync")
+    assert "nothing to push" in said and "pushed" not in said, said
     castle = homes["castle"] / "memory"
     assert git(laptop, "rev-parse", "HEAD^{tree}") == git(castle, "rev-parse", "HEAD^{tree}")
     merged = git(laptop, "show", "HEAD:.gitattributes") + git(laptop, "grep", "-h", "retained", "HEAD")

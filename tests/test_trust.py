@@ -17,6 +17,7 @@ from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json, sources
+from testing.gitenv import model_from_files
 from testing.repo import commit_all, git, make_repo, write
 
 NOW = datetime(2025, 3, 14, 12, tzinfo=UTC)
@@ -308,23 +309,48 @@ def test_semantic_mode_without_a_provider_is_an_error(harbor: Path) -> None:
 
 
 def test_the_lexical_hint_is_short_and_given_once(harbor: Path) -> None:
-    first = recall_json(harbor, "Harbor")["warnings"]
-    [hint] = first
+    """Issue 37: JSON says it in a field with every answer (an agent reads fields, and a
+    warning given once is missed by the next one), never in warnings; text says it once per
+    workspace (--verbose repeats it)."""
+    answers = [recall_json(harbor, "Harbor") for _ in range(2)]
+    assert [a["warnings"] for a in answers] == [[], []]
+    hint = answers[0]["provider"]["notice"]
     assert len(hint) <= 160 and hint.count("embeddinggemma") <= 1, hint
-    assert "gitmem model pull" in hint
-    assert recall_json(harbor, "Harbor")["warnings"] == []  # said once per workspace
-    again = recall_json(harbor, "Harbor", "--verbose")["warnings"]
-    assert again == first
+    assert "gitmem model pull" in hint and answers[1]["provider"]["notice"] == hint
+    said = [gitmem("-C", str(harbor), "recall", "Harbor")[2] for _ in range(2)]
+    assert said[0].count(f"note: {hint}") == 1 and "note:" not in said[1], said
+    again = gitmem("-C", str(harbor), "recall", "Harbor", "--verbose")[2]
+    assert again.count(f"note: {hint}") == 1, again
     code, _out, err = gitmem("-C", str(harbor), "index")
     assert code == 0 and "note:" not in err, err
     code, _, err = gitmem("-C", str(harbor), "index", "--verbose")
     assert code == 0 and "note:" in err
 
 
+def test_without_llama_cpp_auto_is_a_notice_not_a_warning_on_every_answer(
+        harbor: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: installed without the [local] extra, every recall, index and status warned
+    that results are lexical ('auto' is not set up yet: a notice, said once in text)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    answers = [recall_json(harbor, "Harbor") for _ in range(2)]
+    assert [a["warnings"] for a in answers] == [[], []]
+    notice = answers[1]["provider"]["notice"]
+    assert "llama-cpp-python is not installed" in notice and "-m pip install" in notice
+    said = [gitmem("-C", str(harbor), command)[2] for command in ("index", "index")]
+    assert said[0].count("note:") == 1 and "llama-cpp-python" in said[0], said
+    assert "note:" not in said[1], said
+
+
 def test_nothing_is_said_when_lexical_was_chosen(harbor: Path) -> None:
     write(harbor, ".gitmem.toml", '[embed]\nprovider = "none"\n')
     for verbose in ((), ("--verbose",)):
-        assert recall_json(harbor, "Harbor", *verbose)["warnings"] == []
+        answer = recall_json(harbor, "Harbor", *verbose)
+        assert answer["warnings"] == [] and answer["provider"]["notice"] is None
+        assert "note:" not in gitmem("-C", str(harbor), "recall", "Harbor", *verbose)[2]
         code, out, err = gitmem("-C", str(harbor), "index", *verbose)
         assert code == 0 and err == "", err
     code, out, _ = gitmem("-C", str(harbor), "status")
@@ -397,6 +423,7 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
 
     from gitmem.cli import run
 
+    model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
     assert gitmem("-C", str(harbor), "index")[0] == 0
     assert recall_json(harbor, "Harbor")["mode"] == "hybrid"  # no environment variable
@@ -449,6 +476,7 @@ def test_get_past_the_end_of_a_shrunk_file_says_so(harbor: Path) -> None:
 def test_status_deep_confirms_the_model_loaded(harbor: Path, tiny_model: Path) -> None:
     from gguf_model import N_EMBD
 
+    model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
     assert gitmem("-C", str(harbor), "index")[0] == 0
     code, out, _ = gitmem("-C", str(harbor), "status", "--deep")
@@ -464,6 +492,7 @@ def test_embedded_counts_are_of_the_configured_model(harbor: Path, tiny_model: P
     from gguf_model import write_tiny_gguf
 
     other = write_tiny_gguf(tmp_path / "other.gguf", seed=7)
+    model_from_files()
     for n, model in enumerate((tiny_model, other, tiny_model)):  # a switch, and back
         assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(model))[0] == 0
         for deep in ((), ("--deep",)) if n else ():
@@ -649,6 +678,7 @@ def test_reflect_reads_committed_memory_only(harbor: Path) -> None:
 
 def test_an_uncommitted_edit_is_not_a_pending_embedding_warning(harbor: Path,
                                                                 tiny_model: Path) -> None:
+    model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
     assert gitmem("-C", str(harbor), "index")[0] == 0
     write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Session note."))
@@ -672,9 +702,9 @@ def test_a_hook_does_not_use_up_the_lexical_hint(harbor: Path) -> None:
     from gitmem.hooks import run_hook
 
     run_hook(harbor, "post-commit")  # the background re-index after a commit: nobody reads it
-    [hint] = recall_json(harbor, "Harbor")["warnings"]
-    assert "gitmem model pull" in hint
-    assert recall_json(harbor, "Harbor")["warnings"] == []
+    code, _, err = gitmem("-C", str(harbor), "recall", "Harbor")
+    assert code == 0 and "note: results are lexical" in err and "gitmem model pull" in err
+    assert "note:" not in gitmem("-C", str(harbor), "recall", "Harbor")[2]
 
 
 def test_an_empty_window_names_its_last_day_as_the_filter_does(harbor: Path) -> None:

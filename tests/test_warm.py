@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +24,7 @@ from testing.bounds import FAILURE_SECONDS
 from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
 from testing.repo import git, write
+from testing.warm import run_cli, start_server
 
 QUERIES = [
     ("recall", "gateway host", "--json"),
@@ -38,52 +37,13 @@ QUERIES = [
 ]
 
 
-@pytest.fixture
-def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private runtime folder for sockets (short: socket paths are limited to ~100 bytes)."""
-    folder = tmp_path_factory.mktemp("run")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
 # A server a test starts outlives any gap between its requests (a hook's background run on a
 # loaded machine can take a minute); the test stops it at its end.
 IDLE = str(int(FAILURE_SECONDS))
 
 
-def run_cli(repo: Path, *args: str, warm: bool = True,
-            env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``python -m gitmem -C repo ARGS`` as a real process; (result, wall seconds)."""
-    full = {**os.environ, **(env or {})}
-    if not warm:
-        full["GITMEM_WARM"] = "0"
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), *args],
-                          capture_output=True, text=True, env=full,
-                          timeout=FAILURE_SECONDS)
-    return proc, time.monotonic() - started
-
-
 def ping(repo: Path) -> dict[str, object] | None:
     return client.request(str(repo.resolve()), "ping")
-
-
-def start_server(repo: Path, *extra: str) -> subprocess.Popen[str]:
-    """``gitmem serve`` once it listens: it says so on stderr after binding its socket, so a
-    client that connects from then on is answered (however long the warm-up took)."""
-    proc = subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "serve", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    said = b""  # read from the pipe itself: a buffered reader could hold the line select awaits
-    while not any(ln.startswith(b"gitmem: serving ") for ln in said.split(b"\n")[:-1]):
-        ready, _, _ = select.select([proc.stderr], [], [], FAILURE_SECONDS)
-        chunk = os.read(proc.stderr.fileno(), 4096) if ready else b""
-        if not chunk:  # it ended, or said nothing for two minutes
-            proc.kill()
-            raise AssertionError(f"the warm process did not start: {said!r}"
-                                 f"{proc.communicate()[1]}")
-        said += chunk  # a warning may come first
-    return proc
 
 
 @pytest.fixture

@@ -81,7 +81,9 @@ def test_wheel_installs_and_runs_in_a_clean_environment(tmp_path: Path) -> None:
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
     )
     assert convert.returncode != 0
-    assert "pip install 'gitmem-cli[convert]'" in convert.stderr, convert.stderr
+    # the packages by name, into this Python: gitmem-cli is not on PyPI (issue 37)
+    assert "python -m pip install 'gguf>=0.17' 'safetensors>=0.4' 'numpy>=1.26'" in \
+        convert.stderr, convert.stderr
 
     workspace = tmp_path / "ws"
     _run([sys.executable, str(ROOT / "fixtures" / "build_fixture.py"), str(workspace)], env, tmp_path)
@@ -90,3 +92,16 @@ def test_wheel_installs_and_runs_in_a_clean_environment(tmp_path: Path) -> None:
     )
     sources = [result["source"] for result in json.loads(out)["results"]]
     assert "memory/2025-11-27.md#L14" in sources, sources
+
+
+def test_install_hints_name_the_extras_packages() -> None:
+    """The hints that say how to add an optional part name its packages (gitmem-cli is not on
+    PyPI yet): the same as pyproject.toml's extras."""
+    import tomllib
+
+    from gitmem.errors import EXTRAS, install_hint
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]
+    assert {name: tuple(extras[name]) for name in EXTRAS} == EXTRAS
+    assert install_hint("mcp") == f"{sys.executable} -m pip install 'mcp>=2.3'"

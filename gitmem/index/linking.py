@@ -17,11 +17,12 @@ from typing import Any
 
 from gitmem.domain import Edge
 from gitmem.index.store import Store, batched, marks
-from gitmem.parse.statements import TOPIC, Statement
+from gitmem.parse.statements import ATTRIBUTE, TOPIC, Statement
 from gitmem.parse.updates import judge
 
-PER_KEY = 200  # newest current statements of a named subject compared with a new one
-PER_TOPIC = 40  # of a topic ("gateway host", a content word of a statement with an attribute)
+PER_ATTRIBUTE = 200  # newest current statements of one subject's one attribute compared
+PER_KEY = 20  # of a named subject, whatever they say (a change, a named old value, a hint)
+PER_TOPIC = 20  # of a topic ("gateway host", a content word of a statement with an attribute)
 
 _STATEMENT = (
     "SELECT s.id, s.kind, s.content, s.path, s.line, s.end_line, s.subjects, i.day, "
@@ -62,7 +63,8 @@ def _current_by_key(store: Store, keys: Sequence[str]) -> dict[str, list[int]]:
     """Per subject key, the newest current statements that have it."""
     out: dict[str, list[int]] = {}
     for key in keys:
-        limit = PER_TOPIC if key.startswith(TOPIC) else PER_KEY
+        limit = (PER_TOPIC if key.startswith(TOPIC) else
+                 PER_ATTRIBUTE if key.startswith(ATTRIBUTE) else PER_KEY)
         out[key] = [int(r[0]) for r in store.conn.execute(
             "SELECT k.statement_id FROM statement_keys k JOIN statements s "
             "ON s.id = k.statement_id JOIN items i ON i.id = s.item_id "
@@ -93,6 +95,16 @@ def _named_by_refs(store: Store, new: Sequence[int]) -> dict[int, set[int]]:
     return out
 
 
+def _may_edge(x: Statement, c: Statement) -> bool:
+    """A cheap necessary condition of an edge either way (``parse.updates.judge``): a
+    declared ref, a worded change or named old value on one side, or an attribute both set.
+    Most pairs of a subject's statements have none of them."""
+    if x.declared or x.kept or c.declared or c.kept:
+        return True
+    a, b = x.reading, c.reading
+    return a.may_change or b.may_change or bool(a.attributes & b.attributes)
+
+
 def link(store: Store, seq: int) -> int:
     """Compare the statements first recorded at ``seq`` with the current ones about their
     subjects and store the edges found; returns how many."""
@@ -119,7 +131,7 @@ def link(store: Store, seq: int) -> int:
             continue
         for cid in sorted(candidates[sid]):
             c = stmts.get(cid)
-            if c is None or (cid, sid) in edges or (sid, cid) in edges:
+            if c is None or (cid, sid) in edges or (sid, cid) in edges or not _may_edge(x, c):
                 continue
             if (found := judge(x, c)) is not None:
                 edges[(cid, sid)] = found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -12,20 +13,21 @@ from gitmem.domain import ResultKind, TimeWindow
 from gitmem.index.items import MAX_PASSAGES, page_entity
 from gitmem.index.store import Store, aliases, batched, marks
 from gitmem.parse.retain import entity_key
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
 
 VEC_K_MAX = 4096  # sqlite-vec's largest k for one k-NN query
 # Hamming candidates (passages) per item asked, rescored exactly (bench/bench_growth.py,
-# clustered vectors). 2 give recall@10 of the exact k-NN 1.0 up to 135,000 vectors, 0.84-0.91
-# at 1,000,000, where 4 give 0.995; but vec0's scan costs more than linearly in them (297 ms
-# for 2 per item of 100 there, 697 ms for 4). The sign bits in memory scan as fast either way:
-# above WIDE_ABOVE vectors they take 4; below, each extra candidate would only be one more
-# exact rescoring read from the index.
-HAMMING_PER_ITEM = 2
-HAMMING_PER_ITEM_WIDE = 4
+# clustered vectors). With ~96-token passages (a few per chunk), 2 gave recall@10 of the exact
+# k-NN 1.0 up to 135,000 vectors, 0.84-0.91 at 1,000,000, where 4 gave 0.995; but vec0's scan
+# costs more than linearly in them (297 ms for 2 per item of 100 there, 697 ms for 4). A chunk
+# is now embedded as its lines and list items (issue 41), several times as many vectors an
+# item: 2 per item then reached too few items (and warm and cold answers differed on the
+# sample workspace); 8 again reach every item there. Not re-measured at 1,000,000 yet. The
+# sign bits in memory scan as fast either way: above WIDE_ABOVE vectors they take twice as many.
+HAMMING_PER_ITEM = 8
+HAMMING_PER_ITEM_WIDE = 16
 WIDE_ABOVE = 150_000
 # BM25 column weights: exact words, the file path, word stems (lower: exact forms rank first).
 BM25_WEIGHTS = (1.0, 0.3, 0.5)
@@ -194,12 +196,14 @@ def known_terms(store: Store, terms: Sequence[str]) -> set[str]:
 
 
 def browse(store: Store, flt: ItemFilter, limit: int) -> list[Row]:
-    """No words, only a time window ("what happened last week"): facts first, newest first."""
+    """No words ("what happened last week", in a window or not): what was written, newest
+    first (the daily note's day, else the record time), a day's facts before its text."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
     sql = (
         f"SELECT {columns} FROM items i WHERE {where} "
-        "ORDER BY i.type = 'fact' DESC, i.event_start DESC, i.path, i.start_line LIMIT ?"
+        "ORDER BY coalesce(i.day, substr(i.recorded_at, 1, 10)) DESC, i.type = 'fact' DESC, "
+        "i.path, i.start_line LIMIT ?"
     )
     return _rows(store.conn.execute(sql, [*col_args, *args, limit]).fetchall())
 

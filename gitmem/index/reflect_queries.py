@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.domain import Kind
 from gitmem.index.store import Store, batched, marks
-from gitmem.records import dataclass
 
 _FACT_COLUMNS = ("i.id, i.fact_id, i.kind, i.content, i.path, i.start_line, i.end_line, "
                  "i.confidence, i.recorded_at, i.event_start, i.event_end, i.day")

@@ -11,7 +11,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gitmem.config import Config
@@ -36,7 +36,6 @@ from gitmem.locks import LOCK_WAIT_SECONDS, writer_lock
 from gitmem.parse.chunking import DEFAULT_CHUNKING
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.opinions import OPINIONS_PATH
-from gitmem.records import dataclass
 from gitmem.workspace import (
     LAYER_SYMLINK,
     Workspace,

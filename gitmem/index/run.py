@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.errors import LockBusy
 from gitmem.git import head_from_files, head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.records import dataclass
 from gitmem.workspace import (
     Workspace,
     WorktreeLayer,
@@ -36,7 +36,7 @@ class IndexOutcome:
     embed: EmbedReport | None = None  # when an embedder is configured
     embed_note: str | None = None  # why nothing was embedded (lexical only)
     hint: str | None = None  # what the command line says about it (once, when not chosen)
-    model_missing: bool = False  # 'auto' found no local model: not set up yet
+    turn_on: str | None = None  # 'auto' is not set up yet (no model): how to turn it on
     embed_error: str | None = None  # an explicitly named provider failed (exit status 4)
     embed_requested: bool = True
 
@@ -203,11 +203,9 @@ def _hint(ws: Workspace, cfg: Config, outcome: IndexOutcome, verbose: bool) -> s
     time when a configured model fails."""
     if outcome.embed is not None or outcome.embed_note is None or cfg.embed_provider == "none":
         return None
-    if not outcome.model_missing or cfg.embed_provider != "auto":
+    if outcome.turn_on is None or cfg.embed_provider != "auto":
         return outcome.embed_note
-    from gitmem.embed.registry import TURN_ON_HINT
-
-    return f"the index is lexical: {TURN_ON_HINT}" if verbose or first_time(ws, "lexical") \
+    return f"the index is lexical: {outcome.turn_on}" if verbose or first_time(ws, "lexical") \
         else None
 
 
@@ -252,7 +250,7 @@ def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
     try:
         sel = select(cfg)
         if sel.embedder is None:
-            outcome.embed_note, outcome.model_missing = sel.reason, sel.missing
+            outcome.embed_note, outcome.turn_on = sel.reason, sel.hint
             return
         try:
             outcome.embed = embed_pending(ws, cfg, sel.embedder, progress=progress)

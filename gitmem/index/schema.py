@@ -5,11 +5,10 @@ Each migration runs in one transaction together with the row that records it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import apsw
-
-from gitmem.parse.patterns import compiled
 
 SCHEMA_VERSION = 11
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
@@ -220,7 +219,7 @@ CREATE TABLE IF NOT EXISTS item_annotations (
 """
 
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
-TABLES = frozenset(compiled(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
+TABLES = frozenset(re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
     DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_GRAPH + DDL_ANNOTATIONS)
 ) | {"migrations"}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from dataclasses import asdict, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,7 +15,6 @@ from gitmem.domain import Warn
 from gitmem.git import head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
 from gitmem.mergedriver import DriverState, driver_state
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace, WorktreeLayer, worktree_layer
 
 if TYPE_CHECKING:

@@ -356,6 +356,11 @@ class Store:
         ``index.graph`` links them)."""
         if not statements:
             return
+        from gitmem.parse.statements import remember  # indexing only
+
+        for _, d in statements:
+            if d.reading is not None:
+                remember(d.text, d.subjects, d.kind, d.reading)
         row = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM statements").fetchone()
         first = int(row[0]) if row else 1
         self.conn.executemany(
@@ -505,14 +510,14 @@ class Store:
         (of one file when ``path`` is given: a few index lookups instead of a scan)."""
         in_path = "i.path = ? AND " if path is not None else ""
         rows = self.conn.execute(
-            "SELECT i.id, i.vkey, i.type, i.heading, i.content, (SELECT group_concat(e.name, ' ') "
+            "SELECT i.id, i.vkey, i.type, i.content, (SELECT group_concat(e.name, ' ') "
             f"FROM item_entities e WHERE e.item_id = i.id AND e.role = 'subject') "
             f"FROM items i WHERE {in_path}i.valid_to IS NULL AND NOT EXISTS "
             "(SELECT 1 FROM vectors v WHERE v.item_id = i.id) ORDER BY i.id LIMIT ?",
             (*([path] if path is not None else []), limit)).fetchall()
         return [(cast(int, i), str(k),
-                 embedding_passages(str(t), str(h or ""), str(c), str(s or "")))
-                for i, k, t, h, c, s in rows]
+                 embedding_passages(str(t), str(c), str(s or "")))
+                for i, k, t, c, s in rows]
 
     def open_opinions(self) -> dict[str, int]:
         return {

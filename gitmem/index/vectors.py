@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config import Config
@@ -23,7 +24,6 @@ from gitmem.index.cache import EmbeddingCache
 from gitmem.index.items import VECTOR_LAYOUT
 from gitmem.index.store import open_store
 from gitmem.locks import EMBED_LOCK, file_lock, writer_lock
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 BATCH_ITEMS = 64

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from gitmem.config import REPO_CONFIG, Config, user_config_path
 from gitmem.git import common_dir, head_files
 from gitmem.index.store import IndexStamp, Store, index_stamp, open_store
-from gitmem.records import dataclass
 from gitmem.workspace import MEMORY_FOLDERS, ROOT_FILES, Workspace, open_workspace
 
 if TYPE_CHECKING:

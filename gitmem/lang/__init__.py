@@ -17,10 +17,8 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Literal
-
-from gitmem.records import dataclass
 
 Strength = Literal["strong", "weak", "fixed"]
 
@@ -118,6 +116,7 @@ class Tables:
     """Every language's cues, compiled once per process."""
 
     families: Mapping[str, re.Pattern[str]]
+    any_family: re.Pattern[str]  # every family's cues at once: most lines hold none
     attribute_nouns: tuple[tuple[str, re.Pattern[str]], ...]
     change: re.Pattern[str]
     old_value: tuple[re.Pattern[str], ...]
@@ -145,7 +144,7 @@ Compile = Callable[[str], re.Pattern[str]]
 @functools.cache
 def tables(compile: Compile = re.compile) -> Tables:
     """The builder: one compiled table per kind of cue, over every language, compiled by
-    ``compile`` (``re.compile``, or the parser's cached compile)."""
+    ``compile`` (``re.compile``)."""
     langs = _languages()
     families: dict[str, list[str]] = {}
     nouns: dict[str, list[str]] = {}
@@ -169,6 +168,7 @@ def tables(compile: Compile = re.compile) -> Tables:
         raise ValueError(f"aspects not in ASPECTS: {sorted(judged.keys() - ASPECTS.keys())}")
     return Tables(
         families={name: compile("|".join(cues)) for name, cues in families.items()},
+        any_family=compile("|".join(c for cues in families.values() for c in cues)),
         attribute_nouns=tuple((name, compile(f"^(?:{'|'.join(cues)})$"))
                               for name, cues in nouns.items()),
         change=compile(_union("change")),

@@ -51,8 +51,9 @@ LANGUAGE = Language(
                   r"kindergarten|nursery)|is in year \d"),
         "password": (r"password is|passphrase is|pin is|code is now|password,? it'?s|"
                      r"new password|(?:rotated|changed|reset) the (?:[\w-]+ ){0,2}password"),
-        "status": (r"paused|on hold|resumed|restarted|cancell?ed|is live|went live|launched|"
-                   r"shut down|back on track"),
+        "status": (r"(?:is|was|are|were|got|has been|have been|been) (?:paused|on hold|resumed|"
+                   r"cancell?ed|shut down|shelved|revived)|is live|went live|back on track|"
+                   r"(?:paused|resumed|cancell?ed|shelved) the project"),
         "endpoint": (r"listens on (?:port )?\d+|(?:runs|is served|serves) on port|port is \d+|"
                      r"url is|endpoint is|(?:lives|is) at https?://"),
         "habit": r"smokes|smoking|quit smoking|stopped smoking|drinks alcohol|sober|teetotal",
@@ -73,7 +74,7 @@ LANGUAGE = Language(
                  r"moved (?:\w+ )?(?:off|onto)|deployed (?:on|to)|backed up to"),
         "schedule": (r"\d{1,2}[:.]\d{2}|\d{1,2} ?(?:am|pm)|at (?:noon|midnight)|"
                      r"(?:at|to|until|from) \d{1,2}(?![.,]?\d|\s*(?:%|km|kg|gb|mb|th|st|nd|rd|"
-                     r"people|days?|weeks?|years?|minutes|hours))|"
+                     r"people|days?|weeks?|years?|minutes|hours|ms|s|sec|seconds|mb|gb)\b)|"
                      r"mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|"
                      r"every (?:day|week|morning|evening)"),
         "deadline": (r"due (?:on|by|in)|deadline|expires? (?:on|in)|renews? (?:on|in)|"
@@ -111,7 +112,8 @@ LANGUAGE = Language(
             r"taken over|handed (?:\w+ ){0,2}over|from now on|these days|as of|starting|"
             r"left|quit|retired|decommissioned|renamed|transferred|promoted|rescheduled|"
             r"postponed|shifted|sold|from (?:this|next) \w+ on|rebooked|no more|raised|"
-            r"increased|dropped|rotated|since|pushed|brought forward|closed|went up|went down|"
+            r"increased|dropped|rotated|since (?:the|then|\w+ \d{4})|pushed|brought forward|"
+            r"closed|went up|went down|"
             r"swapped|retired|traded|traded in"),
     old_value=(
         rf"\breplac(?:ed|ing|es) {_THE}(?P<old>{_W}(?: {_W}){{0,2}}?)(?= with\b| by\b| as\b|"
@@ -129,7 +131,6 @@ LANGUAGE = Language(
         rf"increased|lowered|upgraded|migrated|"
         rf"went) (?:[\w-]+ ){{0,4}}?from {_THE}(?P<old>{_W}(?: {_W})?) to\b",
         rf"(?P<old>{_W}) ?(?:→|->|=>) ?{_W}",
-        rf"\b(?:left|quit) {_THE}(?P<old>{_W}) (?:for|to join)\b",
         rf"\bno more {_THE}(?P<old>{_W}(?: {_W})?)",
         rf"\b(?:took|takes|taken|taking) over (?:[\w-]+ ){{0,4}}?from (?P<old>{_W})",
         rf"\b(?:replacing|replaces|in place of|succeeds|succeeded) (?P<old>{_W})",
@@ -138,7 +139,7 @@ LANGUAGE = Language(
         rf"is )?retired|"
         r"decommissioned|is gone)\b",
     ),
-    continuity=r"still|keeps|keep|continues|remains|stays|as before|as usual|unchanged",
+    continuity=r"still|keeps|keep|continues|remains|stays|as before|as usual|unchanged|again",
     plan=(r"will|'ll|going to|plans? to|planned for|planning to|plan is to|decided to|decision|"
           r"intends? to|"
           r"about to|scheduled to"),

@@ -19,12 +19,10 @@ a fact's text (nor its id): annotating an entry later does not make it a new fac
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
-
-_CARRIER = compiled(r"[ \t]*<!--\s*(trigger|importance)\s*:([^\n]*?)-->", flags=re.IGNORECASE)
-_WHOLE = compiled(r"^\d+$")
+_CARRIER = re.compile(r"[ \t]*<!--\s*(trigger|importance)\s*:([^\n]*?)-->", flags=re.IGNORECASE)
+_WHOLE = re.compile(r"^\d+$")
 LOWEST, HIGHEST = 1, 10
 
 

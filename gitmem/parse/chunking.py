@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Chunk, Section
-from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import count_tokens
-from gitmem.records import dataclass
 
 CHUNK_TOKENS = 400
 OVERLAP_TOKENS = 80
@@ -26,7 +26,7 @@ class ChunkParams:
 DEFAULT_CHUNKING = ChunkParams()
 
 
-_RULE = compiled(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
+_RULE = re.compile(r"^ {0,3}([-=*_] *)+$")  # a setext underline or a thematic break
 
 
 def _has_content(lines: Sequence[str], rows: Sequence[int], headings: Container[int]) -> bool:
@@ -109,22 +109,52 @@ def chunk_lines(
     return chunks
 
 
-def passage_lines(text: str, tokens: int) -> list[list[int]]:
-    """A chunk's text cut into passages of about ``tokens`` tokens at line boundaries: each
-    passage is the 0-based offsets of its non-blank lines (the last one may be empty when the
-    text is blank). What is embedded for a chunk (``index.items.embedding_passages``) and the
-    units recall ranks and cites (``recall.ranking``) are both made from this one cut."""
-    passages: list[list[int]] = []
+_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
+_ITEM = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s|^\s*\|")  # a list item, a table row
+
+
+def passage_lines(text: str, tokens: int, limit: int | None = None) -> list[list[int]]:
+    """A chunk's text cut into the units that are embedded and ranked: each list item (with its
+    continuation lines), table row and paragraph on its own, so that one line's meaning is not
+    averaged with its neighbours' (a note line in Japanese between two in Danish); a unit
+    longer than ``tokens`` is cut at line boundaries. A heading line is cited with the unit
+    that follows it but is not embedded (``unit_text``); rules belong to no unit. Each unit is
+    the 0-based offsets of its lines (a single empty one when the text has none). With more
+    than ``limit`` units, neighbours are packed together so that there are at most ``limit``.
+    What is embedded for a chunk (``index.items.embedding_passages``) and the units recall ranks
+    and cites (``recall.ranking``) are both made from this one cut."""
+    units: list[list[int]] = []
     current: list[int] = []
+    lead: list[int] = []  # heading lines waiting for the unit they introduce
     size = 0
     for offset, line in enumerate(text.split("\n")):
-        cost = count_tokens(line) + 1
-        if current and size + cost > tokens:
-            passages.append(current)
+        if not line.strip() or _HEADING.match(line) or _RULE.match(line):
+            if current:
+                units.append(current)
             current, size = [], 0
-        if line.strip():
-            current.append(offset)
-            size += cost
-    if current or not passages:
-        passages.append(current)
-    return passages
+            if _HEADING.match(line):
+                lead.append(offset)
+            continue
+        cost = count_tokens(line) + 1
+        if current and (_ITEM.match(line) or size + cost > tokens):
+            units.append(current)
+            current, size = [], 0
+        current.extend(lead)
+        lead = []
+        current.append(offset)
+        size += cost
+    if current:
+        units.append(current)
+    if not units:
+        return [[]]
+    if limit is not None and len(units) > limit:
+        per = -(-len(units) // limit)
+        units = [[o for unit in units[i: i + per] for o in unit]
+                 for i in range(0, len(units), per)]
+    return units
+
+
+def unit_text(lines: Sequence[str], offsets: Sequence[int]) -> str:
+    """What is embedded for a unit: its lines without the heading cited with it (a heading
+    shared by a chunk's units pulls them towards one meaning)."""
+    return "\n".join(lines[i] for i in offsets if not _HEADING.match(lines[i]))

@@ -13,30 +13,26 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from gitmem.domain import Chunk, Fact, MemoryFile, Opinion, ParsedFile, Section, Warn
 from gitmem.parse.chunking import ChunkParams, chunk_lines
 from gitmem.parse.opinions import OPINIONS_PATH, parse_opinions
 from gitmem.parse.pages import generated_rows
-from gitmem.parse.patterns import compiled, routed
 from gitmem.parse.retain import EntryLines, find_entities, parse_entry
 from gitmem.parse.timeparse import find_event_period
 from gitmem.workspace import classify
 
-with routed():  # markdown-it compiles its patterns at import: from the cache instead
-    from markdown_it import MarkdownIt
-    from markdown_it.token import Token
-
 LARGE_FILE_BYTES = 5 * 1024 * 1024
 MAX_LINE_WARNINGS = 20
-_ESCAPED = compiled("[\udc80-\udcff]+")
-# Not routed: its inline parser's one pattern is made from a set, in another order in every
-# process (it would add a program to the cache file each time).
+_ESCAPED = re.compile("[\udc80-\udcff]+")
 _MD = MarkdownIt("commonmark")
 _MD.core.ruler.disable(["inline", "text_join"])
 # Link reference definitions and HTML blocks do not change headings or list items; skipping
 # them saves a rule call (and its debug log call) on every line.
 _MD.block.ruler.disable(["reference", "html_block"])
-_RETAIN_TITLE = compiled(r"^\s*retain\s*:?\s*$", re.IGNORECASE)
+_RETAIN_TITLE = re.compile(r"^\s*retain\s*:?\s*$", re.IGNORECASE)
 
 
 def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
@@ -57,7 +53,9 @@ def decode(data: bytes, path: str) -> tuple[str | None, list[Warn]]:
                           "what git and other tools expect)"))
         data = data.decode(wide, errors="replace").encode("utf-8")
     sample = data[:8192]
-    if sample.count(0) > max(8, len(sample) // 10):
+    # One byte in ten a NUL is no text in any 8-bit encoding, however short the file (a
+    # 16-byte file of NUL and 0xFF bytes is binary); a stray NUL in a note is text (below).
+    if sample.count(0) > max(1, len(sample) // 10):
         warns.append(Warn(path, 1, "binary", "file looks binary (many NUL bytes); not indexed"))
         return None, warns
     if _looks_binary(sample):
@@ -95,7 +93,7 @@ def _looks_binary(sample: bytes) -> bool:
     in an 8-bit encoding almost never holds, and the rest is not UTF-8. Valid UTF-8 is text,
     and so is a legacy-encoded file with a stray control character (a pasted terminal line)."""
     controls = len(sample) - len(sample.translate(None, _CONTROLS))
-    if controls <= max(8, len(sample) // 100):
+    if controls <= max(2, len(sample) // 100):
         return False
     try:
         sample.decode("utf-8")

@@ -21,41 +21,39 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 
 from gitmem.domain import Evidence, FoldedEvidence, Opinion, Stance, Warn
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import find_entities
 from gitmem.parse.stale import StaleMark, read_stale
-from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH as OPINIONS_PATH  # its home: the layout
 
 # A heading only: every line of a memory file is indexed, and an explanation here would come
 # back as a recall result (issue 9).
 OPINIONS_TEMPLATE = "# Opinions\n"
-_HEADING = compiled(r"^##\s+(?P<statement>.+?)\s*#*\s*$")
-_ID = compiled(r"<!--\s*opinion:\s*(?P<id>o-[0-9a-f]{4,})\s*-->")
-_ID_LIKE = compiled(r"<!--\s*opinion\s*:", re.I)
-_FIELD = compiled(r"^-\s*(?P<key>confidence|updated|evidence)\s*:\s*(?P<value>.*)$", re.I)
-_EVIDENCE = compiled(
+_HEADING = re.compile(r"^##\s+(?P<statement>.+?)\s*#*\s*$")
+_ID = re.compile(r"<!--\s*opinion:\s*(?P<id>o-[0-9a-f]{4,})\s*-->")
+_ID_LIKE = re.compile(r"<!--\s*opinion\s*:", re.I)
+_FIELD = re.compile(r"^-\s*(?P<key>confidence|updated|evidence)\s*:\s*(?P<value>.*)$", re.I)
+_EVIDENCE = re.compile(
     r"^(?P<indent>\s+)[-*+]\s*(?P<stance>for|against)\s+(?P<fact>f-[0-9a-f]+)\s+(?P<source>\S+)"
     r"(?:\s+\(c=(?P<c>[0-9.]+)\))?(?:\s+—\s+(?P<words>.*?))?\s*$",
     re.I,
 )
 # A person's merge: this opinion is the same as another ("- same as: o-3fa9c2e1"), at any
 # indentation; reflect hands its evidence, and the entries that match it, to the other one.
-_SAME_AS = compiled(r"^\s*[-*+]\s*same as\s*:\s*(?P<ref>.*?)\s*$", re.I)
-_OPINION_REF = compiled(r"^o-[0-9a-f]{4,}$")
-_EVIDENCE_LIKE = compiled(r"^\s+[-*+]\s*(?:for|against)\b", re.I)
+_SAME_AS = re.compile(r"^\s*[-*+]\s*same as\s*:\s*(?P<ref>.*?)\s*$", re.I)
+_OPINION_REF = re.compile(r"^o-[0-9a-f]{4,}$")
+_EVIDENCE_LIKE = re.compile(r"^\s+[-*+]\s*(?:for|against)\b", re.I)
 # Older evidence folded into one line:
 #   - 14 earlier: memory/2025-11-03.md#L5 … memory/2025-12-01.md#L7 <!-- folded: f-… against:f-… -->
-_FOLDED = compiled(
+_FOLDED = re.compile(
     r"^(?P<indent>\s+)[-*+]\s*(?P<n>\d+)\s+earlier:\s+(?P<first>\S+)(?:\s+…\s+(?P<last>\S+))?"
     r"\s*<!--\s*folded:(?P<ids>[^>]*)-->\s*$")
-_FOLDED_LIKE = compiled(r"<!--\s*folded\s*:", re.I)
-_FOLDED_ID = compiled(r"^(?:(?P<against>against):)?(?P<id>f-[0-9a-f]+)$")
-_DAY = compiled(r"^\d{4}-\d{2}-\d{2}$")
+_FOLDED_LIKE = re.compile(r"<!--\s*folded\s*:", re.I)
+_FOLDED_ID = re.compile(r"^(?:(?P<against>against):)?(?P<id>f-[0-9a-f]+)$")
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def opinion_id_for(statement: str) -> str:

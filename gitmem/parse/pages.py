@@ -6,13 +6,13 @@ lines; everything outside them (front matter aside) belongs to people.
 
 from __future__ import annotations
 
-from gitmem.parse.patterns import compiled
+import re
 
-BEGIN = compiled(r"^\s*<!--\s*gitmem:begin\b.*-->\s*$")
-END = compiled(r"^\s*<!--\s*gitmem:end\s*-->\s*$")
+BEGIN = re.compile(r"^\s*<!--\s*gitmem:begin\b.*-->\s*$")
+END = re.compile(r"^\s*<!--\s*gitmem:end\s*-->\s*$")
 # reflect's own one-line comments outside the blocks (a new page's hint to its reader); the
 # second form is the hint pages written before it said "gitmem:"
-OWN_COMMENT = compiled(r"^\s*<!--\s*(?:gitmem:(?!begin\b|end\b)|Notes about .*: write "
+OWN_COMMENT = re.compile(r"^\s*<!--\s*(?:gitmem:(?!begin\b|end\b)|Notes about .*: write "
                        r"anything outside the gitmem markers; reflect keeps it\.).*-->\s*$")
 
 

@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import KIND_NAMES, Fact, Warn
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
 
 # An entity: '@', then a letter or digit, then letters, digits, '_', '-', '.'. Not after a word
 # character (so 'user@host' is no entity). A trailing '.' is punctuation.
-ENTITY_RE = compiled(r"(?<![\w@])@([^\W_][\w.\-]*)")
-_HEAD_RE = compiled(
+ENTITY_RE = re.compile(r"(?<![\w@])@([^\W_][\w.\-]*)")
+_HEAD_RE = re.compile(
     r"^(?P<kind>[A-Za-z])(?:\(\s*c\s*=\s*(?P<c>[^)]*)\))?(?P<subjects>(?:\s+@[^\s:]+)*)\s*:\s?(?P<text>.*)$",
     re.DOTALL,
 )
 # A nested item of an entry that declares what it replaces ("  - replaces: f-3fa9c2e11aa0") or
 # that it does not replace, whatever the rule says ("  - keeps: memory/2025-11-10.md#L14").
-REPLACES_RE = compiled(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+(replaces|keeps)\s*:\s*(.*?)\s*$",
+REPLACES_RE = re.compile(r"^\s+(?:[-*+]|\d{1,9}[.)])\s+(replaces|keeps)\s*:\s*(.*?)\s*$",
                        re.IGNORECASE)
-FACT_REF_RE = compiled(r"f-[0-9a-f]{12}")
-CITATION_REF_RE = compiled(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
-_BULLET_RE = compiled(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
-_SPACE_RE = compiled(r"\s+")
-_SLUG_GAP = compiled(r"[\s_\-]+")
+FACT_REF_RE = re.compile(r"f-[0-9a-f]{12}")
+CITATION_REF_RE = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<line>\d+)(?:-L?\d+)?")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
+_SPACE_RE = re.compile(r"\s+")
+_SLUG_GAP = re.compile(r"[\s_\-]+")
 
 
 def entity_key(slug: str) -> str:
@@ -141,6 +140,10 @@ def parse_entry(
     if rest:
         text = f"{text}\n{rest}" if text else rest
     confidence = _confidence(m.group("c"), letter, path, entry.start_line, warns)
+    if confidence == _UNREADABLE:
+        # an opinion whose strength cannot be read is no opinion fact: reflect would take it
+        # for agreement (an O entry without c) and start or move an opinion on it (SPEC §5)
+        return None, warns
     if not text:
         warns.append(Warn(path, entry.start_line, "retain-empty", "Retain entry has no text"))
     mentions = tuple(e for e in find_entities(text) if e not in subjects)
@@ -165,9 +168,18 @@ def parse_entry(
     return fact, warns
 
 
+# What ``_confidence`` gives for an O entry's ``c`` that is not a number in [0, 1].
+_UNREADABLE = -1.0
+_NOT_EVIDENCE = ("the entry is no opinion and no evidence for reflect; indexed as plain text "
+                 "(write c as a number such as c=0.8, or leave it out)")
+
+
 def _confidence(
     raw: str | None, letter: str, path: str, line: int, warns: list[Warn]
 ) -> float | None:
+    """The confidence an entry states: None when it states none (or on a kind other than O,
+    where it is ignored with a warning), ``_UNREADABLE`` when an O entry's is no number in
+    [0, 1] (with a warning)."""
     if raw is None:
         return None
     if letter != "O":
@@ -183,18 +195,10 @@ def _confidence(
     try:
         value = float(raw.strip())
     except ValueError:
-        warns.append(
-            Warn(
-                path,
-                line,
-                "retain-confidence",
-                f"confidence '{raw}' is not a number in [0, 1]; ignored",
-            )
-        )
-        return None
-    if not 0.0 <= value <= 1.0:
-        warns.append(
-            Warn(path, line, "retain-confidence", f"confidence {raw} is outside [0, 1]; ignored")
-        )
-        return None
-    return value
+        problem = f"confidence '{raw}' is not a number in [0, 1]"
+    else:
+        if 0.0 <= value <= 1.0:
+            return value
+        problem = f"confidence {raw} is outside [0, 1]"
+    warns.append(Warn(path, line, "retain-confidence", f"{problem}: {_NOT_EVIDENCE}"))
+    return _UNREADABLE

@@ -27,12 +27,11 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import STOPWORDS, _cjk, fold
-from gitmem.records import dataclass
 
 # The shared part must weigh at least this fraction of the larger statement. Tested paraphrases
 # and updates score 0.5 or more, unrelated statements about the same entity 0.4 or less.
@@ -60,7 +59,7 @@ class _Patterns:
 @functools.cache
 def _cjk_script() -> re.Pattern[str]:
     """Compiled on the first non-ASCII statement: wide Unicode classes take milliseconds."""
-    return compiled(
+    return re.compile(
         "(?P<ideographs>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
         "|(?P<katakana>[\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
         "|(?P<hangul>[\uac00-\ud7af]+)"
@@ -76,14 +75,14 @@ def _cjk_run() -> re.Pattern[str]:
 def _rx() -> _Patterns:
     """Compiled on first use, not at import: recall imports this module for every query."""
     return _Patterns(
-        word=compiled(r"[^\W_]+(?:'[^\W_]+)?"),
-        cyrillic=compiled("[\u0400-\u04ff]"),
-        ja_negation=compiled("ない|ません|なかった|ず(?:に|、|。|$)|不"),
-        parenthetical=compiled(r"\([^)]*\)|（[^）]*）"),
-        clause_end=compiled(r"[;:—–；。]| - "),
-        code=compiled(r"`([^`]+)`"),
-        dotted=compiled(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b"),
-        sentence_end=compiled("[.!?:;]|[。！？]"),
+        word=re.compile(r"[^\W_]+(?:'[^\W_]+)?"),
+        cyrillic=re.compile("[\u0400-\u04ff]"),
+        ja_negation=re.compile("ない|ません|なかった|ず(?:に|、|。|$)|不"),
+        parenthetical=re.compile(r"\([^)]*\)|（[^）]*）"),
+        clause_end=re.compile(r"[;:—–；。]| - "),
+        code=re.compile(r"`([^`]+)`"),
+        dotted=re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b"),
+        sentence_end=re.compile("[.!?:;]|[。！？]"),
     )
 
 _DANISH_STOP = frozenset(

@@ -18,18 +18,17 @@ They are comments reflect wrote: not memory text (never chunked, never shown as 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-
-from gitmem.parse.patterns import compiled
-from gitmem.records import dataclass
+from dataclasses import dataclass
 
 STALE_BEGIN = ("<!-- gitmem:begin reflect (stale: merged from two machines; the next "
                "'gitmem reflect' of this entity writes it again) -->")
 OPINION_NOTE = "both machines changed this opinion; the next 'gitmem reflect' recomputes it"
-_LINE = compiled(r"^\s*<!--\s*gitmem:stale\b(?P<body>.*?)-->\s*$")
-_FROM = compiled(r"^\s*from\s+(?P<base>none|\d+(?:\.\d+)?)\s+new\b(?P<ids>(?:\s+f-[0-9a-f]+)*)"
+_LINE = re.compile(r"^\s*<!--\s*gitmem:stale\b(?P<body>.*?)-->\s*$")
+_FROM = re.compile(r"^\s*from\s+(?P<base>none|\d+(?:\.\d+)?)\s+new\b(?P<ids>(?:\s+f-[0-9a-f]+)*)"
                  r"\s*:")
-_STALE_BEGIN = compiled(r"^\s*<!--\s*gitmem:begin\b[^>]*\(stale\b")
+_STALE_BEGIN = re.compile(r"^\s*<!--\s*gitmem:begin\b[^>]*\(stale\b")
 
 
 @dataclass(frozen=True)

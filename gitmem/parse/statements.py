@@ -21,12 +21,11 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Fact, ParsedFile, ResultKind
 from gitmem.lang import FAMILIES, Tables, plain, tables
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import ENTITY_RE, entity_key
-from gitmem.records import dataclass
 from gitmem.workspace import OPINIONS_PATH
 
 NEAR = 12  # characters between a change word and an attribute's cue that say it changed
@@ -66,8 +65,8 @@ class Statement:
             return mine > theirs
         return self.path == other.path and self.line > other.line
 
-    @property
-    def reading(self) -> Reading:
+    @functools.cached_property
+    def reading(self) -> Reading:  # a frozen dataclass may cache: its __dict__ is its own
         return read(self.text, self.subjects, self.kind)
 
 
@@ -84,22 +83,26 @@ class Reading:
     old_values: tuple[str, ...]  # the old values it names ("replaced the Synology with …")
     terms: frozenset[str]  # its content terms, names left out
     qualifiers: frozenset[str]  # "work" of "work phone": which of several values it sets
+    identifiers: frozenset[str]  # host names, keys, code spans, tickets: what it is about exactly
     continuity: bool  # "still", "keeps": the value holds on
     plan: bool  # "will", "decided to": nothing has changed yet
     event: bool  # tells of something that happened once ("visited")
     many: bool  # one of several things one has at once ("speaks", "plays")
     additive: bool  # one more ("also", "another")
     norm: str  # the text, spaces and case folded: a repetition is no update
+    named: frozenset[str] = frozenset()  # the subjects that are names, not topics: the ones an
+    # attribute can belong to
 
     @property
-    def named(self) -> frozenset[str]:
-        """The subjects that are names (not topics): the ones an attribute can belong to."""
-        return frozenset(s for s in self.subjects if not s.startswith(TOPIC))
+    def may_change(self) -> bool:
+        """Whether it can be the newer statement of an edge without sharing an attribute: it
+        words a change or names an old value (a cheap necessary condition, for the indexer)."""
+        return bool(self.change or self.old_values)
 
 
 def _tables() -> Tables:
-    """Every language's cues (``gitmem.lang``), compiled by the parser's cached compile."""
-    return tables(compiled)
+    """Every language's cues (``gitmem.lang``), compiled by ``re.compile``."""
+    return tables(re.compile)
 
 
 # --- subjects ---------------------------------------------------------------------------------
@@ -119,22 +122,24 @@ def name_key(name: str) -> str:
     return key
 
 
-_TURN = compiled(r"^\s*(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
-_NAME_START = compiled(
+_TURN = re.compile(r"^\s*(?:\[[^\]]{1,20}\]\s*)?([^\W\d][\w .'-]{0,30}):\s")
+_NAME_START = re.compile(
     r"^\s*(?:[-*+]\s+|\d{1,9}[.)]\s+)?(?:(?:\d{1,2}[:.]\d{2}|\[[^\]]{1,20}\])\s+)?"
     r"(?:(?P<the>The|the|Den|Det|den|det)\s+)?"
     r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
-    r"(?:\s+(?:and|og|и)\s+(?P<other>[A-ZÆØÅА-ЯЁ][\w-]+))?(?P<after>'s|’s|s\b|:|\s+[\w@(])")
-_CJK_NAME = compiled(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff]{1,6}?)"
+    r"(?:\s+(?:and|og|и)\s+(?P<other>[A-ZÆØÅА-ЯЁ][\w-]+))?(?P<after>'s|’s|s\b|[:,]|\s+[\w@(])")
+_CJK_NAME = re.compile(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff]{1,6}?)"
                        r"(?P<hon>さん|様|君|ちゃん|氏)")
-_WORD_RE = compiled(r"[^\W\d_][\w'-]*")
-_NAMED_AFTER = compiled(r"\s+([A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)")
-_CJK_FIRST_PERSON = compiled("私|僕|俺|わたし|我")
-_KEY_GAP = compiled(r"[\s/_-]+")
-_JA_OBJECT = compiled(r"^\s*(?:[-*+]\s+)?(?P<name>[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9]{2,10}?)"
+_WORD_RE = re.compile(r"[^\W\d_][\w'-]*")
+_NAMED_AFTER = re.compile(r"\s+([A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)")
+_CJK_FIRST_PERSON = re.compile("私|僕|俺|わたし|我")
+_KEY_GAP = re.compile(r"[\s/_-]+")
+_JA_OBJECT = re.compile(r"^\s*(?:[-*+]\s+)?(?P<name>[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9]{2,10}?)"
                       r"(?:を|の(?=[\u3400-\u9fff\u30a0-\u30ff]{1,4}[、，]))")
 _NOT_NAMES = frozenset(
-    """oh ah well so btw anyway hey hi yeah yep nope also and but then
+    """oh ah well so btw anyway hey hi yeah yep nope also and but then decision decisions
+    update updates plan plans idea ideas question answer reminder fyi status result summary
+    action outcome context background problem fix
     the a an this that these those it its there here today yesterday tomorrow tonight now
     then also some all every each no not new old next last first our my his her their we i
     you they he she quiet still maybe perhaps finally yes ok okay note notes todo done met
@@ -156,10 +161,10 @@ def _names_opening(text: str) -> list[str]:
     return out
 
 
-_CLAUSES = compiled(r"[;:]\s+|,\s+(?:so|but|and|then|now|så|men|og|но|а|и)\s+|\.\s+|。|、")
+_CLAUSES = re.compile(r"[;:]\s+|,\s+(?:so|but|and|then|now|så|men|og|но|а|и)\s+|\.\s+|。|、")
 
 
-_JA_TOPIC = compiled(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff\w]{1,10}?)"
+_JA_TOPIC = re.compile(r"^\s*(?:[-*+]\s+)?@?(?P<name>[\u3400-\u9fff\u30a0-\u30ff\w]{1,10}?)"
                        r"(?:さん|様|君|ちゃん|氏)?(?:は|が)")
 _JA_NOT_TOPICS = frozenset(
     "今日 昨日 明日 今 最近 今週 先週 来週 今月 先月 来月 今年 去年 来年 それ これ".split())  # noqa: SIM905
@@ -193,7 +198,7 @@ def _clause_names(text: str) -> list[str]:
     return names
 
 
-_NAME_WITHIN = compiled(r"(?<=[\s(])([A-ZÆØÅÄÖÜА-ЯЁ][a-zæøåäöüа-яё][\w-]*)"
+_NAME_WITHIN = re.compile(r"(?<=[\s(])([A-ZÆØÅÄÖÜА-ЯЁ][a-zæøåäöüа-яё][\w-]*)"
                         r"|([\u3400-\u9fff\u30a0-\u30ff]{1,6}?)(?:さん|様|君|ちゃん|氏)")
 
 
@@ -209,10 +214,12 @@ def _names_within(text: str) -> list[str]:
 
 def _stopped(name: str) -> bool:
     first = name.split()[0].casefold()
-    return first in _NOT_NAMES or first in _stop_words()
+    # a past tense or a gerund opens a note's sentence, not a name ("Renewed the certificate")
+    verb = len(first) > 4 and first.isascii() and first.endswith(("ed", "ing"))
+    return first in _NOT_NAMES or first in _stop_words() or verb
 
 
-_NAME_LATER = compiled(r"(?P<the>)(?<!^)"
+_NAME_LATER = re.compile(r"(?P<the>)(?<!^)"
                        r"(?P<name>[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+(?:\s+[A-ZÆØÅÄÖÜА-ЯЁ][\w-]+)?)"
                        r"(?P<other>)(?P<after>'s|’s|s\b|:|\s+[\w@(])")
 
@@ -230,6 +237,7 @@ def _later_name(text: str) -> re.Match[str] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     """A note line's subjects as written, those that are surely names (a chat turn's speaker,
     an @entity, a name before an honorific, the writer: not a capital that may open any
@@ -406,15 +414,59 @@ def subjects_of(text: str, written: Sequence[str]) -> tuple[frozenset[str], str 
 # --- readings ---------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=32768)
+_STAMP = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*|\d{1,2}[:.]\d{2}(?:\s*[ap]m)?\s+)")
+# Words a conversation says in every turn: no thing two turns are both about.
+_CHAT_WORDS = frozenset(
+    """thank thanks hey hi hello great awesom wow cool glad sorri realli lot talk chat yeah yes
+    sure nice amaz love good know think feel get got""".split())  # noqa: SIM905 - a word list reads better as text
+
+
+def _said(text: str) -> str:
+    """A line without its time stamp and, for a chat turn, its speaker."""
+    rest = _STAMP.sub("", text, count=1)
+    turn = _TURN.match(rest)
+    if turn is not None and _speaker(turn.group(1)):
+        return rest[turn.end():]
+    return rest
+
+
+MAX_READ = 600  # characters of a statement read: a statement is a sentence or two, a longer
+# line a pasted log (a 20 MB line must not cost its square in pattern matches)
+
+
+_READ: dict[tuple[str, tuple[str, ...], str], Reading] = {}
+_READ_KEEP = 65536  # readings kept per process (the whole cache goes when it is full)
+
+
 def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
-    """Read a statement once (cached: the index compares each with many)."""
+    """Read a statement once (cached: the index compares each with many; the parser's worker
+    processes hand theirs over with each statement: ``remember``)."""
+    key = (text, written, kind)
+    found = _READ.get(key)
+    if found is None:
+        if len(_READ) >= _READ_KEEP:
+            _READ.clear()
+        found = _READ[key] = _read(text, written, kind)
+    return found
+
+
+def remember(text: str, written: tuple[str, ...], kind: str, reading: Reading) -> None:
+    """Keep a reading made elsewhere (a parser process) for ``read``."""
+    if len(_READ) < _READ_KEEP:
+        _READ[(text, written, kind)] = reading
+
+
+def _read(text: str, written: tuple[str, ...], kind: str) -> Reading:
+    text = text[:MAX_READ]
     from gitmem.parse.similarity import statement_terms
 
     t = _tables()
-    low = plain(text)
     subjects, owned = subjects_of(text, written)
-    spans = {name: [m.span() for m in rx.finditer(low)] for name, rx in t.families.items()}
+    # what it says, without a chat turn's time and speaker or a log line's time: "[1:14 pm]
+    # Caroline:" or "- 11:45" set no schedule and name no thing
+    low = plain(_said(text))
+    spans = ({name: [m.span() for m in rx.finditer(low)] for name, rx in t.families.items()}
+             if t.any_family.search(low) else {})
     attributes = {name for name, found in spans.items() if found}
     if owned:
         attributes.add(owned)
@@ -427,10 +479,10 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     changed = frozenset(name for name in attributes for a, b in spans.get(name, ())
                         if any(c - NEAR <= b and a <= d + NEAR for c, d in changes))
     olds = tuple(dict.fromkeys(v for v in (_value(m.group("old")) for rx in t.old_value
-                                           for m in rx.finditer(low)) if v))
+                                           for m in rx.finditer(low)) if v)) if change else ()
     names = subject_words(subjects)
-    terms = frozenset(term for term, weight in statement_terms(text).items()
-                      if weight >= 0.5 and term not in names
+    terms = frozenset(term for term, weight in statement_terms(_said(text)).items()
+                      if weight >= 0.5 and term not in names and term not in _CHAT_WORDS
                       and not any(name_key(term) == n or (len(term) >= 3 and n.startswith(term))
                                   for n in names))
     topics = {f"{TOPIC}{p}" for p in topic_phrases(text)}
@@ -439,6 +491,7 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
                       if len(term) >= 3 and not term.isdigit() and term not in _LIGHT)
     return Reading(
         subjects=frozenset(subjects) | topics,
+        named=frozenset(subjects),
         sure=_sure(text, written, frozenset(subjects)),
         mentions=frozenset(name_key(m.group(1).rstrip(".")) for m in ENTITY_RE.finditer(text)),
         attributes=frozenset(attributes),
@@ -447,13 +500,19 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
         old_values=olds,
         terms=terms,
         qualifiers=_qualifiers(low),
+        identifiers=frozenset(m.group(0).strip("`.,;:()") for m in _IDENTIFIER.finditer(low)),
         continuity=bool(t.continuity.search(low)),
-        plan=bool(t.plan.search(low)),
+        plan=bool(t.plan.search(plain(text))),  # "Decision: …" is said before the colon
         event=bool(t.event.search(low)),
         many=bool(t.many.search(low)),
         additive=bool(t.additive.search(low)),
         norm=" ".join(low.split()),
     )
+
+
+# a host name or dotted key (pebble.example.net, memorysearch.query.hybrid), a code span, a
+# ticket or pull request number
+_IDENTIFIER = re.compile(r"[a-z0-9][\w-]*(?:\.[a-z0-9][\w-]*){1,}(?<![.\d])|`[^`]{2,60}`|#\d{2,}")
 
 
 def _qualifiers(low: str) -> frozenset[str]:
@@ -501,8 +560,8 @@ def subject_words(subjects: frozenset[str]) -> frozenset[str]:
 _LIGHT = frozenset(
     """move now current old new still today longer sinc becom chang updat replac set keep also
     time week month year day""".split())  # noqa: SIM905 - a word list reads better as text
-_ALPHABETIC = compiled(r"[a-zà-öø-ÿа-яё'-]+")
-_TOPIC_WORD = compiled(r"[^\W\d_][\w'-]*")
+_ALPHABETIC = re.compile(r"[a-zà-öø-ÿа-яё'-]+")
+_TOPIC_WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 
 @functools.lru_cache(maxsize=16384)
@@ -552,13 +611,26 @@ class Drafted:
     text: str
     subjects: tuple[str, ...]  # a fact's written subjects; () for a note line
     keys: tuple[str, ...]  # its subject keys (topics too): what candidates are looked up by
+    reading: Reading | None = None  # as read where it was parsed (a worker hands it over)
+
+
+ATTRIBUTE = "attr:"  # the prefix of a key of a subject's attribute ("attr:ivan|residence")
+
+
+def lookup_keys(reading: Reading) -> tuple[str, ...]:
+    """The keys a statement's candidates are looked up by: its subjects, mentions and topics,
+    and each of its named subjects' attributes (so that a statement meets every earlier one
+    that set the same attribute, however many other statements about the subject came
+    between them)."""
+    attributes = {f"{ATTRIBUTE}{s}|{a}" for s in reading.named for a in reading.attributes}
+    return tuple(sorted(reading.subjects | reading.mentions | attributes))
 
 
 def fact_statement(f: Fact) -> Drafted:
     """A Retain entry as a statement."""
     reading = read(f.text, f.subjects, f.kind)
     return Drafted(f.kind, f.start_line, f.end_line, f.text, f.subjects,
-                   tuple(sorted(reading.subjects | reading.mentions)))
+                   lookup_keys(reading), reading)
 
 
 def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
@@ -572,6 +644,7 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
         parsed.file.file_class == "entity") else ()
     fact_lines = {ln for f in parsed.facts for ln in range(f.start_line, f.end_line + 1)}
     seen: set[int] = set()
+    large = sum(c.end_line - c.start_line + 1 for c in parsed.chunks) > LARGE_FILE_LINES
     for n, chunk in enumerate(parsed.chunks):
         for offset, line in enumerate(chunk.text.split("\n")):
             number = chunk.start_line + offset
@@ -579,13 +652,85 @@ def note_statements(parsed: ParsedFile) -> list[list[Drafted]]:
                 continue
             seen.add(number)
             stripped = line.strip()
-            if len(stripped) < 8 or stripped.startswith(("#", "<!--", "```", "|", ">")):
+            if len(stripped) < 8 or len(stripped) > MAX_READ or stripped.startswith(
+                    ("#", "<!--", "```", "|", ">")):
+                continue  # too short to say something, or a pasted log rather than a statement
+            if not _may_state(stripped, large):
                 continue
-            reading = read(stripped, (), "note")
-            written: tuple[str, ...] = ()
-            if page and not reading.named:
-                written, reading = page, read(stripped, page, "note")
-            if reading.subjects:
-                out[n].append(Drafted("note", number, number, stripped, written,
-                                      tuple(sorted(reading.subjects | reading.mentions))))
+            for sentence in sentences(stripped):
+                drafted = _note_statement(sentence, number, page)
+                if drafted is not None:
+                    out[n].append(drafted)
+    return _without_frame(out)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-ÖØ-ÞА-ЯЁ\d`\"'(])|(?<=[。！？])")
+
+
+def sentences(line: str) -> list[str]:
+    """A note line's sentences: each is a statement of its own (a line of a log or a diary
+    often tells several things: "Paid the invoice. Latency dropped from 900 to 80 ms.")."""
+    parts = [p.strip() for p in _SENTENCE_END.split(line) if p.strip()]
+    if len(parts) <= 1:
+        return [line]
+    return [p for p in parts if len(p) >= 8]
+
+
+def _note_statement(text: str, number: int, page: tuple[str, ...]) -> Drafted | None:
+    """A sentence of a note line as a statement, or None when it is no claim about anyone."""
+    reading = read(text, (), "note")
+    written: tuple[str, ...] = ()
+    if page and not reading.named:
+        written, reading = page, read(text, page, "note")
+    # a statement names someone or something, or sets an attribute or words a change of a
+    # topic; a topic alone ("worker5 status ok") is no claim
+    if reading.named or (reading.subjects and (reading.attributes or reading.change
+                                                or reading.old_values)):
+        return Drafted("note", number, number, text, written, lookup_keys(reading), reading)
+    return None
+
+
+_NAMING = re.compile(r"[A-ZÀ-ÖØ-ÞА-ЯЁ@]|[^\x00-\u024f]")  # a capital, an @entity, other scripts
+
+
+LARGE_FILE_LINES = 2000  # a file longer than this is a log: only its lines that name someone
+
+
+def _may_state(line: str, large: bool = False) -> bool:
+    """A cheap necessary condition of a statement, for the many lines of a log: it may name
+    someone (a capital, an @entity, a script without capitals), or word an attribute or a
+    change (not read in a file of more than LARGE_FILE_LINES lines: the cues are many)."""
+    if _NAMING.search(line):
+        return True
+    if large:
+        return False
+    low = plain(line)
+    t = _tables()
+    return bool(t.any_family.search(low) or t.change.search(low) or _first_person(line))
+
+
+FRAME_LINES = 24  # a key more of a file's lines hold is its template ("heartbeat … from …")
+
+
+def _without_frame(statements: list[list[Drafted]]) -> list[list[Drafted]]:
+    """A templated log (thousands of lines of one shape) would make every line a candidate of
+    every other: the keys more than FRAME_LINES of a file's note lines hold are dropped, and a
+    line left with no key is no statement."""
+    counts: dict[str, int] = {}
+    for chunk in statements:
+        for d in chunk:
+            for key in d.keys:
+                counts[key] = counts.get(key, 0) + 1
+    frame = {key for key, n in counts.items() if n > FRAME_LINES}
+    if not frame:
+        return statements
+    out: list[list[Drafted]] = []
+    for chunk in statements:
+        kept = []
+        for d in chunk:
+            keys = tuple(k for k in d.keys if k not in frame)
+            if keys:
+                kept.append(Drafted(d.kind, d.line, d.end_line, d.text, d.subjects, keys,
+                                    d.reading))
+        out.append(kept)
     return out

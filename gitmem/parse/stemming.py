@@ -13,19 +13,19 @@ are untouched).
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import STOPWORDS, fold, plain_words
 
 if TYPE_CHECKING:
     import Stemmer
 
-_WORD = compiled(r"\w+")
-_LATIN = compiled(r"[a-zà-ɏ]+")  # Latin letters, with diacritics (after casefold)
-_CYRILLIC = compiled(r"[а-яёѐ-ӿ]+")
+_WORD = re.compile(r"\w+")
+_LATIN = re.compile(r"[a-zà-ɏ]+")  # Latin letters, with diacritics (after casefold)
+_CYRILLIC = re.compile(r"[а-яёѐ-ӿ]+")
 # Function words that say a Latin text is Danish rather than English (rare in English text).
 _DANISH_TEXT = """
 og jeg det ikke til på med af som vi har hun der fra skal blev efter også når hvad hvor meget

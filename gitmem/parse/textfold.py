@@ -22,8 +22,6 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-from gitmem.parse.patterns import compiled
-
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
     "\u31f0-\u31ff"  # katakana extensions
@@ -40,10 +38,10 @@ _CJK_CLASS = (
 def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """(a CJK run, one CJK character, one Han character). Compiled on first non-ASCII text:
     these ranges take milliseconds to compile, which an English query never needs to pay."""
-    han = compiled("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-    return compiled(f"[{_CJK_CLASS}]+"), compiled(f"[{_CJK_CLASS}]"), han
+    han = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+    return re.compile(f"[{_CJK_CLASS}]+"), re.compile(f"[{_CJK_CLASS}]"), han
 
-_WORD = compiled(r"\w+")
+_WORD = re.compile(r"\w+")
 # Letters that do not decompose under NFKD but that users type without the accent.
 _SPECIAL = str.maketrans(
     {
@@ -126,7 +124,7 @@ def _quote(tokens: list[str]) -> str:
     return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"'
 
 
-_QUOTED = compiled(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
+_QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」')
 
 
 def query_terms(query: str) -> list[list[str]]:
@@ -136,29 +134,54 @@ def query_terms(query: str) -> list[list[str]]:
     ``ECONNRESET:``) is a phrase of its parts, so ids, dotted keys and error strings are found
     exactly. Stop words are dropped unless nothing else is left.
     """
+    terms = _phrases(query)
+    singles, content = _bare_terms(query)
+    terms.extend(content if content or terms else singles)
+    return _unique(terms)
+
+
+def topic_candidates(query: str) -> list[list[str]]:
+    """``query_terms`` without its fallback: the quoted phrases and the bare words' topical
+    terms only, [] for a query of stop words ("what is it"). ``parse.topics`` drops more."""
+    return _unique(_phrases(query) + _bare_terms(query)[1])
+
+
+def _phrases(query: str) -> list[list[str]]:
     terms: list[list[str]] = []
     for m in _QUOTED.finditer(query):
         phrase = next(g for g in m.groups() if g is not None)
         tokens = _WORD.findall(fold(phrase))
         if tokens:
             terms.append(tokens)
-    rest = _QUOTED.sub(" ", query)
+    return terms
+
+
+def _bare_terms(query: str) -> tuple[list[list[str]], list[list[str]]]:
+    """The terms of the words outside quotes: all of them, and those that can carry a topic."""
     singles: list[list[str]] = []
     content: list[list[str]] = []
     language = _cjk_language(query)
-    for word in rest.split():
+    for word in _QUOTED.sub(" ", query).split():
         all_terms, topical = _word_terms(word, language)
         singles.extend(all_terms)
         content.extend(topical)
-    terms.extend(content if content or terms else singles)
-    seen: set[tuple[str, ...]] = set()
-    unique: list[list[str]] = []
-    for term in terms:
-        key = tuple(term)
-        if key not in seen:
-            seen.add(key)
-            unique.append(term)
-    return unique
+    return singles, content
+
+
+def _unique(terms: list[list[str]]) -> list[list[str]]:
+    return [list(key) for key in dict.fromkeys(tuple(term) for term in terms)]
+
+
+# An English possessive ("Alice's", "Alice’s"; "the Smiths'" loses its apostrophe as any
+# punctuation): searched as the name, not as the phrase "alice s", which only the same
+# possessive matches. Danish writes it so after a name too; its other genitive ("Mettes") needs
+# the memory's words to tell from a plain word (``recall.search.strip_genitives``).
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$", re.IGNORECASE)
+
+
+def strip_possessive(word: str) -> str:
+    """A bare word without an English-style possessive ending ('s, ’s)."""
+    return _POSSESSIVE.sub("", word)
 
 
 def _word_terms(word: str, language: str) -> tuple[list[list[str]], list[list[str]]]:
@@ -168,7 +191,7 @@ def _word_terms(word: str, language: str) -> tuple[list[list[str]], list[list[st
     spaces, so there a "word" is often a whole question (``田中さんはどこに住んでいますか``): as
     one phrase it matched only itself. So each CJK bigram (or lone character) is a term of its
     own, and the bigrams of particles, polite endings and question words are not topical."""
-    folded = fold(word)
+    folded = fold(strip_possessive(word))
     if folded.isascii() or not _cjk()[1].search(folded):
         tokens = _WORD.findall(folded)
         terms = [tokens] if tokens else []
@@ -216,6 +239,11 @@ def _function_bigram(token: str, language: str) -> bool:
     adjective with its ending (住ん, 届く)."""
     return (_hiragana(token[0]) or all(ch in _FUNCTION[language] for ch in token)
             or not _BOUNDARY[language].isdisjoint(token) or token in _HANGUL_FUNCTION)
+
+
+def written_in_cjk(text: str) -> bool:
+    """Whether a text holds Japanese, Chinese or Korean characters."""
+    return not text.isascii() and bool(_cjk()[1].search(text))
 
 
 def han_text(text: str) -> str:
@@ -266,6 +294,7 @@ def build_match(terms: list[list[str]], stems: dict[str, list[str]] | None = Non
 def plain_words(query: str) -> Iterator[tuple[str, str]]:
     """Each word outside quotes that folds to one token: (the word as written, its token)."""
     for word in _QUOTED.sub(" ", query).split():
+        word = strip_possessive(word)
         tokens = _WORD.findall(fold(word))
         if len(tokens) == 1:
             yield word, tokens[0]

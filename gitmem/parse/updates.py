@@ -21,7 +21,10 @@ Pure functions, no I/O; the index stores what they decide (``gitmem.index.graph`
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gitmem.domain import Edge
 from gitmem.parse.statements import (
@@ -35,7 +38,6 @@ from gitmem.parse.statements import (
     schedule_cue,
     subject_words,
 )
-from gitmem.records import dataclass
 
 RULE_VERSION = "2026-12-06.1"
 # Weak attributes a subject has one of as a whole ("the billing service was migrated to
@@ -80,9 +82,21 @@ def _value_named(pair: _Pair, *, subjects: bool = False) -> str:
         words = [w.lstrip("@").split("'")[0] for w in value.split()]  # "synology'en"
         words = [w for w in words if len(w) >= 2 and w not in _stop()
                  and name_key(w) not in names and w not in names]
-        if any(_holds(older, w) for w in words):
+        # every word held, or one that is a name as the newer writes it ("OpenVPN config
+        # retired": OpenVPN; "moved from my home country": home is no name, country not held)
+        if words and (all(_holds(older, w) for w in words) or any(
+                _holds(older, w) and _named_value(pair.newer.text, w) for w in words)):
             return value
     return ""
+
+
+def _named_value(text: str, word: str) -> bool:
+    """Whether ``text`` writes ``word`` as a name or a model: capitalised inside, or with a
+    digit ("Synology", "OpenVPN", "bx-01"), or in a script without case."""
+    if not word.isascii() or any(ch.isdigit() for ch in word):
+        return True
+    at = text.casefold().find(word)
+    return at > 0 and any(ch.isupper() for ch in text[at:at + len(word)])
 
 
 def _stop() -> frozenset[str]:
@@ -132,8 +146,12 @@ def _strong(pair: _Pair) -> bool:
 
 
 def _qualified_apart(pair: _Pair) -> bool:
-    return bool(pair.a.qualifiers or pair.b.qualifiers) and (
-        pair.a.qualifiers != pair.b.qualifiers)
+    """A qualifier or an identifier tells the two apart: "work phone" / "personal number",
+    the certificate "for pebble.example.net" / "for foxglove.example.net"."""
+    if (pair.a.qualifiers or pair.b.qualifiers) and pair.a.qualifiers != pair.b.qualifiers:
+        return True
+    return bool(pair.a.identifiers and pair.b.identifiers
+                and not pair.a.identifiers & pair.b.identifiers)
 
 
 def _weak(pair: _Pair) -> bool:
@@ -172,15 +190,36 @@ def _names_older(pair: _Pair) -> bool:
 
 def _named_in(text: str, subjects: frozenset[str]) -> bool:
     """Whether ``text`` names one of ``subjects`` as a word ("the office wifi" names @wifi)."""
+    if not subjects:
+        return False
     if not text.isascii():  # CJK text holds its words without spaces
         return any(s in text for s in subjects if len(s) >= 2 and "/" not in s)
-    words = set(text.replace(",", " ").replace(".", " ").split())
-    return any(s in words for s in subjects if len(s) >= 3 and "/" not in s)
+    return bool(_words_of(text) & {s for s in subjects if len(s) >= 3 and "/" not in s})
 
 
-def _phrase(pair: _Pair) -> bool:
-    """A topic phrase in common ("gateway host"), not only a word."""
-    return any(" " in t for t in pair.topics)
+@functools.lru_cache(maxsize=32768)
+def _words_of(text: str) -> frozenset[str]:
+    return frozenset(text.replace(",", " ").replace(".", " ").split())
+
+
+def _phrase(pair: _Pair, *, changed: bool = False) -> bool:
+    """A topic phrase in common ("gateway host"), not only a word; ``changed``: one the newer
+    words its change of, right beside it ("Moved the gateway host to …")."""
+    phrases = [t.removeprefix(TOPIC) for t in pair.topics if " " in t]
+    if not changed:
+        return bool(phrases)
+    return any(_beside(pair.a.norm, pair.a.change, phrase) for phrase in phrases)
+
+
+def _beside(text: str, change: str, phrase: str) -> bool:
+    """Whether a change word and a topic phrase (its words cut to five letters) stand within a
+    few words of each other."""
+    words = text.split()
+    cut = [w[:5] for w in words]
+    first, _, second = phrase.partition(" ")
+    spots = [i for i, (a, b) in enumerate(itertools.pairwise(cut)) if a == first and b == second]
+    moves = [i for i, w in enumerate(words) if w.startswith(change.split()[0])] if change else []
+    return any(abs(i - j) <= 3 for i in spots for j in moves)
 
 
 def _changed_thing(pair: _Pair) -> bool:
@@ -190,15 +229,15 @@ def _changed_thing(pair: _Pair) -> bool:
     one of several."""
     shared = {a for a in pair.shared_attributes if family_strength(a) != "fixed"}
     return (bool(shared & pair.a.changed) and bool(_things(pair.shared_terms)) and not pair.a.plan
-            and not _holds_on(pair) and not _fixed(pair))
+            and not _holds_on(pair) and not _fixed(pair) and not _qualified_apart(pair))
 
 
-def _things(terms: frozenset[str]) -> frozenset[str]:
+def _things(terms: frozenset[str], *, shortest: int = 3) -> frozenset[str]:
     """Terms that name a thing, not a value an attribute takes (a number, a weekday, a time
     word: "monday" is no thing two statements are both about)."""
     cue = schedule_cue()
     return frozenset(term for term in terms if not any(ch.isdigit() for ch in term)
-                     and not cue.search(term) and len(term) >= 3)
+                     and not cue.search(term) and len(term) >= shortest)
 
 
 def _disjoint_periods(pair: _Pair) -> bool:
@@ -240,15 +279,16 @@ _RULES: tuple[tuple[str, Callable[[_Pair], bool], Outcome], ...] = (
      _hard_family),
     ("only a topic in common: never more than a hint",
      lambda p: not p.subjects,
-     lambda p: _hint(p) if p.a.change and p.shared_terms and _phrase(p) else None),
+     lambda p: _hint(p) if p.a.change and _phrase(p, changed=True) else None),
     ("a fixed attribute (a birthday) is never replaced by the rule", _fixed, None),
     ("the value holds on, or one more of several", _holds_on, None),
     ("both tell what happened once", lambda p: p.a.event and p.b.event and not p.a.change, None),
     ("one strong attribute of one subject", _strong, _hard_family),
     ("one weak attribute of one thing", _weak, _hard_family),
     ("other attributes: a move does not end one's duties", _other_attributes, None),
-    ("a worded change about the same subject, sharing a word or an attribute",
-     lambda p: bool(p.a.change) and bool(p.shared_terms or p.shared_attributes), _hint),
+    ("a worded change about the same subject, sharing an attribute, a topic or a thing",
+     lambda p: bool(p.a.change) and bool(p.shared_attributes or _phrase(p)
+                                         or _things(p.shared_terms, shortest=2)), _hint),
 )
 
 

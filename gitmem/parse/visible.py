@@ -15,17 +15,15 @@ import json
 import re
 from typing import Any
 
-from gitmem.parse.patterns import compiled
-
 # Controls: C0 but tab and line feed, DEL, C1 (U+009B is CSI on 8-bit terminals). Bidi:
 # embeddings and overrides U+202A-U+202E, isolates U+2066-U+2069 ("Trojan Source").
 _CONTROLS = (*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7F, *range(0x80, 0xA0))
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _AS_TEXT = {c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in _BIDI}
-_HIDDEN_RE = compiled("[" + "".join(re.escape(chr(c)) for c in _AS_TEXT) + "]")
+_HIDDEN_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _AS_TEXT) + "]")
 # What json.dumps leaves raw that a terminal acts on (it escapes C0 itself).
 _JSON_RAW = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI)}
-_JSON_RAW_RE = compiled("[" + "".join(re.escape(chr(c)) for c in _JSON_RAW) + "]")
+_JSON_RAW_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in _JSON_RAW) + "]")
 # str.translate looks every character up in its table (~1 ms for a recall's 20 kB of JSON);
 # a search for the few it rewrites is ~10 times faster, and nearly always finds none.
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.registry import TURN_ON_HINT, Selection, fallback, select
+from gitmem.embed.registry import Selection, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.run import ensure_index
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
@@ -31,15 +31,20 @@ from gitmem.recall.search import (
     search_words,
 )
 from gitmem.recall.timing import WindowUsed, last_day, shown_dates, time_filters
-from gitmem.records import dataclass
-from gitmem.workspace import Workspace, first_time
+from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
     from gitmem.index.watch import WarmState
 
-ALL_WEAK = ("every result is a weak match (under half of the query's words, little semantic "
-            "similarity): the memory likely holds nothing about this")
+ALL_WEAK = ("every result is a weak match (under half of the words naming the query's topic, "
+            "little semantic similarity): the memory likely holds nothing about this")
+NO_TOPIC = ("{query!r} names nothing to search for (only question, stop or time words): "
+            "these are the newest notes, newest first; add a word to search for, or a time "
+            "phrase ('last week') or --since to list a window")
+# How the results were chosen when the query named no topic (JSON ``listing``): what was written
+# in the window, newest first; or without a window, the newest notes.
+Listing = Literal["window", "recent"]
 
 
 @dataclass(frozen=True)
@@ -79,9 +84,13 @@ class ProviderUsed:
     name: str = "none"
     model: str | None = None
     fallback_used: bool = False
+    # Why results are lexical when semantic search is not set up yet ('auto' found no model),
+    # and how to turn it on: said in every answer, as a field, not as a warning
+    notice: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model, "fallback_used": self.fallback_used}
+        return {"name": self.name, "model": self.model, "fallback_used": self.fallback_used,
+                "notice": self.notice}
 
 
 @dataclass
@@ -93,6 +102,7 @@ class RecallResponse:
     warnings: list[str] = field(default_factory=list)
     time_window: WindowUsed | None = None
     provider: ProviderUsed = field(default_factory=ProviderUsed)
+    listing: Listing | None = None  # no topic in the query: a listing by date, not a search
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +113,7 @@ class RecallResponse:
             "results": [r.to_json() for r in self.results],
             "warnings": self.warnings,
             "time_window": self.time_window.to_json() if self.time_window else None,
+            "listing": self.listing,
         }
 
 
@@ -132,11 +143,14 @@ def answer(
     window, prefer, text, time_window = time_filters(req.query, req.since, req.until,
                                                      req.around, now, cfg.around_days)
     as_of = resolve_as_of(ws, req.as_of, now) if req.as_of is not None else None
-    if not query_terms(text) and window is None:
-        raise UsageError(
-            f"query {req.query!r} has no searchable words; use words, ids, "
-            "phrases, or a time phrase such as 'last week'"
-        )
+    listing: Listing | None = None
+    if not query_terms(text):
+        if window is None and not query_terms(req.query):
+            raise UsageError(
+                f"query {req.query!r} has no searchable words; use words, ids, "
+                "phrases, or a time phrase such as 'last week'"
+            )
+        listing = "window" if window is not None else "recent"
     kinds = parse_kinds(req.kinds)
     q = RecallQuery(
         text=text,
@@ -148,6 +162,8 @@ def answer(
         prefer=prefer,
     )
     warnings = list(cfg.warnings) + ensure_index(ws, cfg, warm)
+    if listing == "recent":
+        warnings.append(NO_TOPIC.format(query=req.query))
     # A warm process embeds the query while it searches the words (``_QueryVector.pending``).
     semantic = (_QueryVector(ws, cfg, req, text, warnings, early=warm is not None)
                 if text.strip() else None)
@@ -174,7 +190,8 @@ def answer(
         kind=kinds,
     )
     provider = semantic.provider_used() if semantic else ProviderUsed()
-    return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider)
+    return RecallResponse(req.query, mode, filters, results, warnings, time_window, provider,
+                          listing)
 
 
 def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
@@ -209,7 +226,8 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
         if not results:
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
-            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq)))
+            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq),
+                                      req.entities))
         elif all(r.weak for r in results):
             warnings.append(ALL_WEAK)
         failed = False
@@ -299,7 +317,8 @@ class _QueryVector:
     """Embeds the query with the configured provider, applying the provider failure rules.
 
     Without a provider: nothing is said when lexical was chosen (``none``); ``auto`` with no
-    model yet gives one short hint per workspace (every time with ``verbose``);
+    model yet gives a short ``notice`` with every answer (``provider.notice``: text output
+    says it once per workspace, every time with ``verbose``);
     ``--mode semantic`` is an error (exit 4), never a lexical answer."""
 
     def __init__(self, ws: Workspace, cfg: Config, req: RecallRequest, text: str,
@@ -309,6 +328,7 @@ class _QueryVector:
         self.ws, self.cfg, self.warnings, self.mode = ws, cfg, warnings, req.mode
         self.embedder: Embedder | None = None
         self.fallback_used = False
+        self.notice: str | None = None
         self.vector: bytes | None = None
         self._text = text
         self._job: tuple[_Embedding, Selection] | None = None
@@ -322,9 +342,8 @@ class _QueryVector:
         if sel.embedder is None:
             if req.mode == "semantic":
                 raise _semantic_off(cfg, sel.reason, sel.missing)
-            if cfg.embed_provider == "auto" and sel.missing:  # not set up yet: said once
-                if req.verbose or first_time(ws, "lexical"):
-                    warnings.append(f"results are lexical: {TURN_ON_HINT}")
+            if cfg.embed_provider == "auto" and sel.hint:  # not set up yet: no problem
+                self.notice = f"results are lexical: {sel.hint}"
             elif cfg.embed_provider != "none":  # configured, and failing: said every time
                 warnings.append(f"{sel.reason}; results are lexical")
             return
@@ -423,7 +442,7 @@ class _QueryVector:
     def provider_used(self) -> ProviderUsed:
         self._settle()
         if self.embedder is None:
-            return ProviderUsed()
+            return ProviderUsed(notice=self.notice)
         return ProviderUsed(self.embedder.name, self.embedder.model, self.fallback_used)
 
 

@@ -3,13 +3,13 @@ command that has it, and the indexed commit that answers."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gitmem.errors import UsageError
 from gitmem.git import commit_time
 from gitmem.index.store import Store
 from gitmem.parse.timeparse import ACCEPTED_FORMS, as_of_bounds, show_time
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -26,7 +26,6 @@ from gitmem.parse.retain import entity_key, find_entities
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.opinions import OpinionView, about, opinion_view
 from gitmem.recall.supersede import citation, stated
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config import Config
 from gitmem.errors import GitmemError, UsageError
 from gitmem.git import GitRepo
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace, check_memory_path
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from gitmem.errors import GitmemError
@@ -18,7 +19,6 @@ from gitmem.index.store import Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.timeparse import show_time
 from gitmem.recall.asof import as_of_seq, resolve_as_of
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 

@@ -9,7 +9,9 @@ that wrote it until the one that changed it), so none of this reads git.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,15 +23,13 @@ from gitmem.index.entity_queries import State
 from gitmem.index.queries import Row
 from gitmem.index.run import ensure_index
 from gitmem.index.store import Store, open_store
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import fold
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.supersede import citation
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
-_WORD = compiled(r"\w+")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)

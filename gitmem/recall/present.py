@@ -1,4 +1,5 @@
-"""What a front end shows of a recall answer: a minimum score, and citations in snippets.
+"""What a front end shows of a recall answer: a minimum score, bounded contents, and citations
+in snippets.
 
 ``recall`` is the one function the command line and the MCP server call, so both print the
 same JSON. Citations follow OpenClaw's ``memory_search``: a ``Source: path#Lx-Ly`` footer ends
@@ -16,6 +17,7 @@ from gitmem.config import Config
 from gitmem.parse.textfold import query_terms
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
 from gitmem.recall.ranking import SNIPPET_CHARS, make_snippet
+from gitmem.recall.search import Result
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -31,15 +33,28 @@ def citations_on(cfg: Config, front: FrontEnd) -> bool:
 
 def recall(ws: Workspace, cfg: Config, req: RecallRequest, *, min_score: float | None = None,
            front: FrontEnd = "cli", warm: WarmState | None = None) -> RecallResponse:
-    """``answer`` as a front end shows it: results under ``min_score`` left out, snippets cited
-    when the configuration says so."""
+    """``answer`` as a front end shows it: results under ``min_score`` left out, contents
+    bounded, snippets cited when the configuration says so."""
     return present(answer(ws, cfg, req, warm=warm), min_score=min_score,
-                   citations=citations_on(cfg, front))
+                   citations=citations_on(cfg, front),
+                   max_content=cfg.recall_max_content_chars)
+
+
+def bounded(results: list[Result], max_content: int) -> list[Result]:
+    """Each result's content cut at ``max_content`` characters and marked ``truncated``: an
+    agent never receives megabytes because one note held a pasted log (SPEC §8); ``gitmem get``
+    reads the cited lines whole."""
+    if all(len(r.content) <= max_content for r in results):
+        return results
+    return [r if len(r.content) <= max_content else
+            replace(r, content=r.content[:max_content], truncated=True) for r in results]
 
 
 def present(response: RecallResponse, *, min_score: float | None = None,
-            citations: bool = False) -> RecallResponse:
+            citations: bool = False, max_content: int | None = None) -> RecallResponse:
     results, warnings = response.results, response.warnings
+    if max_content is not None:
+        results = bounded(results, max_content)
     if min_score is not None:
         results = [r for r in results if round(r.score, 4) >= min_score]
         if response.results and not results:  # an empty answer says why

@@ -3,9 +3,10 @@ then made into cited results (docs/json.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
 
 from gitmem.domain import KIND_NAMES, Evidence, RecallMode, ResultKind, TimeWindow
@@ -32,6 +33,7 @@ from gitmem.parse.textfold import (
     query_ideographs,
     query_terms,
 )
+from gitmem.parse.topics import DANISH_STOP, topical_terms
 from gitmem.recall.ranking import (
     _WORD,
     DECAY_FLOOR,
@@ -56,7 +58,6 @@ from gitmem.recall.ranking import (
     term_share,
 )
 from gitmem.recall.supersede import Replacement, citation, current_first, marks, stated
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
@@ -139,6 +140,7 @@ class Result:
     newer: Newer | None = None  # a later statement that may have changed it (a hint)
     opinion: OpinionRef | None = None  # opinion results of bank/opinions.md
     weak: bool = False  # few of the query's words and little semantic lift (ranking.is_weak)
+    truncated: bool = False  # content cut at recall.max_content_chars (present.bounded)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -168,6 +170,7 @@ class Result:
             "newer": self.newer.to_json() if self.newer else None,
             "opinion": self.opinion.to_json() if self.opinion else None,
             "weak": self.weak,
+            "truncated": self.truncated,
         }
 
 
@@ -215,14 +218,53 @@ def _filter(q: RecallQuery, entity_keys: Sequence[Sequence[str]]) -> ItemFilter:
 def lexical_candidates(store: Store, q: RecallQuery, flt: ItemFilter, limit: int,
                        words: QueryWords | None = None) -> list[tuple[Row, float]]:
     terms = query_terms(q.text)
-    if not terms:
-        if q.window is None:
-            raise UsageError(f"query {q.text!r} has no searchable words; use words, ids or phrases")
+    if not terms:  # a listing (``recall.timing.time_filters``): newest first
         rows = queries.browse(store, flt, limit)
         return [(row, 1.0 - n / (limit + 1)) for n, row in enumerate(rows)]
     words = words or query_words(store, q.text)
     match = build_match(terms, words.stems, words.prefixes)
     return queries.lexical(store, flt, match, limit, build_han_match(query_ideographs(q.text)))
+
+
+# A Danish genitive is a name or noun with -s ("Mettes job", "Idas husleje"); a word that ends
+# in s may be the plain word too ("Jens", "hus", "Mads"), so the -s is only taken off when the
+# memory never writes the word as asked and does write it without the s (``strip_genitives``).
+_GENITIVE_MIN = 4  # letters, the s included: "Bos" stays
+
+
+def strip_genitives(store: Store, text: str) -> str:
+    """A Danish question with its genitives written as the memory writes the name or noun:
+    "Hvad hedder Idas kat?" asks about "Ida". Only a word the index does not hold, whose form
+    without the final s it holds and which is no stop word; other text is left as it is."""
+    if not danish_text(text):
+        return text
+    words = {written: token for written, token in _s_words(text)}
+    if not words:
+        return text
+    known = queries.known_terms(store, [t for t in words.values()] +
+                                [t[:-1] for t in words.values()])
+    strip = {written for written, token in words.items()
+             if token not in known and token[:-1] in known and token[:-1] not in DANISH_STOP}
+    if not strip:
+        return text
+    return " ".join(_without_s(piece, strip) for piece in text.split())
+
+
+def _without_s(piece: str, strip: set[str]) -> str:
+    letters = _WORD.search(piece)
+    if letters is None or letters.group(0) not in strip:
+        return piece
+    return piece[:letters.start()] + letters.group(0)[:-1] + piece[letters.end():]
+
+
+def _s_words(text: str) -> list[tuple[str, str]]:
+    """(the letters as written, folded) of each plain word of a text that ends in s."""
+    out = []
+    for word, token in plain_words(text):
+        letters = _WORD.search(word)
+        if letters and len(token) >= _GENITIVE_MIN and token.endswith("s") and token.isalpha():
+            out.append((letters.group(0), token))
+    return out
 
 
 @dataclass(frozen=True)
@@ -280,17 +322,20 @@ class WordsSearched:
     flt: ItemFilter
     words: QueryWords
     lexical: list[tuple[Row, float]]
+    text: str = ""  # the query's text as searched (``strip_genitives``)
 
 
 def search_words(store: Store, q: RecallQuery, entity_keys: Sequence[Sequence[str]],
                  searched: bool = True) -> WordsSearched:
     """The words of ``q`` searched (``searched``), as ``rank`` begins; a warm process does it
     while the query is embedded."""
+    q = replace(q, text=strip_genitives(store, q.text))
     flt = _filter(q, entity_keys)
     words = query_words(store, q.text) if query_terms(q.text) else QueryWords({}, {})
     limit = max(CANDIDATES_MIN, q.k * 20)
     return WordsSearched(flt, words,
-                         lexical_candidates(store, q, flt, limit, words) if searched else [])
+                         lexical_candidates(store, q, flt, limit, words) if searched else [],
+                         q.text)
 
 
 def rank(
@@ -318,7 +363,10 @@ def rank(
     pool = max(q.k, POOL_K)
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
+    q = replace(q, text=first.text)
     flt, words, lexical = first.flt, first.words, first.lexical
+    if not query_terms(q.text):  # no words: what was written, newest first, as listed
+        return _marked(store, q, flt, _listed(lexical, q.k), [], None)
     psim: dict[tuple[int, int], float] = {}
     semantic = (
         vector_candidates(store, flt, qvec, ranking.vector_candidates, psim, bits)
@@ -331,9 +379,14 @@ def rank(
     vec: dict[int, float] = {}
     for row, raw in lexical:
         rows[row["id"]], text[row["id"]] = row, raw / best
+    typical = queries.typical_similarity(store, qvec) if semantic and qvec is not None else None
+
+    def scale(cosine: float) -> float:
+        return cosine if typical is None else semantic_lift(cosine, typical)
+
     for row, sim in semantic:
         rows.setdefault(row["id"], row)
-        vec[row["id"]] = max(0.0, sim)
+        vec[row["id"]] = scale(sim)
     for item, notes in queries.annotations_of(store, list(rows)).items():
         rows[item]["annotations"] = notes  # <!-- importance --> scales the score (_score)
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
@@ -351,7 +404,7 @@ def rank(
                                                    vec.get(i, 0.0), qvec, mode, ranking))
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
-                              words.parts)
+                              words.parts, scale)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -360,17 +413,46 @@ def rank(
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
         chosen = _diverse(scored + opinions, pool, ranking.diversity)  # whole items: cheap
-    # Knowledge updates, from the graph the index stored: a result a later statement replaced
-    # ranks below it and is marked; one a later statement may have changed carries a hint.
-    chosen = chosen[:q.k]
+    if typical is None and qvec is not None:
+        typical = queries.typical_similarity(store, qvec)
+    return _marked(store, q, flt, chosen[:q.k], terms,
+                   None if typical is None else partial(_lift, cosines=cosines, typical=typical))
+
+
+def _listed(browsed: list[tuple[Row, float]], k: int) -> list[tuple[float, Row]]:
+    """The first ``k`` items of a listing, without the text chunks that only repeat listed
+    facts (a Retain section's lines, its heading): the facts say it with their kind."""
+    held: dict[str, set[int]] = {}
+    for row, _ in browsed:
+        if row["type"] == "fact":
+            held.setdefault(str(row["path"]), set()).update(
+                range(int(row["start_line"]), int(row["end_line"]) + 1))
+
+    def repeats(row: Row) -> bool:
+        lines, facts = str(row["content"]).split("\n"), held.get(str(row["path"]), set())
+        return row["type"] == "chunk" and all(
+            not line.strip() or line.lstrip().startswith("#") or n in facts
+            for n, line in enumerate(lines, int(row["start_line"])))
+
+    return [(score, row) for row, score in browsed if not repeats(row)][:k]
+
+
+def _marked(store: Store, q: RecallQuery, flt: ItemFilter, chosen: list[tuple[float, Row]],
+            terms: list[list[str]], lift: Callable[[Row], float | None] | None) -> list[Result]:
+    """The chosen results as cited ones, after knowledge updates, from the graph the index
+    stored: a result a later statement replaced ranks below it and is marked; one a later
+    statement may have changed carries a hint."""
     found = marks(store, q.text, chosen, flt)
-    typical = queries.typical_similarity(store, qvec) if qvec is not None else None
+    # a result is weak by the share it holds of the words that name the topic: "Hvad laver
+    # Mette?" is answered by "Mette arbejder som sygeplejerske" (not by "hvad", "laver")
+    asked = topical_terms(q.text) or terms
     return [_result(store, row, score, terms, newer, hint,
-                    None if typical is None else _lift(row, cosines, typical))
+                    None if lift is None else lift(row), asked)
             for score, row, newer, hint in current_first(chosen, found, q.k)]
 
 
-def _lift(row: Row, cosines: dict[tuple[int, int, int], float], typical: float) -> float | None:
+def _lift(row: Row, *, cosines: dict[tuple[int, int, int], float],
+          typical: float) -> float | None:
     """The semantic lift of a result (its best passage within the cited lines); None when its
     item has no vector (not embedded yet)."""
     item, start, end = int(row["id"]), int(row["start_line"]), int(row["end_line"])
@@ -429,12 +511,14 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                   psim: dict[tuple[int, int], float] | None = None,
                   cosines: dict[tuple[int, int, int], float] | None = None,
                   parts: Sequence[str] = (),
+                  scale: Callable[[float], float] | None = None,
                   ) -> list[tuple[float, Row, int, int]]:
     """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
     passages (for the query's words and the ``parts`` of its compounds), mixed with its
     chunk's; its vector score is its own cosine similarity (``psim`` holds those already
-    known, the rest are computed; each unit's goes into ``cosines``)."""
+    known, the rest are computed; each unit's goes into ``cosines``), weighed as ``scale``
+    says when given (``ranking.semantic_lift``)."""
     psim = dict(psim or {})
     if qvec is not None:
         known = {item for item, _ in psim}
@@ -453,7 +537,7 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
             docs.append(stems(content))
             continue
         lines = content.split("\n")
-        for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS)[:MAX_PASSAGES]):
+        for part, offsets in enumerate(passage_lines(content, PASSAGE_TOKENS, MAX_PASSAGES)):
             if offsets:
                 spans.append((row, part, start + offsets[0], start + offsets[-1]))
                 docs.append(stems("\n".join(lines[o] for o in offsets)))
@@ -466,8 +550,11 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
         item = int(row["id"])
         words = (1 - share) * bm25 / top + share * text.get(item, 0.0)
         cosine = max(0.0, psim.get((item, part), 0.0)) if item in embedded else None
-        if cosine is not None and cosines is not None:
-            cosines[(item, first, last)] = cosine
+        if cosine is not None:
+            if cosines is not None:
+                cosines[(item, first, last)] = cosine
+            if scale is not None:
+                cosine = scale(cosine)
         out.append((_score(q, now, row, words, cosine, qvec, mode, ranking, (first, last)), row,
                     first, last))
     return out
@@ -485,11 +572,11 @@ def _cited(picked: Picked) -> Row:
 
 def _result(store: Store, row: Row, score: float, terms: list[list[str]],
             by: Replacement | None = None, hint: Replacement | None = None,
-            lift: float | None = None) -> Result:
+            lift: float | None = None, asked: list[list[str]] | None = None) -> Result:
     """A cited result; its score shown on [0, 1], and marked weak when it holds few of the
     query's words (its text, entities and path) and stands out little semantically."""
     if row["type"] == "opinion":
-        return _opinion_result(row, score, terms)
+        return _opinion_result(row, score, terms if asked is None else asked)
     ents = queries.entity_names(store, int(row["id"]))
     start, end = int(row["start_line"]), int(row["end_line"])
     # The citation is the ranked unit (a passage range, a fact); within it the snippet shows the
@@ -500,7 +587,8 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
     source = citation(row)
     kind = row["kind"]
     weak = is_weak(
-        term_share(terms, " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
+        term_share(terms if asked is None else asked,
+                   " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
         kind=kind,

@@ -8,12 +8,12 @@ result's statements answers it (a text result's line that holds most of its word
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Basis, Citation
 from gitmem.index import graph
 from gitmem.index.queries import ItemFilter, Row
 from gitmem.index.store import WORKTREE, Store
-from gitmem.records import dataclass
 
 
 def citation(row: Row) -> str:

@@ -4,23 +4,16 @@ phrase in the query, and how a result's times are shown."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from gitmem.domain import TimeWindow, WindowSource, WindowUse
-from gitmem.parse.patterns import compiled
 from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import build_window, find_query_window, show_time
+from gitmem.parse.topics import asks_what_happened, topical_terms
 from gitmem.recall.search import Result
-from gitmem.records import dataclass
 from gitmem.workspace import classify
-
-# Words that carry no topic once a date phrase is gone: "what happened last week" lists the week.
-_GENERIC = frozenset({
-    "happen", "happened", "happens", "happening", "going", "go", "went", "on", "occur",
-    "occurred", "anything", "something", "everything", "events", "event", "news", "new", "up",
-    "done", "do", "did", "there",
-})
 
 
 @dataclass(frozen=True)
@@ -56,29 +49,32 @@ def time_filters(query: str, since: str | None, until: str | None, around: str |
         TimeWindow | None, TimeWindow | None, str, WindowUsed | None]:
     """(filter window, preferred window, the words to search, the JSON ``time_window``) from
     the time flags, else from a date phrase in the query, whose own words are then not
-    searched ("6" of "around March 6" is no topic)."""
+    searched ("6" of "around March 6" is no topic). A question of no topic with a window ("what
+    happened last week", "先週何があった": ``topics.topical_terms``) searches no words (""): it
+    lists what was written in the window, newest first; without a window, one that asks what
+    happened (``topics.asks_what_happened``) lists the newest notes."""
     window = build_window(since=since, until=until, around=around, now=now,
                           around_days=around_days)
     if window is not None:
-        return window, None, query, _window_json(window, "flags", None, "filter")
+        text = query if topical_terms(query) or not query_terms(query) else ""
+        return window, None, text, _window_json(window, "flags", None, "filter")
     found = find_query_window(query, now, around_days=around_days)
     if found is None:
-        return None, None, query, None
+        return None, None, "" if asks_what_happened(query) else query, None
     found_window, phrase = found
     rest = query.replace(phrase, " ").strip()
     # Words besides the date phrase: the window ranks matching results first but drops
     # nothing (a phrase read loosely must not hide the answer). Only a date phrase and words
     # such as "what happened": the window selects what to list.
-    content = [t for t in query_terms(rest) if " ".join(t) not in _GENERIC]
-    if content:
+    if topical_terms(rest):
         text = f'{rest} "{stated}"' if (stated := _stated_date(phrase)) else rest
         return None, found_window, text, _window_json(found_window, "query", phrase, "boost")
     return found_window, None, "", _window_json(found_window, "query", phrase, "filter")
 
 
-_PHRASE_FRAME = compiled(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
+_PHRASE_FRAME = re.compile(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
                          re.IGNORECASE)
-_NAMES_A_DATE = compiled(r"\d{4}|月|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
+_NAMES_A_DATE = re.compile(r"\d{4}|月|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
                          re.IGNORECASE)
 
 

@@ -10,13 +10,13 @@ with this list.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config import Config
 from gitmem.domain import Citation
 from gitmem.parse.annotations import without_notes
 from gitmem.recall.ranking import stated_importance, stated_triggers
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace
 
 CURATED = ("core", "user")  # the file classes of MEMORY.md and USER.md

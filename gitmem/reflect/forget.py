@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config import Config
@@ -27,7 +28,6 @@ from gitmem.git import blob_id, commit_files, files_at, files_containing, head_i
 from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file
 from gitmem.parse.retain import entity_key
-from gitmem.records import dataclass
 from gitmem.reflect.pages import ENTITIES_DIR, digest_entry, digest_text, generated_span
 from gitmem.reflect.retain import LOCK_SECONDS
 from gitmem.reflect.textfile import Editor, split_text

@@ -33,11 +33,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from gitmem.errors import UsageError
-from gitmem.records import dataclass
 
 FORMATS = ("claude-code", "codex", "hermes", "mem0", "mcp-memory", "openclaw")
 HERMES_DELIMITER = "\n§\n"

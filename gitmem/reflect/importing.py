@@ -20,6 +20,7 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,6 @@ from gitmem.locks import file_lock
 from gitmem.parse.annotations import without_notes
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.retain import entity_key
-from gitmem.records import dataclass
 from gitmem.reflect.importers import Imported, read_source
 from gitmem.reflect.retain import BREAKING, LOCK_SECONDS, appended, check_entry
 from gitmem.workspace import Workspace, ensure_memory_dir

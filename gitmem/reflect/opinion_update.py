@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from gitmem.domain import Citation, Evidence, Warn
 from gitmem.index.reflect_queries import FactRow
@@ -25,7 +25,6 @@ from gitmem.parse.judgements import Similarity, Verdict, relate
 from gitmem.parse.opinions import OpinionSection, stale_evidence
 from gitmem.parse.retain import ENTITY_RE, entity_key
 from gitmem.parse.visible import visible
-from gitmem.records import dataclass
 from gitmem.reflect.opinionfile import NewOpinion, OpinionEdit, OpinionsFile, one_line
 from gitmem.reflect.rule import (
     SPEC_RULE,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Evidence, FoldedEvidence, Opinion, Warn
 from gitmem.parse.opinions import (
@@ -26,7 +27,6 @@ from gitmem.parse.opinions import (
     stale_evidence,
 )
 from gitmem.parse.visible import visible
-from gitmem.records import dataclass
 from gitmem.reflect.textfile import Editor, TextFile, split_text
 
 _VALUE = re.compile(r"^(?P<prefix>-\s*\w+\s*:\s*)")

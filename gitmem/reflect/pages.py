@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from gitmem.domain import Citation, Warn
 from gitmem.index.reflect_queries import FactLink, FactRow, Replaced
-from gitmem.records import dataclass
 from gitmem.reflect.opinionfile import one_line
 from gitmem.reflect.textfile import Editor, split_text
 

@@ -13,11 +13,11 @@ import base64
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import GitmemError
 from gitmem.git import blob_id
-from gitmem.records import dataclass
 
 NAME = "reflect-pending.json"
 Committed = Callable[[Sequence[str]], Mapping[str, "bytes | None"]]  # rel paths -> HEAD's bytes

@@ -19,11 +19,11 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from gitmem.domain import Opinion
 from gitmem.parse.retain import ENTITY_RE, entity_key, find_entities
 from gitmem.parse.similarity import same_claim
-from gitmem.records import dataclass
 from gitmem.reflect.textfile import Editor, TextFile, split_text
 
 PROPOSAL_PATH = "bank/proposals/MEMORY.md.patch"

@@ -16,11 +16,11 @@ take the new history with ``gitmem sync --after-purge``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gitmem import git
 from gitmem.errors import GitmemError
-from gitmem.records import dataclass
 
 if TYPE_CHECKING:
     from gitmem.config import Config

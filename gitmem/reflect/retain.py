@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -23,7 +24,6 @@ from gitmem.git import blob_id, commit_files, files_at, head_id
 from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file, retain_sections, split_lines
 from gitmem.parse.retain import EntryLines, parse_entry
-from gitmem.records import dataclass
 from gitmem.workspace import Workspace, ensure_memory_dir
 
 GRAMMAR = (
@@ -95,9 +95,9 @@ def entry_lines(entry: str) -> list[str]:
 def check_entry(lines: list[str], path: str, day: date) -> Fact:
     """The fact an entry states, or a UsageError that shows the grammar."""
     fact, warns = parse_entry(EntryLines(1, tuple(lines)), path, day)
-    if fact is None:
+    if fact is None and all(w.code == "retain-malformed" for w in warns):
         raise UsageError(f"not a Retain entry: {lines[0][2:]!r}; {GRAMMAR}")
-    if warns:
+    if fact is None or warns:
         problems = "; ".join(w.message for w in warns)
         raise UsageError(f"malformed Retain entry ({problems}); {GRAMMAR}")
     return fact

@@ -17,11 +17,10 @@ repeated or strong contradicting evidence.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from itertools import groupby
-
-from gitmem.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import shlex
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,6 @@ from gitmem.parse.retain import entity_key
 from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
-from gitmem.records import dataclass
 from gitmem.reflect import pending, warned
 from gitmem.reflect.opinion_update import DormantOpinion, OpinionChange, dormant, plan_opinions
 from gitmem.reflect.opinionfile import (

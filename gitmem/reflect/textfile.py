@@ -5,8 +5,7 @@ final newline, bytes that are not UTF-8 (carried through as surrogate escapes)."
 from __future__ import annotations
 
 import re
-
-from gitmem.records import dataclass
+from dataclasses import dataclass
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"

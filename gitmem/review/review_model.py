@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.domain import (
@@ -26,7 +26,6 @@ from gitmem.domain import (
     Warn,
 )
 from gitmem.parse.statements import Statement
-from gitmem.records import dataclass
 
 OPINION_STATUSES: tuple[OpinionStatus, ...] = ("changed", "added", "removed")
 

@@ -29,6 +29,7 @@ import heapq
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 
 from gitmem.domain import Citation, Classified, Edge, Fact, MemoryFile
@@ -39,7 +40,6 @@ from gitmem.parse.retain import ENTITY_RE, EntryLines, entity_key, find_entities
 from gitmem.parse.statements import CHANGE_KINDS
 from gitmem.parse.textfold import STOPWORDS
 from gitmem.parse.updates import judge
-from gitmem.records import dataclass
 from gitmem.review.review_model import ReviewFact, Supersession
 from gitmem.review.snapshot import Snapshot
 

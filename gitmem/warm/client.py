@@ -160,26 +160,14 @@ def try_warm(argv: list[str]) -> int | None:
     return int(reply.get("code", 0))
 
 
+def may_autostart(enabled: bool) -> bool:
+    """Whether a command that no warm process answered may start one for the next: not when
+    off in the configuration (``warm.autostart``), ``GITMEM_WARM=0``, in CI (``CI`` set), or
+    in a git hook (``GIT_DIR`` set): nothing there would use it before its idle timeout."""
+    environ = os.environ
+    return enabled and environ.get("GITMEM_WARM", "1") != "0" and not _in_ci(environ) \
+        and "GIT_DIR" not in environ and "GIT_WORK_TREE" not in environ
+
+
 def _in_ci(environ: dict[str, str] | os._Environ[str]) -> bool:
     return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def autostart(repo_root: str, *, enabled: bool) -> bool:
-    """Start ``gitmem serve`` for ``repo_root`` in the background, unless one serves it (or
-    is starting: its lock is held, whatever its environment) or this is not the place: off in
-    the configuration (``warm.autostart``), ``GITMEM_WARM=0``, CI (``CI`` set), or a git hook
-    (``GIT_DIR`` set): nothing there would use it before its idle timeout. True when started."""
-    environ = os.environ
-    if not enabled or environ.get("GITMEM_WARM", "1") == "0" or _in_ci(environ) \
-            or "GIT_DIR" in environ or "GIT_WORK_TREE" in environ:
-        return False
-    from pathlib import Path
-
-    from gitmem.locks import held_elsewhere
-
-    if held_elsewhere(Path(socket_path(repo_root) + ".lock")):
-        return False
-    from gitmem.lifetime import start_detached
-
-    start_detached([sys.executable, "-m", "gitmem", "-C", repo_root, "serve"], cwd=repo_root)
-    return True

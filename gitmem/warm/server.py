@@ -14,7 +14,11 @@ A request from another gitmem version makes the server exit (it is out of date);
 another environment (configuration variables, user folders, keys) or repository is refused
 and the client works alone. While a command runs, a heartbeat goes to the client every
 ``HEARTBEAT`` seconds, so a client gives up quickly on a stopped or dead server. After
-``idle_timeout`` seconds without a request the server exits.
+``idle_timeout`` seconds without a request the server exits; and at once (at its next idle
+check, every ``ACCEPT_POLL`` seconds) when its workspace, repository or ``.git`` is removed or
+moved (``WarmServer.moved``: a stat of each path, which also sees a folder above them renamed,
+as an inotify watch of the folder itself would not). It is in the user's registry of warm
+processes (``gitmem.warm.registry``) from its start to its end.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import json
 import os
 import signal
 import socket
-import stat
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +37,7 @@ from gitmem import __version__
 from gitmem.errors import GitmemError, LockBusy
 from gitmem.index.watch import WarmState
 from gitmem.locks import file_lock
+from gitmem.warm import registry
 from gitmem.warm.client import (
     HEARTBEAT,
     PROTOCOL,
@@ -41,7 +45,6 @@ from gitmem.warm.client import (
     env_fingerprint,
     exchange,
     request,
-    runtime_dir,
     socket_path,
 )
 from gitmem.workspace import Workspace
@@ -49,20 +52,22 @@ from gitmem.workspace import Workspace
 # (argv, color, what is remembered) -> (exit status, stdout, stderr): the command line run in
 # this process.
 Handler = Callable[[list[str], "bool | None", WarmState], "tuple[int, str, str]"]
-ACCEPT_POLL = 0.5  # seconds between idle checks
+ACCEPT_POLL = 0.5  # seconds between idle checks (and checks that the workspace is there)
+STOPPED, IDLE, MOVED = "stopped", "idle", "moved"  # why a server ended
 
 
-def private_dir() -> str:
-    """The socket folder, made 0700 and checked to be this user's alone."""
-    folder = runtime_dir()
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise GitmemError(f"{folder} is not a folder of this user; cannot serve safely "
-                          "(set XDG_RUNTIME_DIR to a private folder)")
-    if info.st_mode & 0o077:
-        os.chmod(folder, 0o700)
-    return folder
+def identity(paths: list[str]) -> list[tuple[int, int] | None]:
+    """(device, inode) of each path, None where it is not there: a path that now names
+    another file (the folder moved away, another put in its place) has another identity."""
+    found: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            found.append(None)
+        else:
+            found.append((info.st_dev, info.st_ino))
+    return found
 
 
 class WarmServer:
@@ -80,6 +85,19 @@ class WarmServer:
         self.idle_checks = 0  # accept timeouts so far: each one checks for the idle timeout
         self._last = clock()
         self._count_lock = threading.Lock()
+        self.entry: str | None = None  # this process's entry in the registry (its last request)
+        # What the server exits without: the workspace, the repository, its .git (a folder,
+        # or a worktree's file) and the git folder it names.
+        self.watched = list(dict.fromkeys(str(p) for p in (
+            ws.root, ws.repo_root, ws.repo_root / ".git", ws.git_dir)))
+        self._identity = identity(self.watched)
+
+    def moved(self) -> bool:
+        """Whether the workspace, the repository or its ``.git`` was removed or moved since
+        the server started: a path no longer there, or there as another file (another
+        device and inode), as after ``rm -rf``, ``mv`` of it or of a folder above it."""
+        now = identity(self.watched)
+        return None in now or now != self._identity
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -87,9 +105,10 @@ class WarmServer:
         """Load what every request needs (imports, the index caught up, the embedding model)."""
         self.handler(["-C", str(self.ws.root), "recall", "warm up", "--json"], None, self.warm)
 
-    def serve(self, ready: Callable[[str], None] | None = None) -> None:
-        """Serve until stopped or idle. Raises GitmemError when another process serves."""
-        private_dir()
+    def serve(self, ready: Callable[[str], None] | None = None) -> str:
+        """Serve until stopped, idle, or the workspace is gone; why it ended (``STOPPED``,
+        ``IDLE``, ``MOVED``). Raises GitmemError when another process serves."""
+        registry.socket_folder()
         try:
             with file_lock(Path(self.path + ".lock"), wait=False,
                            busy=f"a warm process already serves {self.repo}"):
@@ -99,7 +118,7 @@ class WarmServer:
                 try:
                     if ready is not None:
                         ready(self.path)
-                    self._accept_loop(listener)
+                    return self._accept_loop(listener)
                 finally:
                     listener.close()
                     self._unlink(listener)
@@ -129,20 +148,24 @@ class WarmServer:
         except OSError:
             pass
 
-    def _accept_loop(self, listener: socket.socket) -> None:
+    def _accept_loop(self, listener: socket.socket) -> str:
         while not self._stop.is_set():
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
                 with self._count_lock:
                     self.idle_checks += 1
-                    idle = self._active == 0 and self.clock() - self._last > self.idle_timeout
+                    busy = self._active > 0
+                    idle = not busy and self.clock() - self._last > self.idle_timeout
                 if idle:
-                    return
+                    return IDLE
+                if not busy and self.moved():  # a throw-away workspace deleted: nobody
+                    return MOVED  # will ask for it again (and its folder is gone)
                 continue
             with self._count_lock:
                 self._active += 1
             threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+        return STOPPED
 
     def stop(self) -> None:
         self._stop.set()
@@ -200,6 +223,8 @@ class WarmServer:
             self._send(conn, {"done": True, "pid": os.getpid()})
             self.stop()
         elif op == "run" and _answerable(message.get("argv")):
+            if self.entry is not None:  # before answering: the client may ask for the list
+                registry.touch(self.entry)  # (or start another server) once answered
             argv = [str(a) for a in message["argv"]]
             color = message.get("color")
             self._run(conn, argv, color if isinstance(color, bool) else None)
@@ -243,25 +268,53 @@ def handshake(server: WarmServer, warning: str | None) -> dict[str, Any]:
 
 
 def serve(ws: Workspace, handler: Handler, *, idle_timeout: float,
-          announce: Callable[[dict[str, Any]], None], warning: str | None = None) -> None:
-    """Warm up (index, model, imports), then serve in the foreground until idle or stopped.
-    ``announce`` gets the ``handshake`` once the socket listens."""
+          announce: Callable[[dict[str, Any]], None], warning: str | None = None,
+          autostarted: bool = False) -> str:
+    """Warm up (index, model, imports), then serve in the foreground until idle, stopped, or
+    the workspace is gone (why it ended: ``STOPPED``, ``IDLE``, ``MOVED``). ``announce`` gets
+    the ``handshake`` once the socket listens. The server is in the user's registry of warm
+    processes from the start (``autostarted``: the command that started it wrote its entry)."""
     server = WarmServer(ws, handler, idle_timeout=idle_timeout)
-    server.warm_up()
+    entry = registry.entry_path(os.getpid())
+    if not (autostarted and os.path.exists(entry)):
+        entry = registry.register(os.getpid(), repo=server.repo, root=str(ws.root),
+                                  socket=server.path, autostarted=autostarted)
+    server.entry = entry
+    try:
+        server.warm_up()
 
-    def terminate(signum: int, frame: object) -> None:
-        server.stop()
+        def terminate(signum: int, frame: object) -> None:
+            server.stop()
 
-    signal.signal(signal.SIGTERM, terminate)
-    server.serve(lambda path: announce(handshake(server, warning)))
+        signal.signal(signal.SIGTERM, terminate)
+        # A client that stopped waiting (no heartbeat in time: a long request can hold the
+        # interpreter) has closed its socket: writing to it must fail with an error the
+        # connection handles, not end the process by SIGPIPE as the command line's default
+        # action would.
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        return server.serve(lambda path: announce(handshake(server, warning)))
+    finally:
+        registry.unregister(entry)
 
 
 def stop(ws: Workspace) -> str | None:
-    """Ask the warm process of ``ws`` to exit; a message, or None when none answered."""
-    reply = request(str(ws.repo_root), "stop")
-    if reply is None or not reply.get("done"):
+    """Ask the warm process of ``ws`` to exit (one started with another environment, which
+    refuses requests, by a signal); a message, or None when none serves it."""
+    repo = str(ws.repo_root)
+    reply = request(repo, "stop")
+    if reply is not None and reply.get("done"):
+        return f"stopped the warm process {reply.get('pid')} of {repo}"
+    stopped = registry.terminate([e for e in registry.live() if e.repo == repo])
+    if not stopped:
         return None
-    return f"stopped the warm process {reply.get('pid')} of {ws.repo_root}"
+    return f"stopped the warm process {', '.join(str(e.pid) for e in stopped)} of {repo}"
+
+
+def stop_all(timeout: float) -> tuple[list[registry.Entry], list[registry.Entry]]:
+    """Stop every warm process of this user; (those stopped, those still running after
+    ``timeout`` seconds)."""
+    stopped = registry.terminate(registry.live())
+    return stopped, registry.wait_gone(stopped, timeout)
 
 
 def ping(ws: Workspace) -> dict[str, Any] | None:
@@ -269,4 +322,5 @@ def ping(ws: Workspace) -> dict[str, Any] | None:
     return request(str(ws.repo_root), "ping")
 
 
-__all__ = ["WarmServer", "exchange", "handshake", "ping", "private_dir", "serve", "stop"]
+__all__ = ["IDLE", "MOVED", "STOPPED", "WarmServer", "exchange", "handshake", "ping", "serve",
+           "stop", "stop_all"]

@@ -79,8 +79,9 @@ export class Gitmem {
       child.stdout.setEncoding("utf8").on("data", (chunk) => { out += chunk; });
       child.stderr.setEncoding("utf8").on("data", (chunk) => { err += chunk; });
       child.on("error", (error) => reject(new GitmemError(
-        `cannot run ${this.command}: ${error.message}; install gitmem (pipx install ` +
-        "gitmem-cli) or set the plugin's 'command' to its path", 127)));
+        `cannot run ${this.command}: ${error.message}; install gitmem from its checkout ` +
+        "('pipx install .' there; README, Install) or set the plugin's 'command' to its path",
+        127)));
       child.on("close", (code, signal) => resolve({
         code: code ?? (signal ? 128 : 1), out, err,
       }));

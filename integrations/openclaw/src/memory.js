@@ -52,6 +52,8 @@ export function toHit(r) {
   const notes = [];
   if (r.superseded_by) notes.push(`(superseded by ${r.superseded_by})`);
   if (r.uncommitted) notes.push("(uncommitted)");
+  // gitmem cut a long content (recall.max_content_chars): memory_get reads the lines whole
+  if (r.truncated) notes.push(`(truncated: memory_get ${r.source} reads it whole)`);
   const footer = `${notes.length ? `\n${notes.join(" ")}` : ""}\n\nSource: ${r.source}`;
   const body = String(r.snippet ?? r.content ?? "");
   const room = Math.max(1, SNIPPET_LIMIT - footer.length);
@@ -71,6 +73,7 @@ export function toHit(r) {
     commit: r.commit ?? null,
     superseded_by: r.superseded_by ?? null,
     superseded_basis: r.superseded_basis ?? null,
+    truncated: Boolean(r.truncated),
     ...recallMetadata(r),
   };
 }
@@ -133,6 +136,7 @@ export function searchPayload(answer, extraWarning = null) {
     citations: "gitmem",
     ...(warnings.length ? { warnings } : {}),
     ...(answer.time_window ? { timeWindow: answer.time_window } : {}),
+    ...(answer.listing ? { listing: answer.listing } : {}),
   };
 }
 

@@ -39,6 +39,11 @@ test("a hit carries gitmem's citation, and says when a later fact replaced it", 
   assert.equal(old.superseded_by, "memory/2025-11-27.md#L14");
   const long = toHit({ ...RESULT, snippet: "x".repeat(5000) });
   assert.ok(long.snippet.length <= SNIPPET_LIMIT && long.snippet.endsWith("#L14"));
+  assert.equal(hit.truncated, false);
+  const cut = toHit({ ...RESULT, snippet: "y".repeat(5000), truncated: true });
+  assert.equal(cut.truncated, true);
+  assert.ok(cut.snippet.length <= SNIPPET_LIMIT);
+  assert.match(cut.snippet, /\(truncated: memory_get memory\/2025-11-27\.md#L14 reads it whole\)\n\nSource: memory\/2025-11-27\.md#L14$/);
 });
 
 test("the warm process's start-up warning is said with every answer, once", () => {
@@ -47,6 +52,16 @@ test("the warm process's start-up warning is said with every answer, once", () =
   assert.deepEqual(searchPayload({ ...answer, warnings: ["no config"] }, "no config").warnings,
     ["no config"]);
   assert.equal(searchPayload({ ...answer, warnings: [] }).warnings, undefined);
+});
+
+test("a listing by date says so, with its window", () => {
+  const window = { source: "query", phrase: "last week", since: "2026-11-23", until: "2026-11-29",
+    applied_as: "filter" };
+  const answer = { mode: "lexical", results: [RESULT], warnings: [], provider: { name: "none" },
+    time_window: window, listing: "window" };
+  assert.equal(searchPayload(answer).listing, "window");
+  assert.deepEqual(searchPayload(answer).timeWindow, window);
+  assert.equal(searchPayload({ ...answer, listing: null }).listing, undefined);
 });
 
 test("search options become gitmem recall's flags", () => {

