@@ -27,10 +27,10 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from gitmem.lang import ASPECTS, Tables, plain, tables
-from gitmem.parse.patterns import compiled
 from gitmem.parse.retain import ENTITY_RE
 from gitmem.parse.similarity import (
     SAME_CLAIM_THRESHOLD,
@@ -40,7 +40,6 @@ from gitmem.parse.similarity import (
     texts_match,
 )
 from gitmem.parse.statements import TIME_WORDS
-from gitmem.records import dataclass
 
 Relation = Literal["for", "against", "unsure"]
 Similarity = Callable[[str, str], float]  # two masked statements -> cosine, -1..1
@@ -60,8 +59,8 @@ UNSURE_SCORE = 0.3
 MODEL_SAME = 0.96
 MODEL_UNSURE = 0.93
 
-_CLAUSE = compiled(r"[,;.:!?—–、。；，！？()（）]|\s-\s")  # an aside in parentheses is a clause
-_CJK_CUE = compiled("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # negated after it
+_CLAUSE = re.compile(r"[,;.:!?—–、。；，！？()（）]|\s-\s")  # an aside in parentheses is a clause
+_CJK_CUE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # negated after it
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ class Judgement:
 
 
 def _tables() -> Tables:
-    return tables(compiled)
+    return tables(re.compile)
 
 
 def _cues(clause: str, t: Tables) -> list[tuple[int, int, str, bool]]:
@@ -167,8 +166,8 @@ def _names(names: tuple[str, ...]) -> re.Pattern[str]:
         if words:
             forms.append(r"[-_ ]?".join(map(re.escape, words)))
     if not forms:
-        return compiled("(?!)")
-    return compiled(r"(?<!\w)(?:" + "|".join(forms) + r")(?:'s|’s|[a-zà-ÿа-яё]{0,3})", re.I)
+        return re.compile("(?!)")
+    return re.compile(r"(?<!\w)(?:" + "|".join(forms) + r")(?:'s|’s|[a-zà-ÿа-яё]{0,3})", re.I)
 
 
 def masked(text: str, names: tuple[str, ...]) -> str:
