@@ -268,3 +268,32 @@ def test_the_merge_driver_keeps_a_same_as_line_from_either_side() -> None:
         assert "- same as: o-11111111\n" in merged and "f-cccccccccccc" in merged
         doc = read_opinions(merged.encode())
         assert doc.sections[0].same_as == "o-11111111" and not doc.sections[0].malformed
+
+
+def test_a_merge_of_two_machines_recomputes_evidence_against_as_against() -> None:
+    """The merge driver's stale line: reflect recomputes from the ancestor with both sides'
+    evidence, each with the stance its line states."""
+    from gitmem.index.reflect_queries import FactRow
+    from gitmem.parse.stale import stale_opinion_line
+    from gitmem.reflect.opinion_update import plan_opinions
+
+    def row(fid: str, day: str, c: float) -> FactRow:
+        return FactRow(1, fid, "opinion", "Caddy is reliable.", f"memory/{day}.md", 4, 4, c,
+                       f"{day}T21:00:00+00:00", None, None, (("caddy", "Caddy", "subject"),),
+                       day)
+
+    text = "\n".join([
+        "# Opinions", "", "## @Caddy is reliable", "<!-- opinion: o-1234abcd -->",
+        stale_opinion_line(0.7, ["f-aaaaaaaaaaaa", "f-bbbbbbbbbbbb"]),
+        "- confidence: 0.75", "- updated: 2026-10-03", "- evidence:",
+        "  - for f-aaaaaaaaaaaa memory/2026-10-02.md#L4 (c=0.90)",
+        "  - against f-bbbbbbbbbbbb memory/2026-10-03.md#L4 (c=0.90)", ""])
+    doc = read_opinions(text.encode())
+    rows = {"f-aaaaaaaaaaaa": row("f-aaaaaaaaaaaa", "2026-10-02", 0.9),
+            "f-bbbbbbbbbbbb": row("f-bbbbbbbbbbbb", "2026-10-03", 0.9)}
+    plan = plan_opinions(doc, [], lambda key: key, merged_evidence=rows)
+    [edit] = plan.edits
+    # 0.70 -> 0.76 (for, c=0.9) -> 0.56 (against: observes 0.1), capped at 0.15 a day: 0.61
+    assert edit.confidence == 0.61
+    [change] = plan.changes
+    assert [e.stance for e in change.evidence] == ["for", "against"]
