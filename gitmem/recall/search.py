@@ -408,7 +408,8 @@ def rank(
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        chosen = [(p.score, _cited(p)) for p in pick_units(units, pool, ranking.diversity)]
+        chosen = _as_facts(store, flt, [(p.score, _cited(p))
+                                        for p in pick_units(units, pool, ranking.diversity)])
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
@@ -417,6 +418,41 @@ def rank(
         typical = queries.typical_similarity(store, qvec)
     return _marked(store, q, flt, chosen[:q.k], terms,
                    None if typical is None else partial(_lift, cosines=cosines, typical=typical))
+
+
+def _as_facts(store: Store, flt: ItemFilter,
+              chosen: list[tuple[float, Row]]) -> list[tuple[float, Row]]:
+    """A text unit that is one Retain entry's lines (a list item of a Retain section) answers
+    as that fact: with its kind, entities, id and marks, once."""
+    out: list[tuple[float, Row]] = []
+    seen: set[int] = set()
+    for score, row in chosen:
+        rows = [row]
+        if row["type"] == "chunk":
+            path, first, last = str(row["path"]), int(row["start_line"]), int(row["end_line"])
+            fact = queries.fact_covering(store, path, first, last, flt)
+            rows = [fact] if fact is not None else _only_facts(store, flt, row) or rows
+        for one in rows:
+            if one["type"] == "fact":
+                if int(one["id"]) in seen:
+                    continue
+                seen.add(int(one["id"]))
+            out.append((score, one))
+    return out
+
+
+def _only_facts(store: Store, flt: ItemFilter, row: Row) -> list[Row]:
+    """The facts a text unit is made of, when its every line of text is a Retain entry's (a
+    Retain section's entries, under their heading); else none."""
+    first, last = int(row["start_line"]), int(row["end_line"])
+    facts = queries.facts_within(store, str(row["path"]), first, last, flt)
+    if not facts:
+        return []
+    held = {n for f in facts for n in range(int(f["start_line"]), int(f["end_line"]) + 1)}
+    lines = str(row["content"]).split("\n")
+    texts = [first + i for i, line in enumerate(lines)
+             if line.strip() and not line.lstrip().startswith("#")]
+    return facts if all(n in held for n in texts) else []
 
 
 def _listed(browsed: list[tuple[Row, float]], k: int) -> list[tuple[float, Row]]:
