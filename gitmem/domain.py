@@ -234,7 +234,8 @@ class TimeWindow:
 
 @dataclass(frozen=True)
 class Edge:
-    """What a newer statement is to an older one (the replacement graph, SPEC §8)."""
+    """What a newer statement is to an older one (the replacement graph,
+    docs/knowledge-updates.md)."""
 
     strength: Strength
     basis: Basis  # declared (its writer said so) | rule

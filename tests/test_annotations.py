@@ -145,6 +145,7 @@ def test_trigger_phrases_are_searchable(repo: Path) -> None:
     commit_all(repo, "day")
     found = recall_json(repo, "gateway setup")["results"]
     assert found and found[0]["triggers"] == ["gateway setup"]
+    assert not found[0]["weak"]  # the phrase it was found by is its own
     assert "Keep it on loopback." in found[0]["snippet"]
     fact = recall_json(repo, "gateway setup", "--kind", "W")["results"][0]
     assert (fact["content"], fact["triggers"]) == ("Keep it on loopback.", ["gateway setup"])

@@ -286,7 +286,7 @@ def test_malformed_retain_items(tmp_path: Path) -> None:
     assert {w["line"] for w in warnings_for(repo, path)} == {2, 3, 4, 5, 6}
     assert_good_fact(repo)
 
-    # an opinion whose confidence cannot be read is plain text too (no evidence, SPEC §5)
+    # an opinion whose confidence cannot be read is plain text too (no evidence, docs/opinions-file.md)
     for word, line in [("wombat", 2), ("quokka", 3), ("axolotl", 5), ("ibex", 6)]:
         r = hit(repo, word, path, line)
         assert r["kind"] == "note", f"a malformed item is plain text, not a fact: {r}"

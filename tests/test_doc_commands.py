@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from gguf_model import tiny_gguf
 
+from testing.gitenv import ABSENT_MODEL
 from testing.repo import git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +46,8 @@ NOT_RUN = {
         "installs packages from the network; OWNER is the reader's",
     "pip install 'gitmem-cli[local] @ git+https://github.com/OWNER/gitmem'":
         "installs packages from the network; OWNER is the reader's",
+    "gitmem config set embed.model hf:ORG/REPO/FILE.gguf   # a model on Hugging Face, or":
+        "names a model on the network (ORG/REPO/FILE are the reader's); the next line pulls it",
     "gitmem model pull                              # fetch embed.model into "
     "~/.cache/gitmem/models": "downloads a model from Hugging Face (the network); "
                               "tests/test_local_provider.py pulls from a local mirror",
@@ -145,6 +148,13 @@ def test_the_documented_commands_run_on_a_fresh_workspace(
     runtime = tmp_path_factory.mktemp("run")  # the warm process's socket folder (a short path)
     env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}",
            "demo": str(workspace), "XDG_RUNTIME_DIR": str(runtime), "GITMEM_WARM": "1"}
+    # no model until the docs configure one, and then theirs: the hermetic environment's
+    # absent model moves from the environment (which outranks 'gitmem config set') to the
+    # user's config file
+    absent = env.pop("GITMEM_EMBED_MODEL", ABSENT_MODEL)
+    config = Path(env["XDG_CONFIG_HOME"]) / "gitmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[embed]\nmodel = "{absent}"\n', encoding="utf-8")
     stand_ins = {"/path/to/memory": shlex.quote(str(workspace)),
                  "/path/model.gguf": shlex.quote(str(model))}
     ran = []

@@ -1,4 +1,4 @@
-"""The replacement graph (issue 38, SPEC §8): decided once, when statements are indexed, equal
+"""The replacement graph (issue 38, docs/knowledge-updates.md): decided once, when statements are indexed, equal
 to a rebuild's, read alike by recall, entity and review; precision first (a move does not end
 one's duties, a group is not its member, a birthday is never replaced by news), every kind can
 state a change, and ``- keeps:`` removes a mark. Real git repositories, real indexes."""

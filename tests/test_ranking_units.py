@@ -135,29 +135,6 @@ def test_weak_matches_lack_both_the_words_and_the_semantic_lift() -> None:
     assert is_weak(0.25, None)  # lexical only, one word of four
 
 
-def test_with_a_model_the_units_richest_in_the_question_s_words_are_runners_up_too() -> None:
-    """A model may rank an update's sentence far down ("Avisen har hævet prisen" for "hvad
-    koster avisabonnementet?"); the units holding most of the question's words (by their text
-    score) are read for updates as well, those touching a shown result and those without any
-    of its words left out."""
-    from datetime import UTC, datetime
-
-    from gitmem.recall.search import RecallQuery, _by_words
-
-    def note(item: int, day: str, text: str) -> dict[str, Any]:
-        return {**_row(f"memory/{day}.md", 5, [text], item=item), "class": "daily", "day": day,
-                "event_end": None, "preferred": False}
-
-    older = note(1, "2026-07-01", "Avisabonnementet koster 299 kr. om måneden.")
-    newer = note(2, "2026-08-31", "Avisen har hævet prisen til 349 kr.")
-    other = note(3, "2026-08-01", "Ring til Jens om haven.")
-    rows = {1: older, 2: newer, 3: other}
-    got = _by_words(None, RecallQuery("hvad koster avisabonnementet?", k=1),  # type: ignore[arg-type]
-                    datetime(2026, 12, 1, tzinfo=UTC), rows, {1: 1.0, 2: 0.2, 3: 0.0},
-                    [(0.9, older)], ("avis",))
-    assert [row["id"] for _, row in got] == [2]
-
-
 def test_a_word_is_held_by_its_stem_in_the_weak_share() -> None:
     assert term_share([["play"], ["emma"]], "Emma plays the cello.") == 1.0
     assert term_share([["call"], ["cat"]], "We adopted a cat and called her Miso.") == 1.0

@@ -172,7 +172,7 @@ def test_unrelated_statement_starts_a_new_opinion_and_leaves_the_old_one(tmp_pat
 
 def test_an_o_entry_whose_confidence_is_no_number_is_a_warning_and_no_evidence(
         tmp_path: Path) -> None:
-    """SPEC §5: `O(c=high)` neither starts an opinion nor moves one (it used to start one at
+    """docs/opinions-file.md: `O(c=high)` neither starts an opinion nor moves one (it used to start one at
     0.50, taken for an entry without c); `status` and `recall` still show the line."""
     repo = seeded(tmp_path, "0.60")
     before = (repo / "bank/opinions.md").read_bytes()

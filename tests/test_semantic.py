@@ -505,7 +505,9 @@ def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
         tmp_path: Path, openai_env: EmbedServer) -> None:
     """Hybrid recall counts items without vectors before every query; probing the vectors
     table itself (a passage's 1.5 KB inline per row) took ~0.5 s at 50,000 items. An index of
-    schema 2 gets the item index in place: vectors kept, nothing re-embedded. (The sample
+    schema 2 gets the item index (and, since the replacement graph of m010 is derived when
+    statements are indexed, is rebuilt): its vectors come back from the embedding cache,
+    nothing is re-embedded. (The sample
     workspace without its Japanese notes: an index with Han characters is rebuilt at schema 4,
     see test_cjk.)"""
     source = tmp_path / "source"
@@ -534,6 +536,7 @@ def test_the_embedding_backlog_check_reads_an_index_not_the_vectors(
     finally:
         store.close()
     calls = embedded_calls(openai_env)
+    index_json(fixture_repo)  # the rebuild, and its vectors from the cache
     code, out, err = gitmem("-C", str(fixture_repo), "recall", "gateway host", "--json")
     assert code == 0, err
     assert json.loads(out)["mode"] == "hybrid" and not json.loads(out)["warnings"]

@@ -137,7 +137,7 @@ def test_a_declared_replacement_holds_whatever_the_rule_says() -> None:
 
 
 def test_keeps_removes_the_mark_the_rule_would_make() -> None:
-    """``- keeps: <ref>`` (SPEC §3): a person or an agent corrects a wrong mark."""
+    """``- keeps: <ref>`` (docs/knowledge-updates.md): a person or an agent corrects a wrong mark."""
     old = Statement("world", "Alice lives in Berlin.", "memory/a.md", 4, 4, "2026-10-20",
                     subjects=("Alice",), fact_id="f-000000000002")
     new = Statement("world", "Alice moved to Lisbon.", "memory/b.md", 4, 4, "2026-11-18",

@@ -1,6 +1,6 @@
 """The replacement graph, as recall, ``entity``, reflect and the warm process read it: which
 statement replaces (or may change) which, decided once, when the later of the two was indexed
-(``index.linking``; SPEC §8 "Decided once", docs/knowledge-updates.md). ``--as-of`` applies the
+(``index.linking``; docs/knowledge-updates.md, "Decided once"). ``--as-of`` applies the
 edges recorded by then.
 """
 

@@ -1,13 +1,13 @@
-"""The replacement graph, as the indexer makes it (SPEC §8 "Decided once",
-docs/knowledge-updates.md).
+"""The replacement graph, as the indexer makes it (docs/knowledge-updates.md, "Decided once").
 
 Each item version's statements (``parse.statements``: a fact, or a note line about someone or
 something) are stored with their subject keys when the version is inserted
 (``Store.insert_versions``). After a commit's versions are in, :func:`link` compares each new
-statement with the current statements that share a subject key (the newest ``PER_KEY`` of each
-key, and every fact a ``- replaces:`` or ``- keeps:`` item names) and stores what
-``parse.updates.judge`` says, with the commit's seq: a rollback removes it with the versions, so
-an incremental index equals a rebuild. ``index.graph`` reads the edges.
+statement with the current statements that share a subject key (the last indexed ``PER_KEY``
+of each key that no statement has replaced yet, and every fact a ``- replaces:`` or ``- keeps:``
+item names) and stores what ``parse.updates.judge`` says, with the commit's seq: a rollback
+removes it with the versions, so an incremental index equals a rebuild. ``index.graph`` reads
+the edges.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from gitmem.domain import Edge
 from gitmem.index.store import Store, batched, marks
-from gitmem.parse.statements import ATTRIBUTE, TOPIC, Statement
+from gitmem.parse.statements import ATTRIBUTE, TOPIC, Statement, remember
 from gitmem.parse.updates import judge
 
 PER_ATTRIBUTE = 200  # newest current statements of one subject's one attribute compared
@@ -26,7 +26,7 @@ PER_TOPIC = 20  # of a topic ("gateway host", a content word of a statement with
 
 _STATEMENT = (
     "SELECT s.id, s.kind, s.content, s.path, s.line, s.end_line, s.subjects, i.day, "
-    "i.recorded_at, i.event_start, i.event_end, i.fact_id, i.type, s.item_id "
+    "i.recorded_at, i.event_start, i.event_end, i.fact_id, i.type, s.item_id, s.reading "
     "FROM statements s JOIN items i ON i.id = s.item_id")
 
 
@@ -44,7 +44,10 @@ def _statements(store: Store, ids: Sequence[int]) -> dict[int, Statement]:
             declared.setdefault(int(item_id), {}).setdefault(str(how), set()).add(str(fact_id))
     out: dict[int, Statement] = {}
     for (sid, kind, content, path, line, end_line, subjects, day, recorded, start, end,
-         fact_id, kind_of_item, item_id) in rows:
+         fact_id, kind_of_item, item_id, packed) in rows:
+        written = tuple(s for s in str(subjects).split("\t") if s)
+        if packed is not None:  # read when it was indexed (else Statement.reading reads it)
+            remember(str(content), written, str(kind), str(packed))
         refs = declared.get(int(item_id), {})
         stated = str(day or (recorded or "")[:10])
         period = None
@@ -53,14 +56,17 @@ def _statements(store: Store, ids: Sequence[int]) -> dict[int, Statement]:
         out[int(sid)] = Statement(
             kind=kind, text=str(content), path=str(path), line=int(line),
             end_line=int(end_line), stated=stated, recorded_at=str(recorded or ""),
-            subjects=tuple(s for s in str(subjects).split("\t") if s), period=period,
+            subjects=written, period=period,
             fact_id=str(fact_id or "") if kind_of_item == "fact" else "",
             declared=frozenset(refs.get("replaces", ())), kept=frozenset(refs.get("keeps", ())))
     return out
 
 
 def _current_by_key(store: Store, keys: Sequence[str]) -> dict[str, list[int]]:
-    """Per subject key, the newest current statements that have it."""
+    """Per subject key, the last indexed statements that have it, are current and are not
+    replaced yet (what replaces one replaced already is compared with what replaced it). The
+    walk runs down the key's index from the newest and stops at the limit: a subject's whole
+    history is never read, so a commit's cost does not grow with the years before it."""
     out: dict[str, list[int]] = {}
     for key in keys:
         limit = (PER_TOPIC if key.startswith(TOPIC) else
@@ -68,8 +74,9 @@ def _current_by_key(store: Store, keys: Sequence[str]) -> dict[str, list[int]]:
         out[key] = [int(r[0]) for r in store.conn.execute(
             "SELECT k.statement_id FROM statement_keys k JOIN statements s "
             "ON s.id = k.statement_id JOIN items i ON i.id = s.item_id "
-            "WHERE k.key = ? AND i.valid_to IS NULL "
-            "ORDER BY coalesce(i.day, substr(i.recorded_at, 1, 10)) DESC, s.id DESC LIMIT ?",
+            "WHERE k.key = ? AND i.valid_to IS NULL AND NOT EXISTS (SELECT 1 FROM edges e "
+            "WHERE e.older = k.statement_id AND e.strength = 'hard') "
+            "ORDER BY k.statement_id DESC LIMIT ?",
             (key, limit))]
     return out
 

@@ -317,14 +317,25 @@ def rows_by_id(store: Store, ids: Sequence[int], flt: ItemFilter) -> list[Row]:
     return out
 
 
-def facts_within(store: Store, path: str, first: int, last: int, flt: ItemFilter) -> list[Row]:
-    """The facts of ``path`` whose lines lie within ``first``..``last``, in the filter's state."""
+def facts_meeting(store: Store, path: str, first: int, last: int, flt: ItemFilter) -> list[Row]:
+    """The facts of ``path`` with a line within ``first``..``last``, in the filter's state."""
     columns, col_args = _select(flt)
     where, args = _where(flt)
     return _rows(store.conn.execute(
         f"SELECT {columns} FROM items i WHERE i.type = 'fact' AND i.path = ? "
-        f"AND i.start_line >= ? AND i.end_line <= ? AND {where} ORDER BY i.start_line",
+        f"AND i.start_line <= ? AND i.end_line >= ? AND {where} ORDER BY i.start_line",
+        [*col_args, path, last, first, *args]).fetchall())
+
+
+def fact_covering(store: Store, path: str, first: int, last: int, flt: ItemFilter) -> Row | None:
+    """The fact of ``path`` whose lines hold ``first``..``last``, in the filter's state."""
+    columns, col_args = _select(flt)
+    where, args = _where(flt)
+    found = _rows(store.conn.execute(
+        f"SELECT {columns} FROM items i WHERE i.type = 'fact' AND i.path = ? "
+        f"AND i.start_line <= ? AND i.end_line >= ? AND {where} ORDER BY i.start_line LIMIT 1",
         [*col_args, path, first, last, *args]).fetchall())
+    return found[0] if found else None
 
 
 def entity_names(store: Store, item_id: int) -> tuple[str, ...]:

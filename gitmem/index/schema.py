@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -137,8 +137,9 @@ CREATE TABLE IF NOT EXISTS item_replaces (
 CREATE INDEX IF NOT EXISTS item_replaces_fact ON item_replaces (fact_id);
 """
 
-# The replacement graph (SPEC §8 "Decided once"): each statement (a fact, or a note line about
-# someone or something) of each item version, its subject keys, and the edges the rule of
+# The replacement graph (docs/knowledge-updates.md, "Decided once"): each statement (a fact,
+# or a note line about someone or something) of each item version, its subject keys, and the
+# edges the rule of
 # knowledge updates found between two statements when the later of them was indexed, with the
 # seq of that commit (a rollback removes them with the versions). A statement's times and
 # validity are its item's.
@@ -344,6 +345,14 @@ def m011_annotations(conn: apsw.Connection) -> None:
     conn.execute(DDL_ANNOTATIONS)
 
 
+def m012_statement_readings(conn: apsw.Connection) -> None:
+    """What the rule read of each statement (``parse.statements.pack``), stored when it is
+    indexed: a commit's statements are compared with earlier ones by their stored readings
+    instead of reading every candidate again (a catch-up of 50 days read 2,600 statements to
+    link 900). Applied in place: a statement without one is read when it is compared."""
+    conn.execute("ALTER TABLE statements ADD COLUMN reading TEXT")
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -357,4 +366,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (9, "m009_fact_ids_index", m009_fact_ids_index),
     (10, "m010_replacement_graph", m010_replacement_graph),
     (11, "m011_annotations", m011_annotations),
+    (12, "m012_statement_readings", m012_statement_readings),
 )

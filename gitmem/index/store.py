@@ -356,18 +356,21 @@ class Store:
         ``index.graph`` links them)."""
         if not statements:
             return
-        from gitmem.parse.statements import remember  # indexing only
+        from gitmem.parse.statements import pack, read, remember  # indexing only
 
+        readings = []
         for _, d in statements:
             if d.reading is not None:
                 remember(d.text, d.subjects, d.kind, d.reading)
+            readings.append(pack(d.reading or read(d.text, d.subjects, d.kind)))
         row = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM statements").fetchone()
         first = int(row[0]) if row else 1
         self.conn.executemany(
-            "INSERT INTO statements (id, item_id, path, line, end_line, kind, subjects, content) "
-            "SELECT ?, ?, path, ?, ?, ?, ?, ? FROM items WHERE id = ?",
+            "INSERT INTO statements (id, item_id, path, line, end_line, kind, subjects, content, "
+            "reading) SELECT ?, ?, path, ?, ?, ?, ?, ?, ? FROM items WHERE id = ?",
             [(first + n, item_id, d.line, d.end_line, d.kind, "\t".join(d.subjects), d.text,
-              item_id) for n, (item_id, d) in enumerate(statements)])
+              packed, item_id)
+             for n, ((item_id, d), packed) in enumerate(zip(statements, readings, strict=True))])
         self.conn.executemany(
             "INSERT OR IGNORE INTO statement_keys (key, statement_id) VALUES (?, ?)",
             [(key, first + n) for n, (_, d) in enumerate(statements) for key in d.keys])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -93,6 +93,70 @@ def _bounded(alternation: str, script_words: bool) -> str:
     return rf"(?<!\w)(?:{alternation})(?!\w)" if script_words else f"(?:{alternation})"
 
 
+# A character of a script without spaces between words (kana, Han, half-width katakana).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+# Where a CJK cue cannot start in a line without CJK characters: a Latin or Cyrillic letter, a
+# space (only ``\S+@…`` could, and every worded language has that cue itself).
+_NOT_CJK_START = r"(?![a-zà-ÿа-яё\s])"
+
+
+Compile = Callable[[str], re.Pattern[str]]
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One kind of cue over every language, with the methods of ``re.Pattern`` the rule uses.
+
+    Python's ``re`` tries each alternative at each position, so a long alternation is slow on
+    the lines it does not match, which are most lines. Two compiled forms make it ~4x faster:
+    the worded languages' alternatives share one word bound, and in a line without a CJK
+    character the CJK alternatives are not tried where none can begin (a letter or a space).
+    A line with one is matched by the exact form. Each form is compiled when it is first used
+    (most processes never see a CJK line; a family's own cue is tried only on a line that
+    ``any_family`` matched): compiling every form took 0.36 s of each indexing process."""
+
+    pattern: str  # every language's alternatives, as matched on a line with CJK characters
+    latin: str  # the form for a line without CJK characters
+    compile: Compile = field(default=re.compile, compare=False, repr=False)
+
+    @functools.cached_property
+    def _exact(self) -> re.Pattern[str]:  # a frozen dataclass may cache: its __dict__ is its own
+        return self.compile(self.pattern)
+
+    @functools.cached_property
+    def _latin(self) -> re.Pattern[str]:
+        return self.compile(self.latin)
+
+    def _form(self, text: str) -> re.Pattern[str]:
+        return self._exact if _CJK.search(text) else self._latin
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._form(text).search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self._form(text).match(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self._form(text).fullmatch(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self._form(text).finditer(text)
+
+
+def _cue(parts: Sequence[tuple[str, bool]], compile: Compile, *, whole: bool = False) -> Cue:
+    """The cue of ``parts`` (each language's alternation, and whether its script has words);
+    ``whole``: it must match the whole text (a relation, an attribute's noun)."""
+    worded = "|".join(f"(?:{p})" for p, words in parts if words and p)
+    unworded = "|".join(f"(?:{p})" for p, words in parts if not words and p)
+    exact = "|".join(_bounded(p, words) for p, words in parts if p) or "(?!)"
+    latin = "|".join(x for x in (
+        rf"(?<!\w)(?:{worded})(?!\w)" if worded else "",
+        f"{_NOT_CJK_START}(?:{unworded})" if unworded else "") if x) or "(?!)"
+    if whole:
+        exact, latin = f"^(?:{exact})$", f"^(?:{latin})$"
+    return Cue(exact, latin, compile)
+
+
 def _languages() -> tuple[Language, ...]:
     from gitmem.lang import da, en, ja, ru, zh
 
@@ -102,35 +166,31 @@ def _languages() -> tuple[Language, ...]:
 _WORDED = frozenset({"en", "da", "ru"})  # scripts with word boundaries
 
 
-def _union(pick: str) -> str:
-    parts = []
-    for lang in _languages():
-        value = getattr(lang, pick)
-        if value:
-            parts.append(_bounded(value, lang.code in _WORDED))
-    return "|".join(parts) or "(?!)"
+def _union(pick: str, compile: Compile, *, whole: bool = False) -> Cue:
+    return _cue([(getattr(lang, pick), lang.code in _WORDED) for lang in _languages()
+                 if getattr(lang, pick)], compile, whole=whole)
 
 
 @dataclass(frozen=True)
 class Tables:
     """Every language's cues, compiled once per process."""
 
-    families: Mapping[str, re.Pattern[str]]
-    any_family: re.Pattern[str]  # every family's cues at once: most lines hold none
-    attribute_nouns: tuple[tuple[str, re.Pattern[str]], ...]
-    change: re.Pattern[str]
+    families: Mapping[str, Cue]
+    any_family: Cue  # every family's cues at once: most lines hold none
+    attribute_nouns: tuple[tuple[str, Cue], ...]
+    change: Cue
     old_value: tuple[re.Pattern[str], ...]
-    continuity: re.Pattern[str]
-    plan: re.Pattern[str]
-    event: re.Pattern[str]
-    many: re.Pattern[str]
-    additive: re.Pattern[str]
-    household: re.Pattern[str]
+    continuity: Cue
+    plan: Cue
+    event: Cue
+    many: Cue
+    additive: Cue
+    household: Cue
     possessive: tuple[re.Pattern[str], ...]
-    copula: re.Pattern[str]
-    first_person: re.Pattern[str]
-    relations: re.Pattern[str]
-    qualifiers: re.Pattern[str]
+    copula: Cue
+    first_person: Cue
+    relations: Cue
+    qualifiers: Cue
     stop_words: frozenset[str]
     honorifics: str
     judgements: Mapping[str, tuple[re.Pattern[str], re.Pattern[str]]]  # aspect -> (good, bad)
@@ -138,22 +198,20 @@ class Tables:
     ended: re.Pattern[str]
 
 
-Compile = Callable[[str], re.Pattern[str]]
-
 
 @functools.cache
 def tables(compile: Compile = re.compile) -> Tables:
     """The builder: one compiled table per kind of cue, over every language, compiled by
     ``compile`` (``re.compile``)."""
     langs = _languages()
-    families: dict[str, list[str]] = {}
-    nouns: dict[str, list[str]] = {}
+    families: dict[str, list[tuple[str, bool]]] = {}
+    nouns: dict[str, list[tuple[str, bool]]] = {}
     for lang in langs:
         worded = lang.code in _WORDED
         for name, cues in lang.families.items():
-            families.setdefault(name, []).append(_bounded(cues, worded))
+            families.setdefault(name, []).append((cues, worded))
         for name, cues in lang.attribute_nouns.items():
-            nouns.setdefault(name, []).append(_bounded(cues, worded))
+            nouns.setdefault(name, []).append((cues, worded))
     unknown = (families.keys() | nouns.keys()) - FAMILIES.keys()
     if unknown:
         raise ValueError(f"attribute families without a strength: {sorted(unknown)}")
@@ -167,23 +225,23 @@ def tables(compile: Compile = re.compile) -> Tables:
     if judged.keys() - ASPECTS.keys():
         raise ValueError(f"aspects not in ASPECTS: {sorted(judged.keys() - ASPECTS.keys())}")
     return Tables(
-        families={name: compile("|".join(cues)) for name, cues in families.items()},
-        any_family=compile("|".join(c for cues in families.values() for c in cues)),
-        attribute_nouns=tuple((name, compile(f"^(?:{'|'.join(cues)})$"))
+        families={name: _cue(cues, compile) for name, cues in families.items()},
+        any_family=_cue([c for cues in families.values() for c in cues], compile),
+        attribute_nouns=tuple((name, _cue(cues, compile, whole=True))
                               for name, cues in nouns.items()),
-        change=compile(_union("change")),
+        change=_union("change", compile),
         old_value=tuple(compile(p) for lang in langs for p in lang.old_value),
-        continuity=compile(_union("continuity")),
-        plan=compile(_union("plan")),
-        event=compile(_union("event")),
-        many=compile(_union("many")),
-        additive=compile(_union("additive")),
-        household=compile(_union("household")),
+        continuity=_union("continuity", compile),
+        plan=_union("plan", compile),
+        event=_union("event", compile),
+        many=_union("many", compile),
+        additive=_union("additive", compile),
+        household=_union("household", compile),
         possessive=tuple(compile(lang.possessive) for lang in langs if lang.possessive),
-        copula=compile(_union("copula")),
-        first_person=compile(_union("first_person")),
-        relations=compile(f"^(?:{_union('relations')})$"),
-        qualifiers=compile(_union("qualifiers")),
+        copula=_union("copula", compile),
+        first_person=_union("first_person", compile),
+        relations=_union("relations", compile, whole=True),
+        qualifiers=_union("qualifiers", compile),
         stop_words=frozenset().union(*(lang.stop_words for lang in langs)),
         honorifics="|".join(lang.honorifics for lang in langs if lang.honorifics),
         judgements={aspect: (compile("|".join(good)), compile("|".join(bad)))

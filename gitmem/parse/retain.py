@@ -142,7 +142,8 @@ def parse_entry(
     confidence = _confidence(m.group("c"), letter, path, entry.start_line, warns)
     if confidence == _UNREADABLE:
         # an opinion whose strength cannot be read is no opinion fact: reflect would take it
-        # for agreement (an O entry without c) and start or move an opinion on it (SPEC §5)
+        # for agreement (an O entry without c) and start or move an opinion on it
+        # (docs/opinions-file.md)
         return None, warns
     if not text:
         warns.append(Warn(path, entry.start_line, "retain-empty", "Retain entry has no text"))

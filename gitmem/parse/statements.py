@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from gitmem.domain import Fact, ParsedFile, ResultKind
-from gitmem.lang import FAMILIES, Tables, plain, tables
+from gitmem.lang import FAMILIES, Cue, Tables, plain, tables
 from gitmem.parse.retain import ENTITY_RE, entity_key
 from gitmem.workspace import OPINIONS_PATH
 
@@ -450,10 +451,36 @@ def read(text: str, written: tuple[str, ...], kind: str) -> Reading:
     return found
 
 
-def remember(text: str, written: tuple[str, ...], kind: str, reading: Reading) -> None:
-    """Keep a reading made elsewhere (a parser process) for ``read``."""
-    if len(_READ) < _READ_KEEP:
-        _READ[(text, written, kind)] = reading
+def pack(reading: Reading) -> str:
+    """A reading as the index stores it (``statements.reading``): read once, when its statement
+    is indexed; the indexer compares each new statement with earlier ones by their stored
+    readings instead of reading them again (the rule's version re-indexes everything)."""
+    return json.dumps([sorted(v) if isinstance(v, frozenset) else v
+                       for v in (getattr(reading, name) for name in _FIELDS)],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def unpack(packed: str) -> Reading:
+    """The reading ``pack`` stored."""
+    values = [how(v) for how, v in zip(_KINDS, json.loads(packed), strict=True)]
+    return Reading(*values)  # type: ignore[arg-type]  # each field's own type, by _KINDS
+
+
+def _as_is(value: object) -> object:
+    return value
+
+
+_FIELDS = tuple(f.name for f in fields(Reading))
+_KINDS = tuple(frozenset if str(f.type).startswith("frozenset") else
+               tuple if str(f.type).startswith("tuple") else _as_is for f in fields(Reading))
+
+
+def remember(text: str, written: tuple[str, ...], kind: str, reading: Reading | str) -> None:
+    """Keep a reading made elsewhere (a parser process; or one the index stored, ``pack``ed,
+    unpacked only when it is not known yet) for ``read``."""
+    key = (text, written, kind)
+    if len(_READ) < _READ_KEEP and key not in _READ:
+        _READ[key] = unpack(reading) if isinstance(reading, str) else reading
 
 
 def _read(text: str, written: tuple[str, ...], kind: str) -> Reading:
@@ -589,7 +616,7 @@ def topic_phrases(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def schedule_cue() -> re.Pattern[str]:
+def schedule_cue() -> Cue:
     """What sets a schedule (a weekday, a clock time): a value, not a thing."""
     return _tables().families["schedule"]
 

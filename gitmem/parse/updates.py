@@ -1,5 +1,5 @@
-"""Knowledge updates: does a later statement replace an earlier one? (SPEC §8,
-docs/knowledge-updates.md.)
+"""Knowledge updates: does a later statement replace an earlier one?
+(docs/knowledge-updates.md.)
 
 :func:`judge` decides one pair of :class:`~gitmem.parse.statements.Statement` s and answers an
 :class:`Edge` or None. Precision first: a wrong "replaced" hides a true fact, which is worse than

@@ -42,7 +42,7 @@ def recall(ws: Workspace, cfg: Config, req: RecallRequest, *, min_score: float |
 
 def bounded(results: list[Result], max_content: int) -> list[Result]:
     """Each result's content cut at ``max_content`` characters and marked ``truncated``: an
-    agent never receives megabytes because one note held a pasted log (SPEC §8); ``gitmem get``
+    agent never receives megabytes because one note held a pasted log (docs/json.md); ``gitmem get``
     reads the cited lines whole."""
     if all(len(r.content) <= max_content for r in results):
         return results

@@ -233,11 +233,17 @@ def stems(text: str) -> list[str]:
     return [w[:STEM_CHARS] for w in _WORD.findall(fold(text))]
 
 
+# A text longer than this many tokens is scored as if it were this long: BM25 divides by length,
+# so a pasted log line of megabytes that holds every word of a query scored below a line that
+# holds one of them (a passage is about 96 tokens; a long paragraph a few hundred).
+BM25_MAX_LENGTH = 1_000
+
+
 def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
               k1: float = BM25_K1, b: float = BM25_B) -> list[float]:
     """Okapi BM25 of each token list in ``docs`` for the ``query`` tokens, with document
     frequencies and lengths taken from ``docs`` itself (the candidates: how rare a word is among
-    them is what tells them apart)."""
+    them is what tells them apart), a length counted up to ``BM25_MAX_LENGTH``."""
     if not docs:
         return []
     wanted = set(query)
@@ -252,11 +258,12 @@ def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
         for token in tf:
             df[token] = df.get(token, 0) + 1
     n = len(docs)
-    avgdl = sum(len(doc) for doc in docs) / n or 1.0
+    lengths = [min(len(doc), BM25_MAX_LENGTH) for doc in docs]
+    avgdl = sum(lengths) / n or 1.0
     idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
     out: list[float] = []
-    for doc, tf in zip(docs, counts, strict=True):
-        norm = k1 * (1 - b + b * len(doc) / avgdl)
+    for length, tf in zip(lengths, counts, strict=True):
+        norm = k1 * (1 - b + b * length / avgdl)
         out.append(sum(idf[t] * f * (k1 + 1) / (f + norm) for t, f in tf.items()))
     return out
 

@@ -36,6 +36,7 @@ from gitmem.parse.textfold import (
 from gitmem.parse.topics import DANISH_STOP, topical_terms
 from gitmem.recall.ranking import (
     _WORD,
+    BM25_MAX_LENGTH,
     DECAY_FLOOR,
     IMPORTANCE,
     LEXICAL_CHUNK_SHARE,
@@ -408,7 +409,8 @@ def rank(
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        chosen = [(p.score, _cited(p)) for p in pick_units(units, pool, ranking.diversity)]
+        chosen = _as_facts(store, flt, [(p.score, _cited(p))
+                                        for p in pick_units(units, pool, ranking.diversity)])
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
@@ -417,6 +419,47 @@ def rank(
         typical = queries.typical_similarity(store, qvec)
     return _marked(store, q, flt, chosen[:q.k], terms,
                    None if typical is None else partial(_lift, cosines=cosines, typical=typical))
+
+
+def _as_facts(store: Store, flt: ItemFilter,
+              chosen: list[tuple[float, Row]]) -> list[tuple[float, Row]]:
+    """A text unit that is one Retain entry's lines (a list item of a Retain section) answers
+    as that fact: with its kind, entities, id, marks and annotations, once."""
+    out: list[tuple[float, Row]] = []
+    seen: set[int] = set()
+    for score, row in chosen:
+        rows = [row]
+        if row["type"] == "chunk":
+            path, first, last = str(row["path"]), int(row["start_line"]), int(row["end_line"])
+            fact = queries.fact_covering(store, path, first, last, flt)
+            rows = [fact] if fact is not None else _only_facts(store, flt, row) or rows
+        for one in rows:
+            if one["type"] == "fact":
+                if int(one["id"]) in seen:
+                    continue
+                seen.add(int(one["id"]))
+            out.append((score, one))
+    fetched = [int(r["id"]) for _, r in out if "annotations" not in r]
+    notes = queries.annotations_of(store, fetched) if fetched else {}
+    for _, one in out:  # a fact that stands for its unit keeps its lines' annotations
+        if int(one["id"]) in notes:
+            one["annotations"] = notes[int(one["id"])]
+    return out
+
+
+def _only_facts(store: Store, flt: ItemFilter, row: Row) -> list[Row]:
+    """The facts a text unit is made of, when its every line of text is a Retain entry's (a
+    Retain section's entries, under their heading; the unit may cut the last one short); else
+    none."""
+    first, last = int(row["start_line"]), int(row["end_line"])
+    facts = queries.facts_meeting(store, str(row["path"]), first, last, flt)
+    if not facts:
+        return []
+    held = {n for f in facts for n in range(int(f["start_line"]), int(f["end_line"]) + 1)}
+    lines = str(row["content"]).split("\n")
+    texts = [first + i for i, line in enumerate(lines)
+             if line.strip() and not line.lstrip().startswith("#")]
+    return facts if all(n in held for n in texts) else []
 
 
 def _listed(browsed: list[tuple[Row, float]], k: int) -> list[tuple[float, Row]]:
@@ -546,9 +589,12 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
     top = max(raw, default=0.0) or 1.0
     share = LEXICAL_CHUNK_SHARE if lexical else ranking.chunk_text
     out: list[tuple[float, Row, int, int]] = []
-    for (row, part, first, last), bm25 in zip(spans, raw, strict=True):
+    for (row, part, first, last), bm25, doc in zip(spans, raw, docs, strict=True):
         item = int(row["id"])
-        words = (1 - share) * bm25 / top + share * text.get(item, 0.0)
+        # the index's BM25 of a text far longer than BM25_MAX_LENGTH (a pasted log line) says
+        # more of its length than of its words: its passage's own score stands alone
+        mixed = share if len(doc) <= BM25_MAX_LENGTH else 0.0
+        words = (1 - mixed) * bm25 / top + mixed * text.get(item, 0.0)
         cosine = max(0.0, psim.get((item, part), 0.0)) if item in embedded else None
         if cosine is not None:
             if cosines is not None:
@@ -574,7 +620,8 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
             by: Replacement | None = None, hint: Replacement | None = None,
             lift: float | None = None, asked: list[list[str]] | None = None) -> Result:
     """A cited result; its score shown on [0, 1], and marked weak when it holds few of the
-    query's words (its text, entities and path) and stands out little semantically."""
+    query's words (its text, entities, trigger phrases and path) and stands out little
+    semantically."""
     if row["type"] == "opinion":
         return _opinion_result(row, score, terms if asked is None else asked)
     ents = queries.entity_names(store, int(row["id"]))
@@ -586,9 +633,10 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
     uncommitted = row["commit_id"] == WORKTREE
     source = citation(row)
     kind = row["kind"]
+    triggers = stated_triggers(row.get("annotations", ()), start, end)
     weak = is_weak(
         term_share(terms if asked is None else asked,
-                   " ".join([str(row["content"]), *ents, str(row["path"])])), lift)
+                   " ".join([str(row["content"]), *ents, *triggers, str(row["path"])])), lift)
     timestamp = row["event_start"] or row["day"] or (row["recorded_at"] or "")[:10] or None
     return Result(
         kind=kind,
@@ -609,7 +657,7 @@ def _result(store: Store, row: Row, score: float, terms: list[list[str]],
         score=shown_score(score),
         file_class=row["class"],
         importance=stated_importance(row.get("annotations", ()), start, end),
-        triggers=stated_triggers(row.get("annotations", ()), start, end),
+        triggers=triggers,
         uncommitted=uncommitted,
         superseded_by=None if by is None else citation(by.row),
         superseded_basis=None if by is None else by.basis,
