@@ -194,10 +194,8 @@ class Tables:
     stop_words: frozenset[str]
     honorifics: str
     judgements: Mapping[str, tuple[re.Pattern[str], re.Pattern[str]]]  # aspect -> (good, bad)
-    negation: re.Pattern[str]
-    ended: re.Pattern[str]
-
-
+    negation: Cue
+    ended: Cue
 
 @functools.cache
 def tables(compile: Compile = re.compile) -> Tables:
@@ -246,8 +244,8 @@ def tables(compile: Compile = re.compile) -> Tables:
         honorifics="|".join(lang.honorifics for lang in langs if lang.honorifics),
         judgements={aspect: (compile("|".join(good)), compile("|".join(bad)))
                     for aspect, (good, bad) in judged.items()},
-        negation=compile(_union("negation")),
-        ended=compile(_union("ended")),
+        negation=_union("negation", compile),
+        ended=_union("ended", compile),
     )
 
 
