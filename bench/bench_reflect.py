@@ -18,7 +18,8 @@ window opened (reflect has not run since). Then, ``--repeat`` times from that st
 Reported: facts read, files touched, opinions moved (updated / created / capped), entity pages
 written, proposed MEMORY.md edits. Standard library only; prints a Markdown table, writes JSON.
 
-    python bench/bench_reflect.py --reviewer [--out bench/results/reflect_reviewer.json]
+    python bench/bench_reflect.py --reviewer [--model E5.gguf]
+        [--out bench/results/reflect_reviewer.json]
 
 The reviewer table (issue 18): what a person reviewing reflect's pull request gets, on the 1-year
 synthetic workspace (one run over the year, ``bank/opinions.md`` as it stood when the year
@@ -29,6 +30,10 @@ a question set before and after reflect's commit (after must not be lower: gener
 not push the notes out). Questions: the ten days' own (``newuser.QUESTIONS``); on the synthetic
 year, 30 facts spread over it, each asked as its subject and its first words. Runs gitmem in
 this process (lexical recall), so only the figures, not the times, matter here.
+
+Then opinion identity (issue 39, ``bench/bench_opinions.py``): the opinion threads of
+``bench/opinions_data.py`` (tuning) and ``bench/opinions_heldout.py`` (held out) scored as pairs,
+merged-correctly precision and recall, lexical and (``--model``) with a local embedding model.
 """
 
 from __future__ import annotations
@@ -361,10 +366,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per window (median)")
     ap.add_argument("--reviewer", action="store_true",
                     help="only the reviewer table: what reflect's pull request holds")
+    ap.add_argument("--model", help="--reviewer: opinion identity with this local GGUF model "
+                                    "too (multilingual e5-small)")
     args = ap.parse_args(argv)
     if args.reviewer:
+        from bench import bench_opinions
+
         found = bench_reviewer(args.cache_dir)
         print(reviewer_markdown(found))
+        # issue 39: one belief, one opinion (bench/bench_opinions.py: its sets and scoring)
+        found["opinion_identity"] = [bench_opinions.bench("all", None)]
+        if args.model:
+            found["opinion_identity"].append(bench_opinions.bench("all", args.model))
+        for identity in found["opinion_identity"]:
+            print()
+            print(bench_opinions.markdown(identity))
         print(f"load average at the end: {found['load_average']}")
         out = (args.out if args.out != BENCH_DIR / "results" / "reflect.json"
                else BENCH_DIR / "results" / "reflect_reviewer.json")

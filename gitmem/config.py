@@ -86,6 +86,7 @@ class Config:
     reflect_dormant_days: int = 90  # an opinion on one entry older than this is dormant
     reflect_evidence_shown: int = 6  # evidence entries listed; older ones fold into one line
     reflect_lock_timeout: float = 300.0
+    reflect_model: bool = False  # match opinions with the local embedding model too
     mcp_citations: str = "auto"  # a 'Source: path#Lx-Ly' footer on snippets: auto | on | off
     mcp_forget: bool = False  # the MCP server offers memory_forget (never a purge)
     serve_idle_timeout: float = 900.0  # seconds before an idle 'gitmem serve' exits
@@ -162,6 +163,7 @@ _KEYS: dict[tuple[str, str], tuple[str, type, str]] = {
     ("reflect", "dormant_days"): ("reflect_dormant_days", int, "a whole number of days, 1 to "
                                   "36500"),
     ("reflect", "lock_timeout"): ("reflect_lock_timeout", float, "seconds, 0 to 86400"),
+    ("reflect", "model"): ("reflect_model", bool, "true or false"),
     ("mcp", "citations"): ("mcp_citations", str, "auto | on | off"),
     ("mcp", "forget"): ("mcp_forget", bool, "true or false"),
     ("serve", "idle_timeout"): ("serve_idle_timeout", float, "seconds, from 1 to 604800"),

@@ -138,6 +138,9 @@ class Evidence:
     fact_id: str
     source: str
     confidence: float | None
+    # the entry's own words, as its evidence line in bank/opinions.md shows them after " — "
+    # (a reader sees why the confidence moved); not part of what the evidence is
+    words: str = field(default="", compare=False, repr=False)
 
     def to_json(self) -> dict[str, str | float | None]:
         return {"stance": self.stance, "fact_id": self.fact_id, "source": self.source,
@@ -177,6 +180,7 @@ class Opinion:
     # (not part of the index's version key: the marker is a comment, its opinion the same)
     merged: bool = False
     folded: FoldedEvidence | None = None  # older evidence, folded into one line
+    same_as: str | None = None  # a person merged it into this opinion ("- same as: o-…")
 
     @property
     def cited(self) -> tuple[Evidence, ...]:
@@ -197,6 +201,7 @@ class Opinion:
                 self.start_line,
                 self.end_line,
             ) + ((self.folded,) if self.folded else ())  # (versions indexed before keep theirs)
+            + ((self.same_as,) if self.same_as else ())
         )
         return hashlib.blake2b(raw.encode("utf-8"), digest_size=12).hexdigest()
 

@@ -369,7 +369,8 @@ FACT_KEYS = {"fact_id", "kind", "text", "entities", "source", "day", "replaces",
 EVIDENCE_KEYS = {"stance", "fact_id", "cited_as", "confidence", "source", "text"}
 OPINION_KEYS = {"opinion_id", "status", "statement", "statement_before", "source",
                 "confidence_before", "confidence_after", "delta", "updated_before",
-                "updated_after", "evidence_added", "evidence_removed", "merge"}
+                "updated_after", "evidence_added", "evidence_removed", "merge", "same_as",
+                "same_as_before"}
 
 
 def test_json_shape_is_stable(tmp_path: Path) -> None:

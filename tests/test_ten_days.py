@@ -277,9 +277,12 @@ def test_old_evidence_folds_into_one_line_and_no_citation_is_lost(
         "- evidence:",
         "  - 3 earlier: memory/2026-11-03.md#L13 … memory/2026-11-11.md#L11 "
         f"<!-- folded: {' '.join(ids[:3])} -->",
-        f"  - for {ids[3]} memory/2026-11-17.md#L6 (c=0.90)",
-        f"  - for {ids[4]} memory/2026-11-23.md#L7 (c=0.50)",
-        f"  - for {ids[5]} memory/2026-11-30.md#L7 (c=0.85)"]
+        f"  - for {ids[3]} memory/2026-11-17.md#L6 (c=0.90) — Thinks @Rust is the right choice "
+        "for the ingest workers after the benchmarks",
+        f"  - for {ids[4]} memory/2026-11-23.md#L7 (c=0.50) — Thinks @Rust is the right choice "
+        "for the ingest workers, with reservations",
+        f"  - for {ids[5]} memory/2026-11-30.md#L7 (c=0.85) — Thinks @Rust is the right choice "
+        "for the ingest workers"]
     assert not run(ten_days).changed  # folded entries are cited: never applied twice
     [view] = [o for o in cli_json(ten_days, "opinions", "--history")["opinions"]
               if o["statement"] == RUST]

@@ -40,6 +40,17 @@ FAMILIES: Mapping[str, Strength] = {
     "birthday": "fixed",
 }
 
+# What an opinion judges (issue 39, docs/opinions-file.md): two statements about one subject
+# state the same judgement when they judge the same aspect the same way. A generic aspect
+# ("good", "prefers") says little about what is judged: it needs a shared content word too.
+ASPECTS: Mapping[str, Literal["generic", "specific"]] = {
+    "quality": "generic", "preference": "generic",
+    "reliability": "specific", "speed": "specific", "cost": "specific", "value": "specific",
+    "ease": "specific", "noise": "specific", "care": "specific", "punctuality": "specific",
+    "suitability": "specific", "usefulness": "specific", "efficiency": "specific",
+    "clarity": "specific",
+}
+
 
 @dataclass(frozen=True)
 class Language:
@@ -70,6 +81,11 @@ class Language:
     qualifiers: str = ""
     stop_words: frozenset[str] = field(default_factory=frozenset)
     honorifics: str = ""  # after a name: さん, 様
+    # opinions (issue 39): a judgement's aspect -> (cues that judge it well, cues that judge it
+    # badly): "reliability" -> ("reliable|stable|…", "flaky|unstable|…")
+    judgements: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    negation: str = ""  # turns a judgement into its opposite: "not", "no longer", "ikke"
+    ended: str = ""  # a worded end of using or holding something: "stopped using", "gave up on"
 
 
 def _bounded(alternation: str, script_words: bool) -> str:
@@ -177,8 +193,9 @@ class Tables:
     qualifiers: Cue
     stop_words: frozenset[str]
     honorifics: str
-
-
+    judgements: Mapping[str, tuple[re.Pattern[str], re.Pattern[str]]]  # aspect -> (good, bad)
+    negation: Cue
+    ended: Cue
 
 @functools.cache
 def tables(compile: Compile = re.compile) -> Tables:
@@ -196,6 +213,15 @@ def tables(compile: Compile = re.compile) -> Tables:
     unknown = (families.keys() | nouns.keys()) - FAMILIES.keys()
     if unknown:
         raise ValueError(f"attribute families without a strength: {sorted(unknown)}")
+    judged: dict[str, tuple[list[str], list[str]]] = {}
+    for lang in langs:
+        worded = lang.code in _WORDED
+        for aspect, (good, bad) in lang.judgements.items():
+            found = judged.setdefault(aspect, ([], []))
+            found[0].append(_bounded(good, worded))
+            found[1].append(_bounded(bad, worded))
+    if judged.keys() - ASPECTS.keys():
+        raise ValueError(f"aspects not in ASPECTS: {sorted(judged.keys() - ASPECTS.keys())}")
     return Tables(
         families={name: _cue(cues, compile) for name, cues in families.items()},
         any_family=_cue([c for cues in families.values() for c in cues], compile),
@@ -216,6 +242,10 @@ def tables(compile: Compile = re.compile) -> Tables:
         qualifiers=_union("qualifiers", compile),
         stop_words=frozenset().union(*(lang.stop_words for lang in langs)),
         honorifics="|".join(lang.honorifics for lang in langs if lang.honorifics),
+        judgements={aspect: (compile("|".join(good)), compile("|".join(bad)))
+                    for aspect, (good, bad) in judged.items()},
+        negation=_union("negation", compile),
+        ended=_union("ended", compile),
     )
 
 

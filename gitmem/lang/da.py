@@ -105,4 +105,31 @@ LANGUAGE = Language(
                r"venner|veninde|kollega|kolleger|fætter|kusine|onkel|tante|nabo|naboer|team|"
                r"teamet|hold|holdet|afdeling|afdelingen|kontor|kontoret|gruppe|gruppen|hund|"
                r"hunden|kat|katten|klub|klasse|firmaet"),
+    judgements={
+        "quality": (r"gode? nok|godt? nok|god|godt|gode|fin|fint|fine|fremragende|glimrende|super|"
+                    r"udmærket",
+                    r"dårlig\w*|elendig\w*|ringe"),
+        "preference": (r"foretrækker|kan (?:godt )?lide|elsker|synes godt om", r"hader"),
+        "reliability": (r"pålidelig\w*|stabil\w*|virker fint|kører fint|(?:ingen|uden) "
+                        r"(?:afbrydelser|nedbrud|problemer|fejl)",
+                        r"upålidelig\w*|ustabil\w*|går ned|crasher|nedbrud"),
+        "speed": (r"hurtig\w*", r"langsom\w*|langsomme|sløv\w*|tung\w*"),
+        "cost": (r"billig\w*", r"dyr|dyre|dyrt"),
+        "value": (r"pengene værd|det værd", r"spild af penge"),
+        "ease": (r"nem\w*|let|lette|enkel\w*|praktisk\w*",
+                 r"besværlig\w*|bøvlet\w*|kompliceret|irriterende|svær\w*"),
+        "noise": (r"stille|rolig", r"støjende|larmende|for mange notifikationer"),
+        "care": (r"grundig\w*|omhyggelig\w*", r"sjusket\w*|sjuskede|skødesløs\w*"),
+        "punctuality": (r"punktlig\w*|til tiden", r"forsinket|kommer for sent"),
+        "suitability": (r"(?:det )?rigtige (?:valg|værktøj)|det rette valg|ideel\w*|"
+                        r"passer godt|velegnet",
+                        r"forkerte valg|uegnet"),
+        "usefulness": (r"nyttig\w*|brugbar\w*", r"ubrugelig\w*|nytteløs\w*"),
+        "efficiency": (r"sparer (?:\w+ )?tid|effektiv\w*", r"spild af tid|ineffektiv\w*"),
+        "clarity": (r"klar|klare|tydelig\w*|forståelig\w*", r"uklar\w*|utydelig\w*"),
+    },
+    negation=r"ikke|ingen|aldrig|ikke længere|ikke mere",
+    ended=(r"holdt op med at bruge|holdt op med|stoppede med at bruge|stoppet med|"
+           r"bruger ikke .{0,30}? mere|bruger ikke længere|har droppet|droppede|droppet|opgav|"
+           r"skiftet væk fra"),
 )

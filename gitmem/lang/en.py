@@ -161,4 +161,51 @@ LANGUAGE = Language(
                r"colleagues|cousin|aunt|uncle|grand\w+|neighbou?rs?|roommate|flatmate|team|"
                r"group|department|company's|office|squad|band|club|class|dog|cat|pets?|"
                r"landlord's|car insurance|insurance|landline|boss's|manager's|partner's"),
+    judgements={
+        "quality": (r"good(?: enough)?|great|excellent|fine|solid|nice|decent|works? well|"
+                    r"worked well|awesome|superb|brilliant|top-notch|impressive",
+                    r"bad|poor|terrible|awful|mediocre|worse|lousy|subpar|disappointing"),
+        "preference": (r"prefers?|preferred|likes?|liked|loves?|loved|enjoys?|enjoyed|fond of|"
+                       r"favou?rs?",
+                       r"dislikes?|disliked|hates?|hated|can'?t stand"),
+        "reliability": (r"reliable|dependable|stable|rock[- ]solid|robust|works? fine|"
+                        r"working fine|worked fine|(?:no|zero) (?:drops|outages|crashes|"
+                        r"downtime|issues|problems|hiccups)|without (?:drops|issues|problems|"
+                        r"hiccups|outages)",
+                        r"unreliable|flaky|unstable|crash(?:es|ed|y)?|keeps (?:failing|crashing|"
+                        r"breaking)|broken|breaks|fails|failing|drops out|outages?"),
+        "speed": (r"fast|faster|quick|snappy|speedy|responsive",
+                  r"slow|slower|sluggish|laggy|takes forever"),
+        "cost": (r"cheap|cheaper|affordable|inexpensive",
+                 r"expensive|pricey|costly|overpriced"),
+        "value": (r"worth (?:it|the money|the price|paying for)|good value|pays off",
+                  r"(?:a )?waste of money"),
+        "ease": (r"easy|easier|simple|intuitive|convenient|straightforward|painless|handy|"
+                 r"user-friendly",
+                 r"hard to use|difficult|complicated|confusing|clunky|painful|cluttered|"
+                 r"annoying|cumbersome|tedious|fiddly"),
+        "noise": (r"quiet|calm", r"noisy|loud|overwhelming|distracting|spammy|"
+                                 r"too many notifications"),
+        "care": (r"careful|thorough|meticulous|diligent|attentive",
+                 r"careless|sloppy|rushed|hasty"),
+        "punctuality": (r"on time|punctual", r"late|always late|behind schedule|"
+                                             r"misses deadlines"),
+        "suitability": (r"the right|right (?:choice|call|tool|fit|pick|option)|best choice|"
+                        r"ideal|perfect for|well suited|good fit|suits",
+                        r"wrong (?:choice|call|tool|fit|pick)|bad fit|poor fit|unsuitable"),
+        "usefulness": (r"useful|helpful|usable|valuable|indispensable",
+                       r"useless|pointless|unusable|worthless"),
+        "efficiency": (r"saves? (?:me |us |a lot of |lots of )?time|time-saver|productive|"
+                       r"efficient",
+                       r"waste of time|wastes? (?:my |our )?time|inefficient"),
+        "clarity": (r"clear|readable|understandable|well written",
+                    r"unclear|hard to read|vague"),
+    },
+    negation=(r"not|no|never|n't|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|"
+              r"no longer|not anymore|hardly|barely|neither|nor"),
+    ended=(r"stopped using|stopped relying on|no longer use|no longer using|"
+           r"(?:don't|do not|doesn't) use|not using|gave up on|gave up|ditched|abandoned|"
+           r"quit using|"
+           r"moved (?:off|away from)|switched away from|uninstalled|cancell?ed (?:the |our |my )?"
+           r"(?:subscription|plan|account)"),
 )

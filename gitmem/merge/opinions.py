@@ -2,11 +2,12 @@
 
 A section only one side changed is that side's (an edit beats a removal). A section both sides
 changed keeps the text that sorts last, gains the other side's evidence lines it lacks (no
-evidence is lost) and a stale line after its id (:mod:`gitmem.parse.stale`) naming the
-confidence at the common ancestor and the evidence added since: the next ``gitmem reflect``
-recomputes the confidence from them by docs/opinions-file.md's rule. Not here: the rule needs each
-entry's record time and stated confidence, which live in the notes (the index), not in this file,
-and git merges the notes in the same run, possibly after this file.
+evidence is lost) and its ``- same as:`` line when it has none (a person's merge is kept), and
+a stale line after its id (:mod:`gitmem.parse.stale`) naming the confidence at the common
+ancestor and the evidence added since: the next ``gitmem reflect`` recomputes the confidence
+from them by docs/opinions-file.md's rule. Not here: the rule needs each entry's record time
+and stated confidence, which live in the notes (the index), not in this file, and git merges
+the notes in the same run, possibly after this file.
 
 Sections keep the ancestor's order; new ones follow, ordered by id. The text before the first
 section merges as a note.
@@ -23,6 +24,7 @@ from gitmem.parse.stale import is_stale_line, read_stale, stale_opinion_line
 _SECTION = re.compile(r"^##\s+(?P<statement>.+?)\s*#*\s*$")
 _ID = re.compile(r"<!--\s*opinion:\s*(?P<id>o-[0-9a-f]{4,})\s*-->")
 _EVIDENCE = re.compile(r"^\s+[-*+]\s*(?:for|against)\b(?:\s+(?P<id>f-[0-9a-f]+))?", re.I)
+_SAME_AS = re.compile(r"^\s*[-*+]\s*same as\s*:", re.I)  # a person's merge: kept from either side
 _CONFIDENCE = re.compile(r"^\s*[-*+]\s*confidence\s*:\s*(?P<c>\d+(?:\.\d+)?)\s*$", re.I)
 
 Section = list[str]
@@ -145,6 +147,10 @@ def _stale_section(base: Section | None, ours: Section, theirs: Section) -> Sect
         elif [i for i in folded_ids(ln) if i not in have]:
             folded = [ln]
     out = [ln for ln in keep if not is_stale_line(ln)]
+    hand = [ln for ln in other if _SAME_AS.match(ln)]
+    if hand and not any(_SAME_AS.match(ln) for ln in out):  # one side merged it by hand
+        at = next((i + 1 for i, ln in enumerate(out) if _CONFIDENCE.match(ln)), len(out))
+        out.insert(at, hand[0])
     if folded:
         _fold_in(out, folded[0], have)
     last = max((i for i, ln in enumerate(out) if _EVIDENCE.match(ln)), default=None)

@@ -38,9 +38,13 @@ _ID_LIKE = re.compile(r"<!--\s*opinion\s*:", re.I)
 _FIELD = re.compile(r"^-\s*(?P<key>confidence|updated|evidence)\s*:\s*(?P<value>.*)$", re.I)
 _EVIDENCE = re.compile(
     r"^(?P<indent>\s+)[-*+]\s*(?P<stance>for|against)\s+(?P<fact>f-[0-9a-f]+)\s+(?P<source>\S+)"
-    r"(?:\s+\(c=(?P<c>[0-9.]+)\))?\s*$",
+    r"(?:\s+\(c=(?P<c>[0-9.]+)\))?(?:\s+—\s+(?P<words>.*?))?\s*$",
     re.I,
 )
+# A person's merge: this opinion is the same as another ("- same as: o-3fa9c2e1"), at any
+# indentation; reflect hands its evidence, and the entries that match it, to the other one.
+_SAME_AS = re.compile(r"^\s*[-*+]\s*same as\s*:\s*(?P<ref>.*?)\s*$", re.I)
+_OPINION_REF = re.compile(r"^o-[0-9a-f]{4,}$")
 _EVIDENCE_LIKE = re.compile(r"^\s+[-*+]\s*(?:for|against)\b", re.I)
 # Older evidence folded into one line:
 #   - 14 earlier: memory/2025-11-03.md#L5 … memory/2025-12-01.md#L7 <!-- folded: f-… against:f-… -->
@@ -59,9 +63,11 @@ def opinion_id_for(statement: str) -> str:
 
 
 def evidence_line(ev: Evidence, indent: str = "  ") -> str:
-    """How one evidence entry is written (the grammar the parser reads)."""
+    """How one evidence entry is written (the grammar the parser reads), with the entry's own
+    words after a dash when known."""
     c = "" if ev.confidence is None else f" (c={ev.confidence:.2f})"
-    return f"{indent}- {ev.stance} {ev.fact_id} {ev.source}{c}"
+    words = f" — {ev.words}" if ev.words else ""
+    return f"{indent}- {ev.stance} {ev.fact_id} {ev.source}{c}{words}"
 
 
 def folded_ids(line: str) -> list[str]:
@@ -98,6 +104,8 @@ class OpinionSection:
     problems: tuple[Warn, ...]
     stale: StaleMark | None = None  # the merge driver's line: reflect recomputes the opinion
     folded_line: int | None = None  # the line older evidence is folded into
+    same_as: str | None = None  # a person merged it into this opinion id ("- same as: o-…")
+    same_as_line: int | None = None
 
     @property
     def malformed(self) -> bool:
@@ -164,6 +172,7 @@ class _Fields:
         self.evidence_at: list[int] = []
         self.stale: StaleMark | None = None
         self.folded: FoldedEvidence | None = None
+        self.same_as: str | None = None
 
     def problem(self, line: int, code: str, message: str) -> None:
         self.problems.append(Warn(self.path, line + 1, code, message + "; this opinion is left "
@@ -187,6 +196,15 @@ class _Fields:
         elif _ID_LIKE.search(line):
             self.problem(i, "opinion-malformed",
                          "opinion marker is not '<!-- opinion: o-<hex> -->'")
+        elif (ms := _SAME_AS.match(line)) is not None:
+            if not self.seen("same as", i):
+                ref = ms.group("ref")
+                if _OPINION_REF.match(ref):
+                    self.same_as = ref
+                else:
+                    self.problem(i, "opinion-malformed", f"'same as: {ref}' names no opinion id "
+                                 "(o-<hex>, from the '<!-- opinion: … -->' line of the other "
+                                 "opinion)")
         elif (mf := _FIELD.match(line)) is not None:
             self._field(mf.group("key").lower(), mf.group("value").strip(), i)
         elif (me := _EVIDENCE.match(line)) is not None:
@@ -199,7 +217,7 @@ class _Fields:
                          "<oldest> … <newest> <!-- folded: f-<hex> … -->'")
         elif _EVIDENCE_LIKE.match(line):
             self.problem(i, "opinion-malformed", "evidence line does not read "
-                         "'- for|against f-<hex> <path>#L<line> (c=0.00)'")
+                         "'- for|against f-<hex> <path>#L<line> (c=0.00) — words'")
 
     def _field(self, key: str, value: str, i: int) -> None:
         if self.seen(key, i):
@@ -216,7 +234,8 @@ class _Fields:
         c = me.group("c")
         stance: Stance = "for" if me.group("stance").lower() == "for" else "against"
         self.evidence.append(Evidence(stance, me.group("fact"),
-                                      me.group("source"), self._number(c, i) if c else None))
+                                      me.group("source"), self._number(c, i) if c else None,
+                                      me.group("words") or ""))
         self.evidence_at.append(i)
 
     def _folded(self, mf: re.Match[str], i: int) -> None:
@@ -270,7 +289,8 @@ def _section(lines: list[str], start: int, stop: int, path: str
                           f"opinion has no '<!-- opinion: o-… -->' marker; using {oid}"))
     opinion = Opinion(oid, statement, tuple(find_entities(statement)), found.confidence,
                       found.updated, tuple(found.evidence), start + 1, stop,
-                      merged=found.stale is not None, folded=found.folded)
+                      merged=found.stale is not None, folded=found.folded,
+                      same_as=found.same_as)
     section = OpinionSection(
         opinion=opinion,
         heading=start,
@@ -283,6 +303,8 @@ def _section(lines: list[str], start: int, stop: int, path: str
         problems=tuple(found.problems),
         stale=found.stale,
         folded_line=found.at.get("folded"),
+        same_as=found.same_as,
+        same_as_line=found.at.get("same as"),
     )
     return section, notes
 

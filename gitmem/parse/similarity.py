@@ -259,7 +259,8 @@ def statement_similarity(a: str, b: str) -> float:
     return _score(statement_terms(a), statement_terms(b))
 
 
-def _entity_terms(entities: Sequence[str]) -> frozenset[str]:
+def name_terms(entities: Sequence[str]) -> frozenset[str]:
+    """The terms of entity names (what a statement says of them is not what it is about)."""
     terms: set[str] = set()
     for slug in entities:
         terms.update(statement_terms(slug.replace("-", " ").replace("_", " ")))
@@ -308,7 +309,7 @@ class Claim:
 @functools.lru_cache(maxsize=8192)
 def claim(text: str, entities: tuple[str, ...]) -> Claim:
     _, identifiers = _identifiers(unicodedata.normalize("NFKC", text))
-    names = _entity_terms(entities)
+    names = name_terms(entities)
     texts = _variants(text)
     variants = tuple(statement_terms(v) for v in texts)
     return Claim(

@@ -565,7 +565,7 @@ def _value(words: str) -> str:
     return " ".join(kept)
 
 
-_TIME_WORDS = frozenset(
+TIME_WORDS = frozenset(
     """last next this month months week weeks year years day days today yesterday tomorrow
     morning evening night ago sidste næste måned uge år dag dage""".split())  # noqa: SIM905 - a word list reads better as text
 def _sure(text: str, written: Sequence[str], subjects: frozenset[str]) -> frozenset[str]:
@@ -606,7 +606,7 @@ def topic_phrases(text: str) -> frozenset[str]:
         if not _ALPHABETIC.fullmatch(low):  # CJK has no spaces: its topics are read by は
             previous = ""
             continue
-        content = (len(low) > 2 and low not in stop and low not in _TIME_WORDS
+        content = (len(low) > 2 and low not in stop and low not in TIME_WORDS
                    and (n == 0 or not word[:1].isupper() or word.isupper())
                    and not t.change.fullmatch(low))
         current = low if content else ""

@@ -87,8 +87,11 @@ def read_opinions(data: bytes | None, path: str = OPINIONS_PATH) -> OpinionsFile
 
 
 def merged_evidence_ids(doc: OpinionsFile) -> list[str]:
-    """The evidence the merge driver's stale lines name (what recomputing them reads)."""
-    return [i for s in doc.sections for i in stale_evidence(s)]
+    """The evidence the merge driver's stale lines name (what recomputing them reads), and the
+    evidence of opinions a person merged into another (``- same as:``)."""
+    return [*(i for s in doc.sections for i in stale_evidence(s)),
+            *(e.fact_id for s in doc.sections if s.same_as is not None
+              for e in s.opinion.cited)]
 
 
 def write_opinions(doc: OpinionsFile, edits: Sequence[OpinionEdit] = (),

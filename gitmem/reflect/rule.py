@@ -8,8 +8,10 @@ the confidence as stored (two decimals), their total move is at most ``max_move 
 min(max_evidence, n)`` for the day's ``n`` new, distinct entries, and the result is rounded to
 two decimals before the next day's entries. So the result depends only on the memory's history,
 never on when or how often reflect ran. An entry without ``c`` counts as agreement:
-``c_observed = min(1, c + agreement)``. So one report nudges, and a big swing needs repeated or
-strong contradicting evidence.
+``c_observed = min(1, c + agreement)``. An entry against the opinion (it states the opposite,
+or words an end of it) observes ``min(c_stated, 1 − c_stated)``, without ``c``
+``max(0, c − agreement)``, and never raises it. So one report nudges, and a big swing needs
+repeated or strong contradicting evidence.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Observation:
     recorded_at: str
     path: str
     line: int
+    against: bool = False  # the opposite, or a worded end: observes min(c, 1 - c), never raises
 
     @property
     def order(self) -> tuple[str, str, int]:
@@ -121,9 +124,10 @@ def apply_evidence(confidence: float, observations: Sequence[Observation],
         entries = list(group)
         x = c
         for obs in entries:
-            observed = (min(1.0, x + params.agreement) if obs.confidence is None
-                        else _clamp01(obs.confidence))
+            observed = observe(obs, x, params)
             after = x + params.step * (observed - x)
+            if obs.against:
+                after = min(x, after)  # evidence against never raises the opinion
             steps.append(Step(obs, x, observed, after))
             x = after
         cap = params.max_move * min(params.max_evidence, len(entries))
@@ -132,6 +136,20 @@ def apply_evidence(confidence: float, observations: Sequence[Observation],
             capped.append(day)
         unrounded, c = x, round2(_clamp01(bounded))
     return Move(confidence, c, unrounded, cap, tuple(capped), tuple(steps))
+
+
+def observe(obs: Observation, confidence: float, params: RuleParams = SPEC_RULE) -> float:
+    """The confidence an entry observes. One for the opinion: its ``c`` (an entry without one
+    agrees: ``confidence + agreement``). One against it (the opposite, or a worded end) holds
+    the opinion at most ``min(c, 1 − c)``: its ``c`` may say how sure it is of the opposite
+    ("not good enough", c=0.9: 0.1) or how much of the opinion is left ("stopped using them",
+    c=0.3: 0.3); either way the opinion holds no more than that (without ``c``:
+    ``confidence − agreement``). :func:`apply_evidence` never lets it raise the opinion."""
+    if obs.confidence is None:
+        shift = -params.agreement if obs.against else params.agreement
+        return _clamp01(confidence + shift)
+    c = _clamp01(obs.confidence)
+    return min(c, 1.0 - c) if obs.against else c
 
 
 def initial_confidence(stated: float | None, params: RuleParams = SPEC_RULE) -> float:

@@ -16,6 +16,7 @@ a ``.md`` file), so its own commit, once indexed, gives the next run nothing to 
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import time
@@ -43,6 +44,7 @@ from gitmem.index.reflect_queries import (
 from gitmem.index.run import index_is_current
 from gitmem.index.store import Store, open_store
 from gitmem.locks import file_lock
+from gitmem.parse.judgements import Similarity
 from gitmem.parse.opinions import OPINIONS_PATH
 from gitmem.parse.retain import entity_key
 from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
@@ -448,7 +450,8 @@ def _opinions(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow],
     old = read(OPINIONS_PATH)
     doc = read_opinions(old)
     plan = plan_opinions(doc, facts, names.canonical, rule_params(cfg),
-                         facts_by_fact_id(store, merged_evidence_ids(doc)))
+                         facts_by_fact_id(store, merged_evidence_ids(doc)),
+                         model_similarity(cfg) if cfg.reflect_model else None)
     report.opinions = plan.changes
     report.warnings += plan.warnings
     report.contexts.update((w, _section_text(doc, w.line)) for w in plan.warnings)
@@ -463,6 +466,33 @@ def _opinions(ws: Workspace, cfg: Config, store: Store, facts: list[FactRow],
     change = FileChange(OPINIONS_PATH, "update" if old is not None else "create", "opinions",
                         why)
     return [_Write(OPINIONS_PATH, data, change)], read_opinions(data)
+
+
+def model_similarity(cfg: Config) -> Similarity | None:
+    """The cosine of two statements by the local embedding model (``reflect.model``), each text
+    embedded once a run; None without a local model (reflect never calls a remote provider:
+    it needs no network)."""
+    if cfg.embed_provider not in ("auto", "local"):
+        return None
+    from gitmem.embed.registry import select
+
+    embedder = select(cfg).embedder
+    if embedder is None:
+        return None
+    vectors: dict[str, list[float]] = {}
+
+    def vector(text: str) -> list[float]:
+        found = vectors.get(text)
+        if found is None:
+            [raw] = embedder.embed_batch([text], input_type="query")
+            norm = math.sqrt(sum(x * x for x in raw)) or 1.0
+            found = vectors[text] = [x / norm for x in raw]
+        return found
+
+    def cosine(a: str, b: str) -> float:
+        return sum(x * y for x, y in zip(vector(a), vector(b), strict=True))
+
+    return cosine
 
 
 def _section_text(doc: OpinionsFile, line: int) -> str:

@@ -291,7 +291,8 @@ def _opinion_changes(before: Snapshot,
             out.append(OpinionDiff(op.opinion_id, "added", op.statement, source,
                                      confidence_after=op.confidence, updated_after=op.updated,
                                      evidence_added=lookup.resolve(op.cited),
-                                     merge="flagged" if op.merged else None))
+                                     merge="flagged" if op.merged else None,
+                                     same_as=op.same_as))
         else:
             out.append(_changed(prev, op, source, lookup))
     for oid, op in old.items():
@@ -309,8 +310,8 @@ def _opinion_changes(before: Snapshot,
 
 def _differs(old: Opinion, new: Opinion) -> bool:
     return (old.statement, old.confidence, old.updated, old.evidence, old.folded,
-            old.merged) != (new.statement, new.confidence, new.updated, new.evidence,
-                            new.folded, new.merged)
+            old.merged, old.same_as) != (new.statement, new.confidence, new.updated,
+                                         new.evidence, new.folded, new.merged, new.same_as)
 
 
 def _merge_note(old: Opinion, new: Opinion) -> MergeNote | None:
@@ -335,7 +336,7 @@ def _changed(old: Opinion, new: Opinion, source: Citation,
         evidence_removed=tuple(EvidenceChange(e.stance, e.fact_id, e.source, e.confidence,
                                               None, None)
                                for e in old.cited if (e.stance, e.fact_id) not in has),
-        merge=_merge_note(old, new))
+        merge=_merge_note(old, new), same_as=new.same_as, same_as_before=old.same_as)
 
 
 def _added_evidence(old: Opinion | None, new: Opinion) -> list[Evidence]:

@@ -98,6 +98,10 @@ MERGE_SAID = {"flagged": "merged from two machines; the next reflect recomputes 
 
 def _move(op: OpinionDiff) -> str:
     said = f" ({MERGE_SAID[op.merge]})" if op.merge else ""
+    hand = (f"merged by hand into `{op.same_as}`" if op.same_as and op.same_as != op.same_as_before
+            else f"no longer merged into `{op.same_as_before}`"
+            if op.same_as_before and not op.same_as else "")
+    said += f" ({hand})" if hand else ""
     if op.status != "changed":
         return op.status + said
     delta = op.delta
@@ -105,7 +109,7 @@ def _move(op: OpinionDiff) -> str:
         return ("confidence set" if op.confidence_after is not None
                 else "confidence cleared") + said
     if delta == 0:
-        return MERGE_SAID[op.merge] if op.merge else (
+        return MERGE_SAID[op.merge] if op.merge else hand or (
             "edited" if op.statement_before else "evidence only")
     return f"{'▲ +' if delta > 0 else '▼ −'}{abs(delta):.2f}{said}"
 
@@ -160,6 +164,13 @@ def _opinion_detail(n: int, op: OpinionDiff, ref: _Refs) -> list[str]:
                    f"updated {day or '—'}")
     out += [_evidence_line(e, "+", ref) for e in op.evidence_added]
     out += [_evidence_line(e, "−", ref) for e in op.evidence_removed]
+    if op.same_as and op.same_as != op.same_as_before:
+        out.append(f"- a person marked it the same as `{op.same_as}` (`- same as:`): the next "
+                   "`gitmem reflect` applies its evidence to that opinion, and sends the "
+                   "entries that match it there")
+    elif op.same_as_before and not op.same_as:
+        out.append(f"- the `same as: {op.same_as_before}` line was removed: it is an opinion "
+                   "of its own again")
     if op.merge == "flagged":
         out.append("- both machines changed it since their common ancestor; the merge kept "
                    "both sides' evidence, and the next `gitmem reflect` recomputes the "

@@ -152,6 +152,8 @@ class OpinionDiff:
     evidence_added: tuple[EvidenceChange, ...] = ()
     evidence_removed: tuple[EvidenceChange, ...] = ()
     merge: MergeNote | None = None  # flagged by a merge of two machines, or recomputed since
+    same_as: str | None = None  # a person merged it into this opinion ("- same as: o-…")
+    same_as_before: str | None = None
 
     @property
     def delta(self) -> float | None:
@@ -167,7 +169,8 @@ class OpinionDiff:
                 "updated_before": self.updated_before, "updated_after": self.updated_after,
                 "evidence_added": [e.to_json() for e in self.evidence_added],
                 "evidence_removed": [e.to_json() for e in self.evidence_removed],
-                "merge": self.merge}
+                "merge": self.merge, "same_as": self.same_as,
+                "same_as_before": self.same_as_before}
 
 
 @dataclass(frozen=True)

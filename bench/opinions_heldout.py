@@ -1,0 +1,107 @@
+"""HELD-OUT opinion threads for ``bench/bench_reflect.py --opinions`` (issue 39).
+
+Whoever writes or tunes the opinion-matching rule (``gitmem/parse/judgements.py``,
+``gitmem/lang/``) runs this set (``--set heldout``) but does not read it: no cue, word list or
+threshold may be fitted to it. Its figures say how the rule does on cases it never saw. Tune on
+``bench/opinions_data.py`` instead. Same shape and classes, other subjects and other wording;
+written before the rule was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.opinions_data import thread
+
+THREADS: list[dict[str, Any]] = [
+    # ------------------------------------------------------------------------------ English
+    thread("en-h-kafka", "en", "reworded", "Kafka",
+           (0.7, "Kafka is overkill for our event volume.", "a", "for"),
+           (0.8, "Kafka is still overkill for what we send.", "a", "for"),
+           (None, "Kafka is overkill, a queue table would do.", "a", "for")),
+    thread("en-h-hetzner", "en", "ended", "Hetzner",
+           (0.8, "Hetzner is cheap for the build boxes.", "a", "for"),
+           (0.6, "Hetzner support is slow to answer.", "b", "for"),
+           (0.3, "Hetzner is no longer cheap after the price change.", "a", "against")),
+    thread("en-h-dana", "en", "opposite", "Dana",
+           (0.8, "Dana is dependable on deadlines.", "a", "for"),
+           (0.4, "Dana missed the deadline again, not dependable.", "a", "against"),
+           (0.7, "Dana's design docs are clear.", "b", "for")),
+    thread("en-h-grafana", "en", "ended", "Grafana",
+           (0.7, "Grafana dashboards are useful for on-call.", "a", "for"),
+           (0.4, "Grafana dashboards are useless during incidents.", "a", "against"),
+           (0.2, "Stopped using Grafana for on-call, we use Datadog now.", "a", "against")),
+    thread("en-h-terraform", "en", "distinct", "Terraform",
+           (0.8, "Terraform is the right tool for our infra.", "a", "for"),
+           (0.6, "Terraform state locking is annoying.", "b", "for"),
+           (0.85, "Terraform remains the right tool.", "a", "for")),
+    thread("en-h-espresso", "en", "opposite", "Espresso-machine",
+           (0.7, "The espresso machine makes good coffee.", "a", "for"),
+           (0.3, "The espresso machine makes bad coffee since the descaling.", "a", "against")),
+    # ----------------------------------------------------------------------------- Japanese
+    thread("ja-h-kafka", "ja", "reworded", "Kafka",
+           (0.7, "Kafkaは私たちの規模には大げさだ。", "a", "for"),
+           (0.8, "Kafkaはやはり大げさ。", "a", "for")),
+    thread("ja-h-sakura", "ja", "opposite", "さくら",
+           (0.8, "さくらさんは締め切りを守る。", "a", "for"),
+           (0.4, "さくらさんはまた締め切りを守らなかった。", "a", "against"),
+           (0.7, "さくらさんの資料は分かりやすい。", "b", "for")),
+    thread("ja-h-grafana", "ja", "opposite", "Grafana",
+           (0.7, "Grafanaのダッシュボードは役に立つ。", "a", "for"),
+           (0.3, "Grafanaのダッシュボードは役に立たない。", "a", "against")),
+    thread("ja-h-terraform", "ja", "distinct", "Terraform",
+           (0.8, "Terraformはインフラ管理に最適。", "a", "for"),
+           (0.6, "Terraformのstateロックが面倒。", "b", "for"),
+           (0.85, "Terraformは今でもインフラ管理に最適。", "a", "for")),
+    thread("ja-h-hetzner", "ja", "ended", "Hetzner",
+           (0.8, "Hetznerは安い。", "a", "for"),
+           (0.6, "Hetznerのサポートは返事が遅い。", "b", "for"),
+           (0.3, "Hetznerは値上げでもう安くない。", "a", "against")),
+    thread("ja-h-vscode", "ja", "ended", "VSCode",
+           (0.7, "VSCodeは便利。", "a", "for"),
+           (0.2, "VSCodeを使うのをやめた。", "a", "against")),
+    # ------------------------------------------------------------------------------ Russian
+    thread("ru-h-kafka", "ru", "reworded", "Kafka",
+           (0.7, "Kafka для нашего объёма избыточна.", "a", "for"),
+           (0.8, "Kafka всё ещё избыточна для нас.", "a", "for")),
+    thread("ru-h-dina", "ru", "opposite", "Дина",
+           (0.8, "Дина надёжна со сроками.", "a", "for"),
+           (0.4, "Дина опять сорвала срок, ненадёжна.", "a", "against"),
+           (0.7, "Дизайн-документы Дины понятные.", "b", "for")),
+    thread("ru-h-grafana", "ru", "opposite", "Grafana",
+           (0.7, "Дашборды Grafana полезны для дежурств.", "a", "for"),
+           (0.3, "Дашборды Grafana бесполезны во время инцидентов.", "a", "against")),
+    thread("ru-h-terraform", "ru", "distinct", "Terraform",
+           (0.8, "Terraform — правильный инструмент для инфраструктуры.", "a", "for"),
+           (0.6, "Блокировка стейта Terraform раздражает.", "b", "for"),
+           (0.85, "Terraform остаётся правильным инструментом.", "a", "for")),
+    thread("ru-h-hetzner", "ru", "ended", "Hetzner",
+           (0.8, "Hetzner дешёвый.", "a", "for"),
+           (0.3, "Hetzner больше не дешёвый после повышения цен.", "a", "against")),
+    thread("ru-h-coffee", "ru", "distinct", "Кофемашина",
+           (0.7, "Кофемашина варит хороший кофе.", "a", "for"),
+           (0.3, "Кофемашина варит плохой кофе.", "a", "against"),
+           (0.6, "Кофемашина шумная.", "b", "for")),
+    # ------------------------------------------------------------------------------- Danish
+    thread("da-h-kafka", "da", "reworded", "Kafka",
+           (0.7, "Kafka er overkill til vores mængde.", "a", "for"),
+           (0.8, "Kafka er stadig overkill for os.", "a", "for")),
+    thread("da-h-sofie", "da", "opposite", "Sofie",
+           (0.8, "Sofie er pålidelig med deadlines.", "a", "for"),
+           (0.4, "Sofie overholdt igen ikke deadline, upålidelig.", "a", "against"),
+           (0.7, "Sofies designdokumenter er klare.", "b", "for")),
+    thread("da-h-grafana", "da", "opposite", "Grafana",
+           (0.7, "Grafana-dashboards er nyttige til vagten.", "a", "for"),
+           (0.3, "Grafana-dashboards er ubrugelige under hændelser.", "a", "against")),
+    thread("da-h-terraform", "da", "distinct", "Terraform",
+           (0.8, "Terraform er det rigtige værktøj til infrastrukturen.", "a", "for"),
+           (0.6, "Terraform state-låsning er irriterende.", "b", "for"),
+           (0.85, "Terraform er stadig det rigtige værktøj.", "a", "for")),
+    thread("da-h-hetzner", "da", "ended", "Hetzner",
+           (0.8, "Hetzner er billig.", "a", "for"),
+           (0.3, "Hetzner er ikke længere billig.", "a", "against")),
+    thread("da-h-coffee", "da", "distinct", "Kaffemaskinen",
+           (0.7, "Kaffemaskinen laver god kaffe.", "a", "for"),
+           (0.3, "Kaffemaskinen laver dårlig kaffe.", "a", "against"),
+           (0.6, "Kaffemaskinen larmer.", "b", "for")),
+]
