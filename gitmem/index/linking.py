@@ -4,10 +4,9 @@ Each item version's statements (``parse.statements``: a fact, or a note line abo
 something) are stored with their subject keys when the version is inserted
 (``Store.insert_versions``). After a commit's versions are in, :func:`link` compares each new
 statement with the current statements that share a subject key (the last indexed ``PER_KEY``
-of each key that no statement has replaced yet, and every fact a ``- replaces:`` or ``- keeps:``
-item names) and stores what ``parse.updates.judge`` says, with the commit's seq: a rollback
-removes it with the versions, so an incremental index equals a rebuild. ``index.graph`` reads
-the edges.
+of each key, and every fact a ``- replaces:`` or ``- keeps:`` item names) and stores what
+``parse.updates.judge`` says, with the commit's seq: a rollback removes it with the versions,
+so an incremental index equals a rebuild. ``index.graph`` reads the edges.
 """
 
 from __future__ import annotations
@@ -63,10 +62,11 @@ def _statements(store: Store, ids: Sequence[int]) -> dict[int, Statement]:
 
 
 def _current_by_key(store: Store, keys: Sequence[str]) -> dict[str, list[int]]:
-    """Per subject key, the last indexed statements that have it, are current and are not
-    replaced yet (what replaces one replaced already is compared with what replaced it). The
-    walk runs down the key's index from the newest and stops at the limit: a subject's whole
-    history is never read, so a commit's cost does not grow with the years before it."""
+    """Per subject key, the last indexed current statements that have it. The walk runs down
+    the key's index from the last one and stops at the limit: a subject's whole history is never
+    read or sorted by day, so a commit's cost does not grow with the years before it. (Leaving
+    out the statements replaced already was measured: a chat answer lost its newer turn, 9 of 15
+    held-out chat questions → 8, at no gain in speed.)"""
     out: dict[str, list[int]] = {}
     for key in keys:
         limit = (PER_TOPIC if key.startswith(TOPIC) else
@@ -74,8 +74,7 @@ def _current_by_key(store: Store, keys: Sequence[str]) -> dict[str, list[int]]:
         out[key] = [int(r[0]) for r in store.conn.execute(
             "SELECT k.statement_id FROM statement_keys k JOIN statements s "
             "ON s.id = k.statement_id JOIN items i ON i.id = s.item_id "
-            "WHERE k.key = ? AND i.valid_to IS NULL AND NOT EXISTS (SELECT 1 FROM edges e "
-            "WHERE e.older = k.statement_id AND e.strength = 'hard') "
+            "WHERE k.key = ? AND i.valid_to IS NULL "
             "ORDER BY k.statement_id DESC LIMIT ?",
             (key, limit))]
     return out
