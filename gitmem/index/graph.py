@@ -16,7 +16,7 @@ from gitmem.index.store import Store, batched, marks
 
 # The version of the rule of knowledge updates and of its language data (parse.updates,
 # parse.statements, gitmem.lang): the index records it, and a change re-derives every edge.
-RULE_VERSION = "2026-12-06.3"
+RULE_VERSION = "2026-12-06.4"
 
 
 def rule_version() -> str:

@@ -513,9 +513,14 @@ def _read(text: str, written: tuple[str, ...], kind: str) -> Reading:
                       and not any(name_key(term) == n or (len(term) >= 3 and n.startswith(term))
                                   for n in names))
     topics = {f"{TOPIC}{p}" for p in topic_phrases(text)}
-    if attributes:  # the things it sets an attribute of may be any of its content words
+    if attributes:  # the things it sets an attribute of may be any of its content words, but
+        # not the words that set it: "Retro er flyttet til fredag" and "Anders er flyttet til
+        # Aarhus" are about no one thing ("flyttet" is the cue of both)
+        cues = {term for a, b in [*(x for found in spans.values() for x in found), *changes]
+                for term in statement_terms(low[a:b])}
         topics.update(f"{TOPIC}{term[:5]}" for term in terms
-                      if len(term) >= 3 and not term.isdigit() and term not in _LIGHT)
+                      if len(term) >= 3 and not term.isdigit() and term not in _LIGHT
+                      and term not in cues)
     return Reading(
         subjects=frozenset(subjects) | topics,
         named=frozenset(subjects),

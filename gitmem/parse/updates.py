@@ -39,7 +39,6 @@ from gitmem.parse.statements import (
     subject_words,
 )
 
-RULE_VERSION = "2026-12-06.1"
 # Weak attributes a subject has one of as a whole ("the billing service was migrated to
 # Postgres"): a change worded right beside it needs no shared word. A schedule, a place or a
 # role is of one thing among several ("sprint review" / "standup").
