@@ -3,8 +3,8 @@
     python bench/bench_lexical.py --years 1 10 [--out bench/results/lexical.json] [--queries 50]
                                   [--gitmem "python -m gitmem"] [--cache-dir DIR]
 
-For each N (years of daily notes) it generates the workspace with ``bench/synth.py`` (or reuses the
-cached one), then measures in one run:
+For each N (years of daily notes) it generates the workspace with ``testing/synth.py`` (or reuses
+the cached one), then measures in one run:
 
 - full index time: ``gitmem -C WS index --force`` as a subprocess, wall clock, ``--repeat`` times
   (default 3), median; and the subprocess's peak RSS (``ru_maxrss`` from ``os.wait4`` on that
@@ -40,7 +40,7 @@ REPO_ROOT = BENCH_DIR.parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
 
-from bench import synth  # noqa: E402
+from testing import synth  # noqa: E402
 
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "gitmem-bench-cache"
 MEMORY_PATHS = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory", "bank")

@@ -18,7 +18,7 @@ opinions a belief's entries went to) and the entries reflect reported as "possib
 
 ``--workspaces``: the reviewer's view instead, on ten days of a new user's notes
 (``testing/newuser.py``, one reflect over the ten days) and on the one-year synthetic workspace
-(``bench/synth.py``, one reflect over the year from ``bank/opinions.md`` as the year began): O
+(``testing/synth.py``, one reflect over the year from ``bank/opinions.md`` as the year began): O
 entries applied, opinions in the file, opinions per subject (mean, max), headings per belief
 (the opinions one belief's entries went to; beliefs known: the new user's four, the synthetic
 year's tracked opinions, whose entries repeat their statement), and the file a reviewer reads.

@@ -42,13 +42,13 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from bench import bench_lexical as lex  # noqa: E402
-from bench import synth  # noqa: E402
 from gitmem.config import Config  # noqa: E402
 from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
 from gitmem.index.store import open_store  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.recall.ranking import Ranking  # noqa: E402
 from gitmem.workspace import Workspace, open_workspace  # noqa: E402
+from testing import synth  # noqa: E402
 
 
 def _index(ws: Path, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:

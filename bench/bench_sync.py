@@ -11,7 +11,7 @@
    merge-file``). The machine is shared and loaded, so the same-run differences and ratios are
    the figures to read (target: the driver <= 50 ms).
 2. ``gitmem sync --json`` of one day's changes on each side, on the N-year synthetic workspace
-   (``bench/synth.py``) with two clones of a local bare remote: five commits on each machine
+   (``testing/synth.py``) with two clones of a local bare remote: five commits on each machine
    appending to the same day's note, then the first machine syncs (push), the second (fetch,
    merge through the driver, re-index, push), the first again (fast-forward, re-index). A new
    day each round (target <= 2 s each).

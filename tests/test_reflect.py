@@ -532,7 +532,7 @@ def test_readme_cron_line_runs_reflect(tmp_path: Path, repo_root: Path) -> None:
 
 
 def test_synthetic_workspace_reflects_with_cited_evidence(tmp_path: Path) -> None:
-    from bench import synth
+    from testing import synth
 
     made = synth.generate(tmp_path / "ws", days=45)
     since = made.start.isoformat()
