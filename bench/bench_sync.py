@@ -37,7 +37,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(ROOT))
 
 from bench import bench_lexical as lex  # noqa: E402
-from gitmem.mergedriver import driver_command, register  # noqa: E402
+from gitmem.merge.registration import driver_command, register  # noqa: E402
 
 DAY = "memory/2026-11-30.md"
 Samples = tuple[list[float], list[float]]  # (wall seconds, CPU seconds) per run

@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from gitmem.mergedriver import register
+from gitmem.merge.registration import register
 from gitmem.parse.stale import is_stale_begin, is_stale_line
 from gitmem.reflect.retain import retain
 from gitmem.reflect.run import reflect

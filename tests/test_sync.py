@@ -16,7 +16,7 @@ import pytest
 
 from gitmem.index.reflect_queries import facts_by_fact_id
 from gitmem.merge.driver import merge_file, merge_text
-from gitmem.mergedriver import driver_command, register
+from gitmem.merge.registration import driver_command, register
 from gitmem.parse.stale import (
     OPINION_NOTE,
     STALE_BEGIN,

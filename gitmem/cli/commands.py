@@ -83,7 +83,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     """Create the memory layout in DIRECTORY (default: here), making a git repo if needed, and
     register the merge driver for memory files (.gitattributes and this clone's config)."""
     from gitmem import hooks as hookmod
-    from gitmem.mergedriver import register
+    from gitmem.merge.registration import register
     from gitmem.scaffold import init_workspace
 
     target = directory or ctx_path(ctx)
@@ -861,7 +861,7 @@ def hooks_install(ctx: click.Context) -> None:
     kept and chained), and the merge driver for memory files (.gitattributes and this clone's
     merge.gitmem.* config)."""
     from gitmem import hooks as hookmod
-    from gitmem.mergedriver import register
+    from gitmem.merge.registration import register
 
     ws, _ = workspace_of(ctx)
     for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
@@ -886,7 +886,7 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
     """Show which hooks are installed, chained, or belong to something else, and whether this
     clone registers the merge driver for memory files."""
     from gitmem import hooks as hookmod
-    from gitmem.mergedriver import driver_state
+    from gitmem.merge.registration import driver_state
 
     ws, _ = workspace_of(ctx)
     states = hookmod.status(ws.repo_root)

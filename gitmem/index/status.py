@@ -14,7 +14,7 @@ from gitmem.config import Config
 from gitmem.domain import Warn
 from gitmem.git import head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.mergedriver import DriverState, driver_state
+from gitmem.merge.registration import DriverState, driver_state
 from gitmem.workspace import Workspace, WorktreeLayer, worktree_layer
 
 if TYPE_CHECKING:

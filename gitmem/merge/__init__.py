@@ -16,6 +16,9 @@ ours and theirs; the result goes to %A, exit 0 when clean, 1 with conflict marke
   sides changed gets a ``<!-- gitmem:stale … -->`` line that the next reflect recomputes it by.
 - Anything else (not UTF-8, a NUL byte, over ``MAX_BYTES``): git's own ``git merge-file``.
 
+:mod:`.registration` sets the driver up in a clone (``.gitattributes`` and ``merge.gitmem.*``)
+and says whether it is; git's config names the command ``gitmem merge-file``, never a module.
+
 git starts one driver process per file both sides changed, so :mod:`.driver` and
 :mod:`.lines` import no more than a daily note's merge needs (no ``re``, ``pathlib``,
 ``dataclasses`` or ``difflib`` on that path): the process costs little more than Python's start.
