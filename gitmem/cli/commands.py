@@ -1040,7 +1040,7 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
     """Every setting, its effective value and where it comes from (default, repository, user,
     environment: GITMEM_<SECTION>_<KEY>), with the layers it overrides. Invalid values are
     listed and reported, so they can be fixed here."""
-    from gitmem.settings import list_settings
+    from gitmem.config.edit import list_settings
 
     report = list_settings(_config_repo(ctx))
     if as_json:
@@ -1066,7 +1066,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
     """Print the effective value of KEY (section.name, e.g. embed.provider); --json adds
     every layer that sets it and which one applies. An invalid value is printed as written,
     with its error (exit status 1)."""
-    from gitmem.settings import get_setting
+    from gitmem.config.edit import get_setting
 
     setting = get_setting(_config_repo(ctx), key)
     if as_json:
@@ -1084,7 +1084,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
     """Set KEY to VALUE (lists: a,b or ["a", "b"]; headers: Name=value,...)."""
-    from gitmem.settings import set_setting
+    from gitmem.config.edit import set_setting
 
     change = set_setting(_config_repo(ctx), key, value, repo=repo)
     echo(change.text())
@@ -1099,7 +1099,7 @@ def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
 @click.pass_context
 def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
     """Remove KEY from the user config (or the repository's), back to the next layer."""
-    from gitmem.settings import unset_setting
+    from gitmem.config.edit import unset_setting
 
     change = unset_setting(_config_repo(ctx), key, repo=repo)
     echo(change.text())
