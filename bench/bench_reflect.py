@@ -270,7 +270,7 @@ def reviewer_row(label: str, ready: Path, since: str, questions: list[tuple[str,
                  now: datetime, pruning: bool) -> dict[str, Any]:
     """One reflect --commit on a private copy of ``ready`` (indexed), and what it gives a
     reviewer."""
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
     from gitmem.workspace import open_workspace
 
     ws = ready.parent / f"{ready.name}-{'pruned' if pruning else 'all'}"

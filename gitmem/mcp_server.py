@@ -178,7 +178,7 @@ class MemoryTools:
     def opinions(self, cfg: Config, *, entity: str | None = None,
                  min_confidence: float | None = None, as_of: str | None = None,
                  history: bool = False) -> str:
-        from gitmem.recall.opinions import list_opinions
+        from gitmem.recall.opinions_view import list_opinions
 
         answer = list_opinions(self.ws, cfg, entity=entity, min_confidence=min_confidence,
                                as_of=as_of, history=history)
@@ -204,7 +204,7 @@ class MemoryTools:
 
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = (),
                keeps: tuple[str, ...] = (), importance: int | None = None) -> str:
-        from gitmem.reflect.retain import retain_and_index
+        from gitmem.reflect.append import retain_and_index
 
         done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps,
                                 importance=importance)

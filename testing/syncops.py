@@ -20,8 +20,8 @@ from typing import Any
 
 from gitmem.merge.registration import register
 from gitmem.parse.stale import is_stale_begin, is_stale_line
-from gitmem.reflect.retain import retain
-from gitmem.reflect.run import reflect
+from gitmem.reflect.append import retain
+from gitmem.reflect.reflect import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace

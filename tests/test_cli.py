@@ -405,7 +405,7 @@ RECALL_MODULES = {
     "gitmem.parse", "gitmem.parse.chunking", "gitmem.parse.opinions", "gitmem.parse.retain",
     "gitmem.parse.textfold", "gitmem.parse.timeparse", "gitmem.recall", "gitmem.recall.answer",
     "gitmem.recall.ranking", "gitmem.recall.search",
-    "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
+    "gitmem.recall.update_marks", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
     "gitmem.index.graph",  # the replacement graph's edges, stored by the indexer
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)

@@ -25,9 +25,9 @@ from gitmem.parse.stale import (
     is_stale_line,
     read_stale,
 )
-from gitmem.reflect.retain import retain
+from gitmem.reflect.append import retain
+from gitmem.reflect.reflect import reflect
 from gitmem.reflect.rule import Observation, apply_evidence
-from gitmem.reflect.run import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace

@@ -19,7 +19,7 @@ from gitmem.workspace import open_workspace
 
 if TYPE_CHECKING:
     from gitmem.recall.entity import EntityList, EntityView, FactView
-    from gitmem.recall.opinions import OpinionView
+    from gitmem.recall.opinions_view import OpinionView
 
 STOP_WAIT_SECONDS = 10.0  # serve --stop --all waits this long for the processes to exit
 
@@ -429,7 +429,7 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
              as_of: str | None, history: bool, as_json: bool) -> None:
     """The opinions of bank/opinions.md, strongest first: statement, confidence, updated date
     and the evidence for and against, each cited."""
-    from gitmem.recall.opinions import list_opinions
+    from gitmem.recall.opinions_view import list_opinions
 
     ws, cfg = workspace_of(ctx)
     answer = list_opinions(ws, cfg, entity=entity_name, min_confidence=min_confidence,
@@ -507,7 +507,7 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
     Made for cron: prints nothing unless something changed (or a warning); exit status 0 when
     the run completed (changes or none), 1 when it could not (another reflect holds the lock,
     git refused the commit), 2 for a bad option."""
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
 
     ws, cfg = workspace_of(ctx)
     report = reflect(ws, cfg, since=since, dry_run=dry_run, commit=do_commit)
@@ -584,7 +584,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tup
     memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
     HEAD plus the entry (uncommitted edits of the note stay uncommitted). Then index it, so the
     next recall finds it."""
-    from gitmem.reflect.retain import retain_and_index
+    from gitmem.reflect.append import retain_and_index
 
     ws, cfg = workspace_of(ctx)
     done = retain_and_index(ws, cfg, entry, replaces=replaces, keeps=keeps,

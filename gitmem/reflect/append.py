@@ -342,7 +342,7 @@ def _may_replace(ws: Workspace, result: RetainResult) -> tuple[Candidate, ...]:
     from gitmem.index.store import open_store
     from gitmem.parse.retain import entity_key
     from gitmem.parse.statements import STATE_KINDS
-    from gitmem.recall.supersede import citation, stated
+    from gitmem.recall.update_marks import citation, stated
 
     keys = sorted({entity_key(e) for e in result.entities} - {""})
     if not keys:
