@@ -12,7 +12,7 @@ the cached one), then measures in one run:
 - index size on disk (``WS/.memory/index.sqlite`` plus ``-wal``/``-shm``, and all of ``.memory``);
 - ``gitmem recall QUERY --json --k 10`` end-to-end latency, p50/p95 over the queries (one
   subprocess per query, wall clock), against ``rg -i --fixed-strings`` over the same memory files;
-- two startup baselines: ``python -c pass`` and ``python -c "import gitmem.cli"``.
+- two startup baselines: ``python -c pass`` and ``python -c "import gitmem.front.cli"``.
 
 Prints a Markdown table and writes the raw numbers as JSON. Standard library only.
 """
@@ -270,7 +270,7 @@ def bench_one(
 
 def startup_baselines(runs: int, env: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, code in (("python_pass", "pass"), ("import_gitmem_cli", "import gitmem.cli")):
+    for name, code in (("python_pass", "pass"), ("import_gitmem_cli", "import gitmem.front.cli")):
         argv = [sys.executable, "-c", code]
         run_child(argv, cwd=REPO_ROOT, env=env)  # warm-up
         samples: list[float] = []
@@ -315,8 +315,8 @@ def markdown(results: list[dict[str, Any]], base: dict[str, Any]) -> str:
     rows.append("")
     rows.append(
         f"Startup baselines (p50): `python -c pass` {fmt(py, '.1f')} ms, "
-        f"`python -c \"import gitmem.cli\"` {fmt(imp, '.1f')} ms. "
-        "Startup share = import gitmem.cli p50 / recall p50."
+        f"`python -c \"import gitmem.front.cli\"` {fmt(imp, '.1f')} ms. "
+        "Startup share = import gitmem.front.cli p50 / recall p50."
     )
     for r in results:
         q = r["recall_ok"]

@@ -36,7 +36,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 
 from bench import bench_lexical as lex  # noqa: E402
 from bench.bench_semantic import fill_random_vectors  # noqa: E402
-from gitmem.warm import client  # noqa: E402
+from gitmem.front.warm import client  # noqa: E402
 from gitmem.workspace import open_workspace  # noqa: E402
 from testing import synth  # noqa: E402
 from testing.mcp import json_of, mcp_session  # noqa: E402

@@ -604,7 +604,7 @@ def test_a_warm_process_counts_the_embedding_backlog_once_per_index_state(
     """A warm process remembers what the index's content alone decides (how many committed
     items wait for vectors) while the file has the same stamp: another process's write is
     counted again, and the warm answer stays what a command alone prints."""
-    from gitmem.cli import run_captured
+    from gitmem.front.cli import run_captured
     from gitmem.index.store import Store as IndexStore
     from gitmem.index.watch import WarmState
 

@@ -474,7 +474,7 @@ def test_the_driver_process_imports_only_what_a_daily_notes_merge_needs(tmp_path
     assert proc.returncode == 0, proc.stderr[-500:]
     imported = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
     assert {"gitmem.merge.driver", "gitmem.merge.lines"} <= imported
-    assert not {"site", "re", "difflib", "dataclasses", "pathlib", "typing", "click", "gitmem.cli",
+    assert not {"site", "re", "difflib", "dataclasses", "pathlib", "typing", "click", "gitmem.front.cli",
                 "gitmem.git", "gitmem.domain", "gitmem.parse.opinions"} & imported
     assert files["a"].read_text(encoding="utf-8") == NOTE + "- W @Peter: a.\n- W @Peter: b.\n"
     files["b"].write_text(NOTE.replace("The NUC", "The Castle"), encoding="utf-8")

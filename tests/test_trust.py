@@ -421,7 +421,7 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
         harbor: Path, tiny_model: Path) -> None:
     import time
 
-    from gitmem.cli import run
+    from gitmem.front.cli import run
 
     model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0

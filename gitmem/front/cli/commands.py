@@ -1,5 +1,5 @@
-"""gitmem's commands but ``recall`` (:mod:`gitmem.cli.recall`), imported when one of them runs
-(:class:`gitmem.cli.LazyGroup`)."""
+"""gitmem's commands but ``recall`` (:mod:`gitmem.front.cli.recall`), imported when one of them runs
+(:class:`gitmem.front.cli.LazyGroup`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli import CONTEXT, autostart_after, ctx_path, run_captured, workspace_of
 from gitmem.errors import GitmemError, SearchUnavailable
-from gitmem.terminal import Styled, echo, print_json, style  # the one door to the terminal
+from gitmem.front.cli import CONTEXT, autostart_after, ctx_path, run_captured, workspace_of
+from gitmem.front.terminal import Styled, echo, print_json, style  # the one door to the terminal
 from gitmem.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -735,7 +735,7 @@ def mcp(ctx: click.Context) -> None:
     (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review;
     memory_forget too when 'gitmem config set mcp.forget true' allows it).
     Needs the MCP Python SDK (pip install mcp; from a checkout, pip install '.[mcp]')."""
-    from gitmem.mcp_server import serve_stdio
+    from gitmem.front.mcp_server import serve_stdio
 
     ws, _ = workspace_of(ctx)
     serve_stdio(ws)
@@ -765,7 +765,7 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listi
     the foreground; exits after an idle timeout, or when the workspace or its .git is removed
     or moved. --list shows this user's warm processes; --stop --all stops them."""
     from gitmem.embed.registry import unconfigured_warning
-    from gitmem.warm import server
+    from gitmem.front.warm import server
 
     if every and not stop:
         raise click.UsageError("--all goes with --stop: gitmem serve --stop --all")
@@ -798,7 +798,7 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listi
 
 
 def _list_servers(as_json: bool) -> None:
-    from gitmem.warm import registry
+    from gitmem.front.warm import registry
 
     rows = [e.to_json() for e in registry.live()]
     if as_json:
@@ -820,7 +820,7 @@ def _duration(seconds: float) -> str:
 
 
 def _stop_servers(as_json: bool) -> None:
-    from gitmem.warm import server
+    from gitmem.front.warm import server
 
     stopped, left = server.stop_all(timeout=STOP_WAIT_SECONDS)
     if as_json:
