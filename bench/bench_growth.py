@@ -121,7 +121,7 @@ def _unit(x: Any) -> Any:
 def with_model(ws: Path, model: Path) -> tuple[Workspace, Config, int, int]:
     """The workspace opened with the local model (one thread, no background runs), every
     current passage given a random vector of its size: (workspace, config, dims, vectors)."""
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
     from gitmem.workspace import open_workspace
 
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()),

@@ -143,7 +143,7 @@ def fill_random_vectors(wsobj: Workspace, cfg: Config, target: int = 0) -> tuple
     configured local model's size, under its fingerprint (so recall runs hybrid), topped up to
     ``target`` items: k-NN cost does not depend on content, and embedding 10 years of notes
     would take an hour. Returns (current items, passage vectors searched, dimensions)."""
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
 
     embedder = select(cfg).embedder
     assert embedder is not None

@@ -400,7 +400,7 @@ RECALL_MODULES = {
     "gitmem.front.cli", "gitmem.front.cli.recall", "gitmem.front.terminal",  # no other command's module
     "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
     "gitmem.workspace", "gitmem.embed", "gitmem.embed.base",
-    "gitmem.embed.registry", "gitmem.embed.download",  # auto: is the local model present?
+    "gitmem.embed.selection", "gitmem.embed.download",  # auto: is the local model present?
     "gitmem.index", "gitmem.index.changes", "gitmem.index.items",
     "gitmem.index.queries", "gitmem.index.run", "gitmem.index.schema", "gitmem.index.store",
     "gitmem.parse", "gitmem.parse.chunking", "gitmem.parse.opinions", "gitmem.parse.retain",

@@ -19,7 +19,7 @@ import pytest
 from embed_server import EmbedServer, Fault, Gate
 
 from fixtures.build_fixture import DEFAULT_SOURCE, build_fixture
-from gitmem.embed.registry import select
+from gitmem.embed.selection import select
 from gitmem.errors import GitmemError
 from gitmem.hooks import COALESCED
 from gitmem.index.replay import index_workspace

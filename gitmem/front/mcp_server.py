@@ -216,7 +216,7 @@ class MemoryTools:
 def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:
     """A server's answers say, every time, that semantic search is off because no
     configuration reached it."""
-    from gitmem.embed.registry import unconfigured_warning
+    from gitmem.embed.selection import unconfigured_warning
 
     warning = unconfigured_warning(cfg)
     return warnings if warning is None else [warning, *warnings]

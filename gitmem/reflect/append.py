@@ -283,7 +283,7 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
     committed first: a failure after that only delays finding it, and is reported, not raised;
     a model that fails leaves the entry to lexical search, as recall then says."""
     from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
     from gitmem.index.replay import index_workspace
     from gitmem.index.vectors import embed_pending
 

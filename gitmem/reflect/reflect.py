@@ -474,7 +474,7 @@ def model_similarity(cfg: Config) -> Similarity | None:
     it needs no network)."""
     if cfg.embed_provider not in ("auto", "local"):
         return None
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
 
     embedder = select(cfg).embedder
     if embedder is None:

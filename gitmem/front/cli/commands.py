@@ -764,7 +764,7 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listi
     user-only Unix socket; they fall back to working alone when it is not running. Runs in
     the foreground; exits after an idle timeout, or when the workspace or its .git is removed
     or moved. --list shows this user's warm processes; --stop --all stops them."""
-    from gitmem.embed.registry import unconfigured_warning
+    from gitmem.embed.selection import unconfigured_warning
     from gitmem.front.warm import server
 
     if every and not stop:
