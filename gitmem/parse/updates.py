@@ -44,6 +44,7 @@ from gitmem.parse.statements import (
 # role is of one thing among several ("sprint review" / "standup").
 WHOLE_SUBJECT = frozenset({"tool"})  # a change of the rule re-derives every stored edge
 
+
 @dataclass(frozen=True)
 class _Pair:
     """A pair as the table's conditions read it."""
