@@ -39,6 +39,7 @@ import json, sys, time
 from pathlib import Path
 from datetime import UTC, datetime
 from gitmem.index.run import index_and_embed
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from dataclasses import replace
@@ -51,7 +52,7 @@ print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     ask = json.loads(line)
     start = time.perf_counter()
-    resp = answer(ws, cfg, RecallRequest(ask["q"], k=10, mode=ask["mode"]), now=now)
+    resp = answer(Session(ws, cfg), RecallRequest(ask["q"], k=10, mode=ask["mode"]), now=now)
     ms = (time.perf_counter() - start) * 1000
     print(json.dumps({"ms": ms, "n": len(resp.results)}), flush=True)
 """

@@ -33,6 +33,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.workspace import Workspace, open_workspace  # noqa: E402
 from testing.gitenv import Identity, sealed_env  # noqa: E402
@@ -242,7 +243,7 @@ def evaluate(ws: Workspace, k: int, mode: RecallMode) -> dict[str, Any]:
     for q in QUESTIONS:
         line = target_line(q)
         started = time.perf_counter()
-        resp = answer(ws, cfg, RecallRequest(query=q.text, k=k, mode=mode), now=NOW)
+        resp = answer(Session(ws, cfg), RecallRequest(query=q.text, k=k, mode=mode), now=NOW)
         seconds.append(time.perf_counter() - started)
         rank = next((n for n, r in enumerate(resp.results, 1)
                      if r.path == q.path and r.start_line <= line <= r.end_line), 0)
@@ -253,7 +254,7 @@ def evaluate(ws: Workspace, k: int, mode: RecallMode) -> dict[str, Any]:
                           f"{resp.results[0].content[:30] if resp.results else 'nothing'}")
     empty = [text for text, name in PERSON_ONLY
              if not any(name in r.content for r in answer(
-                 ws, cfg, RecallRequest(query=text, k=k, mode=mode), now=NOW).results)]
+                 Session(ws, cfg), RecallRequest(query=text, k=k, mode=mode), now=NOW).results)]
     seconds.sort()
     return {
         "per_language": {lang: round(sum(v) / len(v), 3) for lang, v in per_lang.items()},

@@ -38,6 +38,7 @@ from gitmem.domain import RecallMode  # noqa: E402
 from gitmem.embed.download import default_model  # noqa: E402
 from gitmem.embed.local import LocalEmbedder  # noqa: E402
 from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.workspace import open_workspace  # noqa: E402
 from testing.gitenv import TEST_IDENTITY, sealed_env  # noqa: E402
@@ -103,7 +104,7 @@ def gitmem_modes(repo: Path, model: Path, k: int, threads: int | None,
     for mode in modes:
         hits: dict[str, bool] = {}
         for tid, *_rest, question in TARGETS:
-            resp = answer(ws, cfg, RecallRequest(query=question, k=k, mode=mode), now=NOW)
+            resp = answer(Session(ws, cfg), RecallRequest(query=question, k=k, mode=mode), now=NOW)
             if resp.mode != mode:
                 raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
             place = where[tid]

@@ -136,16 +136,17 @@ def with_model(ws: Path, model: Path) -> tuple[Workspace, Config, int, int]:
 def recall_figures(ws: Path, rounds: int, model: Path) -> dict[str, Any]:
     """Lexical and hybrid ``answer()`` in this process, interleaved, the model loaded."""
     from gitmem.domain import RecallMode
+    from gitmem.index.session import Session
     from gitmem.recall.answer import RecallRequest, answer
 
     wsobj, cfg, dims, vectors = with_model(ws, model)
     times: dict[RecallMode, list[float]] = {"lexical": [], "hybrid": []}
     for mode in times:
-        answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=NOW)
+        answer(Session(wsobj, cfg), RecallRequest(query="warm up", mode=mode), now=NOW)
     for query in synth.QUERIES[:rounds]:
         for mode, samples in times.items():
             started = time.perf_counter()
-            got = answer(wsobj, cfg, RecallRequest(query=query, mode=mode), now=NOW)
+            got = answer(Session(wsobj, cfg), RecallRequest(query=query, mode=mode), now=NOW)
             samples.append(time.perf_counter() - started)
             assert got.mode == mode or not got.results, (mode, got.warnings)
     return {"vectors": vectors, "dims": dims,

@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 
 from fixtures.build_fixture import build_fixture  # noqa: E402
 from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.parse.textfold import fold  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.recall.ranking import Ranking  # noqa: E402
@@ -120,7 +121,7 @@ def run_model(repo: Path, model: Path | None, k: int,
         per_lang: dict[str, list[int]] = {}
         misses: list[str] = []
         for lang, query, path, lines in QUERIES:
-            resp = answer(ws, cfg, RecallRequest(query=query, k=k, mode=mode), now=NOW,
+            resp = answer(Session(ws, cfg), RecallRequest(query=query, k=k, mode=mode), now=NOW,
                           ranking=ranking)
             if resp.mode != mode:
                 raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")

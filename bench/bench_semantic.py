@@ -44,6 +44,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 from bench import bench_lexical as lex  # noqa: E402
 from gitmem.config import Config  # noqa: E402
 from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.index.store import open_store  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.recall.ranking import Ranking  # noqa: E402
@@ -128,11 +129,13 @@ def latency(target: int, model: Path, scratch: Path, rounds: int,
         "hybrid_chunks": ("hybrid", Ranking(passages=False))}
     timings: dict[str, list[float]] = {name: [] for name in variants}
     for mode, ranking in variants.values():
-        answer(wsobj, cfg, RecallRequest(query="warm up", mode=mode), now=now, ranking=ranking)
+        answer(Session(wsobj, cfg), RecallRequest(query="warm up", mode=mode), now=now,
+               ranking=ranking)
     for query in synth.QUERIES[:rounds]:  # interleaved: the machine's load hits all alike
         for name, (mode, ranking) in variants.items():
             started = time.perf_counter()
-            answer(wsobj, cfg, RecallRequest(query=query, mode=mode), now=now, ranking=ranking)
+            answer(Session(wsobj, cfg), RecallRequest(query=query, mode=mode), now=now,
+                   ranking=ranking)
             timings[name].append(time.perf_counter() - started)
     return {"vectors": searched, "items": max(have, target), "dims": dims,
             **{f"{name}_ms": lex.summary_ms(t) for name, t in timings.items()}}

@@ -90,6 +90,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 
 from gitmem.config import Config  # noqa: E402
 from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.parse.retain import EntryLines, parse_entry  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.recall.entity import entity_view  # noqa: E402
@@ -611,7 +612,7 @@ def no_user_settings(tmp: Path) -> None:
 
 def recall_results(ws: Workspace, cfg: Config, req: RecallRequest,
                    now: datetime = NOW) -> list[dict[str, Any]]:
-    resp = answer(ws, cfg, req, now=now)
+    resp = answer(Session(ws, cfg), req, now=now)
     if resp.mode != req.mode:
         raise SystemExit(f"{req.mode} answered as {resp.mode}: {resp.warnings}")
     return list(resp.to_json()["results"])

@@ -33,21 +33,22 @@ from testing import synth  # noqa: E402
 
 
 def measure(ws: Path, rounds: int, model: Path) -> dict[str, Any]:
+    from gitmem.index.session import Session, WarmSession
     from gitmem.index.watch import WarmState
     from gitmem.recall.answer import RecallRequest, answer
 
     wsobj, cfg, _dims, vectors = with_model(ws, model)
     warm = WarmState()
-    for state in (None, warm):  # the model, the page cache and the bits loaded
-        answer(wsobj, cfg, RecallRequest(query="warm up"), now=NOW, warm=state)
+    for warmed in (Session(wsobj, cfg), WarmSession(wsobj, cfg, warm)):  # the model, the page
+        answer(warmed, RecallRequest(query="warm up"), now=NOW)  # cache and the bits loaded
     times: dict[str, list[float]] = {"vec0": [], "bits_in_memory": []}
     identical = 0
     for query in synth.QUERIES[:rounds]:
         got = []
-        for name, state in (("vec0", None), ("bits_in_memory", warm)):
+        for name, session in (("vec0", Session(wsobj, cfg)),
+                              ("bits_in_memory", WarmSession(wsobj, cfg, warm))):
             started = time.perf_counter()
-            got.append(answer(wsobj, cfg, RecallRequest(query=query), now=NOW,
-                              warm=state).to_json())
+            got.append(answer(session, RecallRequest(query=query), now=NOW).to_json())
             times[name].append(time.perf_counter() - started)
         identical += got[0] == got[1]
     return {"vectors": vectors, "held": warm.vectors_held(), "identical_answers": identical,

@@ -37,6 +37,7 @@ from bench.weak_data import NOTES, QUESTIONS, Question, held_out  # noqa: E402
 from gitmem.config import Config  # noqa: E402
 from gitmem.domain import RecallMode  # noqa: E402
 from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.parse.textfold import query_terms  # noqa: E402
 from gitmem.parse.topics import topical_terms  # noqa: E402
 from gitmem.recall import ranking, search  # noqa: E402
@@ -92,7 +93,7 @@ def _recording() -> tuple[list[tuple[float, float | None]], Callable[[], None]]:
 def ask(ws: Workspace, cfg: Config, q: Question, mode: RecallMode) -> dict[str, Any]:
     seen, restore = _recording()
     try:
-        resp = answer(ws, cfg, RecallRequest(query=q.text, k=K, mode=mode), now=NOW)
+        resp = answer(Session(ws, cfg), RecallRequest(query=q.text, k=K, mode=mode), now=NOW)
     finally:
         restore()
     all_weak = ALL_WEAK in resp.warnings or not resp.results

@@ -45,6 +45,7 @@ from typing import Any
 
 from gitmem.domain import RecallMode
 from gitmem.index.run import index_and_embed
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from testing.fastimport import FastImportStream, import_history
@@ -212,8 +213,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                     raise SystemExit(f"embedding failed: {outcome.embed_error}")
                 t1 = time.monotonic()
                 mode: RecallMode = method  # type: ignore[assignment]
-                resp = answer(ws, cfg, RecallRequest(query=q["question"], k=args.k, mode=mode),
-                              now=now)
+                resp = answer(Session(ws, cfg),
+                              RecallRequest(query=q["question"], k=args.k, mode=mode), now=now)
                 if resp.mode != mode:
                     raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
                 t2 = time.monotonic()

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitmem.index.replay import index_workspace
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from testing import synth
@@ -96,12 +97,12 @@ def test_recall_while_a_forced_rebuild_runs(tmp_path: Path) -> None:
     ws, cfg = open_workspace(repo)
     index_workspace(ws, cfg)
     queries = ["Peter", "gateway", "Copenhagen", "warelay"]
-    baseline = {q: answer(ws, cfg, RecallRequest(query=q), now=NOW).results for q in queries}
+    baseline = {q: answer(Session(ws, cfg), RecallRequest(query=q), now=NOW).results for q in queries}
     assert all(baseline.values()), baseline
 
     def check(calls: int) -> None:
         q = queries[calls % len(queries)]
-        results = answer(ws, cfg, RecallRequest(query=q), now=NOW).results
+        results = answer(Session(ws, cfg), RecallRequest(query=q), now=NOW).results
         assert results, (q, calls)
         assert [r.source for r in results] == [r.source for r in baseline[q]], (q, calls)
 
@@ -172,13 +173,13 @@ def test_recall_while_incremental_updates_commit(tmp_path: Path) -> None:
     calls = 0
     try:
         while writer.poll() is None or calls < 5:
-            response = answer(ws, cfg, RecallRequest(query="Peter"), now=NOW)
+            response = answer(Session(ws, cfg), RecallRequest(query="Peter"), now=NOW)
             assert response.results, calls
             calls += 1
     finally:
         _, err = writer.communicate(timeout=FAILURE_SECONDS)
     assert writer.returncode == 0, err
-    found = answer(ws, cfg, RecallRequest(query="Zeppelin day", k=10), now=NOW).results
+    found = answer(Session(ws, cfg), RecallRequest(query="Zeppelin day", k=10), now=NOW).results
     # (other notes' "days" share the stem of "day": only the Zeppelin facts are checked)
     assert sorted(r.source for r in found if "Zeppelin" in r.content) == [
         f"memory/2026-12-0{n}.md#L2" for n in range(1, 7)]

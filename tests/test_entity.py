@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import GitmemError
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.recall.entity import EntityView, entity_view, list_entities
 from gitmem.workspace import open_workspace
@@ -274,7 +275,7 @@ def test_recall_brings_the_replacement_when_the_search_missed_it(memory: Path) -
     """"NUC" is not in the newer fact: the search finds only the old one, and the fact that
     replaced it is placed right above it."""
     ws, cfg = open_workspace(memory)
-    res = answer(ws, cfg, RecallRequest("old NUC", kinds=("W",), entities=("Peter",)), now=NOW)
+    res = answer(Session(ws, cfg), RecallRequest("old NUC", kinds=("W",), entities=("Peter",)), now=NOW)
     sources = [r.source for r in res.results]
     assert sources[:2] == ["memory/2025-11-27.md#L4", "memory/2025-11-20.md#L4"]
     assert res.results[1].superseded_by == "memory/2025-11-27.md#L4"

@@ -16,6 +16,7 @@ import pytest
 
 from gitmem.front.cli import run
 from gitmem.index.replay import IndexReport, index_workspace
+from gitmem.index.session import Session
 from gitmem.index.store import open_store
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
@@ -87,7 +88,7 @@ def head(repo: Path) -> str:
 def recall(repo: Path, query: str, **kw: object) -> list[dict[str, object]]:
     ws, cfg = open_workspace(repo)
     req = RecallRequest(query=query, k=50, **kw)  # type: ignore[arg-type]
-    return [r.to_json() for r in answer(ws, cfg, req, now=NOW).results]
+    return [r.to_json() for r in answer(Session(ws, cfg), req, now=NOW).results]
 
 
 def assert_converges(repo: Path, *, full: bool = False) -> IndexReport:
@@ -475,7 +476,7 @@ def test_as_of_is_record_time_only(
     assert recall(repo, "Oslo", kinds=("W",), as_of="2025-11-19") == []  # not recorded yet
     # before the first commit there is no memory at all, with a warning rather than an error
     ws, cfg = open_workspace(repo)
-    response = answer(ws, cfg, RecallRequest(query="kayak", as_of="2025-11-01"), now=NOW)
+    response = answer(Session(ws, cfg), RecallRequest(query="kayak", as_of="2025-11-01"), now=NOW)
     assert response.results == [] and any("no commit" in w for w in response.warnings)
 
 
@@ -603,7 +604,7 @@ def _overlaps(result: dict[str, object], first: str, last: str) -> bool:
 )
 def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, phrase: str) -> None:
     ws, cfg = open_workspace(fixture_repo)
-    response = answer(ws, cfg, RecallRequest(query=query, k=50), now=NOW)
+    response = answer(Session(ws, cfg), RecallRequest(query=query, k=50), now=NOW)
     assert response.time_window is not None
     assert response.time_window.phrase == phrase
     assert response.time_window.source == "query"
@@ -620,7 +621,7 @@ def test_date_phrase_in_query_becomes_a_window(fixture_repo: Path, query: str, p
 def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> None:
     """'gateway 先週': the week's gateway results are preferred; older ones are kept."""
     ws, cfg = open_workspace(fixture_repo)
-    response = answer(ws, cfg, RecallRequest(query="gateway 先週", k=50), now=NOW)
+    response = answer(Session(ws, cfg), RecallRequest(query="gateway 先週", k=50), now=NOW)
     assert response.time_window is not None
     assert response.time_window.phrase == "先週"
     assert response.time_window.applied_as == "boost"
@@ -630,7 +631,7 @@ def test_date_phrase_with_topic_words_prefers_the_window(fixture_repo: Path) -> 
 
 def test_no_date_phrase_means_no_window(fixture_repo: Path) -> None:
     ws, cfg = open_workspace(fixture_repo)
-    response = answer(ws, cfg, RecallRequest(query="gateway"), now=NOW)
+    response = answer(Session(ws, cfg), RecallRequest(query="gateway"), now=NOW)
     assert response.time_window is None
     assert any(r.event_start and r.event_start < "2025-11-24" for r in response.results)
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from gitmem.index.replay import index_workspace
+from gitmem.index.session import Session
 from gitmem.index.status import status
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
@@ -26,7 +27,7 @@ NOW = datetime(2025, 12, 1, tzinfo=UTC)
 
 def recall(repo: Path, text: str, **kw: Any) -> list[dict[str, Any]]:
     ws, cfg = open_workspace(repo)
-    response = answer(ws, cfg, RecallRequest(query=text, **kw), now=NOW)
+    response = answer(Session(ws, cfg), RecallRequest(query=text, **kw), now=NOW)
     return [r.to_json() for r in response.results]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem, recall_json
@@ -43,7 +44,7 @@ def weeks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _ask(repo: Path, query: str, **kw: object) -> RecallResponse:
     ws, cfg = open_workspace(repo)
-    return answer(ws, cfg, RecallRequest(query=query, mode="lexical", k=20, **kw),  # type: ignore[arg-type]
+    return answer(Session(ws, cfg), RecallRequest(query=query, mode="lexical", k=20, **kw),  # type: ignore[arg-type]
                   now=NOW)
 
 
@@ -186,7 +187,7 @@ def test_a_danish_genitive_is_searched_as_the_name_the_memory_writes(people: Pat
     from gitmem.recall.search import strip_genitives
 
     ws, cfg = open_workspace(people)
-    answer(ws, cfg, RecallRequest(query="Ida", mode="lexical"), now=NOW)  # indexes
+    answer(Session(ws, cfg), RecallRequest(query="Ida", mode="lexical"), now=NOW)  # indexes
     store = open_store(ws.index_path, readonly=True)
     try:
         assert strip_genitives(store, "Hvad læser Idas bror?") == "Hvad læser Ida bror?"

@@ -23,6 +23,7 @@ from gitmem.embed.selection import select
 from gitmem.errors import GitmemError
 from gitmem.hooks import COALESCED
 from gitmem.index.replay import index_workspace
+from gitmem.index.session import Session, WarmSession
 from gitmem.index.store import Store, open_store
 from gitmem.index.vectors import BATCH_ITEMS, embed_pending
 from gitmem.index.watch import WarmState
@@ -118,12 +119,12 @@ def test_a_warm_request_searches_the_words_while_the_query_is_embedded(
         return words(*args, **kwargs)
 
     for query in ("gateway host", "who moved to Lisbon?"):
-        alone = answer(ws, cfg, RecallRequest(query=query), now=now).to_json()
+        alone = answer(Session(ws, cfg), RecallRequest(query=query), now=now).to_json()
         gate = Gate()
         seen.clear()
         openai_env.script(Fault(gate=gate))
         monkeypatch.setattr(search, "lexical_candidates", searched)
-        warmed = answer(ws, cfg, RecallRequest(query=query), now=now, warm=warm).to_json()
+        warmed = answer(WarmSession(ws, cfg, warm), RecallRequest(query=query), now=now).to_json()
         monkeypatch.setattr(search, "lexical_candidates", words)
         assert seen == [True], seen
         # the design's promise is the answer: hybrid, so the held embedding was used, and equal to
@@ -140,10 +141,10 @@ def test_an_early_embedding_that_fails_is_said_as_a_command_alone_says_it(
     ws, cfg = open_workspace(fixture_repo)
     now = datetime(2025, 12, 1, tzinfo=UTC)
     said = []
-    for warm in (None, WarmState()):
+    for session in (Session(ws, cfg), WarmSession(ws, cfg, WarmState())):
         openai_env.script(*[Fault(status=400)] * 3)
         with pytest.raises(GitmemError) as failed:
-            answer(ws, cfg, RecallRequest(query="gateway host"), now=now, warm=warm)
+            answer(session, RecallRequest(query="gateway host"), now=now)
         openai_env.heal()
         said.append(str(failed.value))
     assert said[0] == said[1] and "400" in said[0], said

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
@@ -138,8 +139,8 @@ def test_uncommitted_memory_in_a_repository_without_commits(tmp_path: Path) -> N
 def test_library_answer_committed(harbor: Path) -> None:
     write(harbor, "MEMORY.md", "# Memory\n\n## Retain\n- W @Peter: Allergic to shellfish.\n")
     ws, cfg = open_workspace(harbor)
-    live = answer(ws, cfg, RecallRequest(query="shellfish"), now=NOW)
-    head = answer(ws, cfg, RecallRequest(query="shellfish", committed=True), now=NOW)
+    live = answer(Session(ws, cfg), RecallRequest(query="shellfish"), now=NOW)
+    head = answer(Session(ws, cfg), RecallRequest(query="shellfish", committed=True), now=NOW)
     assert [r.uncommitted for r in live.results] == [True]
     assert head.results == []
     assert json.dumps(live.to_json())  # serialisable

@@ -26,6 +26,7 @@ from bench.locomo.dataset import BenchError
 from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError
 from gitmem.index.run import index_and_embed
+from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.recall.ranking import Ranking
 from gitmem.workspace import open_workspace
@@ -137,7 +138,7 @@ def gitmem_recall(mode: RecallMode, ranking: Any = None, name: str | None = None
         ws, cfg = workspace.gitmem()
         try:
             response = answer(
-                ws, cfg, RecallRequest(query=question, k=workspace.k, mode=mode),
+                Session(ws, cfg), RecallRequest(query=question, k=workspace.k, mode=mode),
                 now=workspace.now, ranking=ranking,
             )
         except GitmemError as exc:

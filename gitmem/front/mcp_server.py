@@ -29,6 +29,7 @@ from gitmem import __version__
 from gitmem.config import Config, load_config
 from gitmem.domain import RecallMode
 from gitmem.errors import GitmemError, install_hint, option_name
+from gitmem.index.session import WarmSession
 from gitmem.index.watch import WarmState
 from gitmem.parse.visible import visible_json
 from gitmem.workspace import Workspace
@@ -155,7 +156,8 @@ class MemoryTools:
         req = RecallRequest(query=query, k=max_results, since=since, until=until,
                             around=around, as_of=as_of, entities=_listed(entity),
                             kinds=_listed(kind), mode=mode)
-        response = recall(self.ws, cfg, req, min_score=min_score, front="mcp", warm=self.warm)
+        response = recall(WarmSession(self.ws, cfg, self.warm), req, min_score=min_score,
+                          front="mcp")
         data = response.to_json()
         if req.mode != "lexical":
             data["warnings"] = _with_unconfigured(cfg, data["warnings"])

@@ -22,8 +22,8 @@ from gitmem.workspace import (
 
 if TYPE_CHECKING:
     from gitmem.index.changes import IndexReport
+    from gitmem.index.store import IndexStamp
     from gitmem.index.vectors import EmbedReport
-    from gitmem.index.watch import WarmState, WatchCounts
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -104,25 +104,34 @@ def _freshness(ws: Workspace, cfg: Config,
             and meta.get("scope") == scope_fingerprint(ws.prefix, cfg.extra_paths)), layer
 
 
-def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> list[str]:
+def ensure_index(ws: Workspace, cfg: Config) -> list[str]:
+    """Build the index when missing, catch up with HEAD and the working tree when behind
+    (unless a writer is busy); the notes an answer gives about it (``catch_up``)."""
+    return catch_up(ws, cfg).notes
+
+
+@dataclass(frozen=True)
+class CaughtUp:
+    """What ``catch_up`` did: its notes, and whether the index was found current as it was
+    (``current``) or this process brought it up to date, leaving the file at ``stamp``."""
+
+    notes: list[str]
+    current: bool = False
+    stamp: IndexStamp | None = None
+
+
+def catch_up(ws: Workspace, cfg: Config) -> CaughtUp:
     """Build the index when missing, catch up with HEAD and the working tree when behind
     (unless a writer is busy).
 
     The up-to-date check costs one ``git status`` and one meta read, so recall stays fast;
-    the indexer (and pygit2, markdown-it) is imported only when there is work to do. A warm
-    process (``warm``) skips the check while nothing it depends on has changed since the index
-    was last found current, and the file exists (``gitmem reset`` removes it).
+    the indexer (and pygit2, markdown-it) is imported only when there is work to do. The warm
+    process skips even the check while nothing it depends on has changed since
+    (``index.session.WarmSession``).
     """
-    count: WatchCounts | None = None
-    if warm is not None:
-        known, count = warm.index_known(ws, cfg)
-        if known and ws.index_path.exists():
-            return []
     current, layer = _freshness(ws, cfg)
     if current:
-        if warm is not None and count is not None:
-            warm.found_current(ws, cfg, count)
-        return []
+        return CaughtUp([], current=True)
     from gitmem.index.replay import index_workspace
     from gitmem.locks import RECALL_WAIT_SECONDS
 
@@ -133,13 +142,9 @@ def ensure_index(ws: Workspace, cfg: Config, warm: WarmState | None = None) -> l
     except LockBusy:
         if missing:  # nothing to answer from: the error names the process building it
             raise
-        return ["the index is being updated by another process; answering from the last "
-                "complete index"]
-    if warm is not None and count is not None and report.stamp is not None:
-        # current with what changed before ``count``: the next request needs no check while
-        # nothing but this write changed (the watch sees the write itself)
-        warm.wrote_current(ws, cfg, count, report.stamp)
-    return list(report.notes)
+        return CaughtUp(["the index is being updated by another process; answering from the "
+                         "last complete index"])
+    return CaughtUp(list(report.notes), stamp=report.stamp)
 
 
 def index_and_embed(

@@ -222,7 +222,7 @@ _HANGUL_TEXT = """
 _HANGUL_FUNCTION = frozenset(_HANGUL_TEXT.split())
 
 
-def _hiragana(ch: str) -> bool:
+def _is_hiragana(ch: str) -> bool:
     return "\u3040" <= ch <= "\u309f"
 
 
@@ -237,7 +237,7 @@ def _function_bigram(token: str, language: str) -> bool:
     characters alone (我们), one holding a question word or a boundary, or a Korean question
     word or ending. A bigram joining kanji to the hiragana after it stays: that is a verb or
     adjective with its ending (住ん, 届く)."""
-    return (_hiragana(token[0]) or all(ch in _FUNCTION[language] for ch in token)
+    return (_is_hiragana(token[0]) or all(ch in _FUNCTION[language] for ch in token)
             or not _BOUNDARY[language].isdisjoint(token) or token in _HANGUL_FUNCTION)
 
 

@@ -44,6 +44,7 @@ from gitmem.parse.statements import (
 # role is of one thing among several ("sprint review" / "standup").
 WHOLE_SUBJECT = frozenset({"tool"})  # a change of the rule re-derives every stored edge
 
+
 @dataclass(frozen=True)
 class _Pair:
     """A pair as the table's conditions read it."""
@@ -201,7 +202,7 @@ def _words_of(text: str) -> frozenset[str]:
     return frozenset(text.replace(",", " ").replace(".", " ").split())
 
 
-def _phrase(pair: _Pair, *, changed: bool = False) -> bool:
+def _shares_phrase(pair: _Pair, *, changed: bool = False) -> bool:
     """A topic phrase in common ("gateway host"), not only a word; ``changed``: one the newer
     words its change of, right beside it ("Moved the gateway host to …")."""
     phrases = [t.removeprefix(TOPIC) for t in pair.topics if " " in t]
@@ -272,13 +273,14 @@ _RULES: tuple[tuple[str, Callable[[_Pair], bool], Outcome], ...] = (
     ("the newer names the older's value as the one it changed", lambda p: bool(_value_named(p)),
      _hard_value),
     ("named subjects, none in common: other people, other things",
-     lambda p: not p.subjects and bool(p.a.sure) and bool(p.b.sure) and not _phrase(p), None),
+     lambda p: (not p.subjects and bool(p.a.sure) and bool(p.b.sure)
+                and not _shares_phrase(p)), None),
     ("only a topic in common: one attribute of one thing, named by a shared word, changed",
      lambda p: not p.subjects and not p.a.sure and not p.b.sure and _changed_thing(p),
      _hard_family),
     ("only a topic in common: never more than a hint",
      lambda p: not p.subjects,
-     lambda p: _hint(p) if p.a.change and _phrase(p, changed=True) else None),
+     lambda p: _hint(p) if p.a.change and _shares_phrase(p, changed=True) else None),
     ("a fixed attribute (a birthday) is never replaced by the rule", _fixed, None),
     ("the value holds on, or one more of several", _holds_on, None),
     ("both tell what happened once", lambda p: p.a.event and p.b.event and not p.a.change, None),
@@ -286,7 +288,7 @@ _RULES: tuple[tuple[str, Callable[[_Pair], bool], Outcome], ...] = (
     ("one weak attribute of one thing", _weak, _hard_family),
     ("other attributes: a move does not end one's duties", _other_attributes, None),
     ("a worded change about the same subject, sharing an attribute, a topic or a thing",
-     lambda p: bool(p.a.change) and bool(p.shared_attributes or _phrase(p)
+     lambda p: bool(p.a.change) and bool(p.shared_attributes or _shares_phrase(p)
                                          or _things(p.shared_terms, shortest=2)), _hint),
 )
 

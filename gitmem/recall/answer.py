@@ -15,8 +15,8 @@ from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
 from gitmem.embed.selection import Selection, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
-from gitmem.index.run import ensure_index
-from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store, open_store
+from gitmem.index.session import Session
+from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store
 from gitmem.parse.textfold import query_terms
 from gitmem.parse.timeparse import show_time
 from gitmem.recall.asof import AsOf, as_of_seq, resolve_as_of
@@ -35,7 +35,6 @@ from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
-    from gitmem.index.watch import WarmState
 
 ALL_WEAK = ("every result is a weak match (under half of the words naming the query's topic, "
             "little semantic similarity): the memory likely holds nothing about this")
@@ -130,15 +129,15 @@ def _semantic_off(cfg: Config, reason: str | None, missing: bool) -> SearchUnava
 
 
 def answer(
-    ws: Workspace,
-    cfg: Config,
+    session: Session,
     req: RecallRequest,
     *,
     now: datetime | None = None,
     ranking: Ranking | None = None,
-    warm: WarmState | None = None,
 ) -> RecallResponse:
-    """``warm``: what a long-running process remembers between calls (``index.watch``)."""
+    """The answer to ``req`` in ``session``'s workspace (``index.session``: a command run
+    alone, or the warm process)."""
+    ws, cfg = session.ws, session.cfg
     now = now or datetime.now(UTC)
     window, prefer, text, time_window = time_filters(req.query, req.since, req.until,
                                                      req.around, now, cfg.around_days)
@@ -161,14 +160,14 @@ def answer(
         decay_floor=cfg.decay_floor,
         prefer=prefer,
     )
-    warnings = list(cfg.warnings) + ensure_index(ws, cfg, warm)
+    warnings = list(cfg.warnings) + session.catch_up()
     if listing == "recent":
         warnings.append(NO_TOPIC.format(query=req.query))
     # A warm process embeds the query while it searches the words (``_QueryVector.pending``).
-    semantic = (_QueryVector(ws, cfg, req, text, warnings, early=warm is not None)
+    semantic = (_QueryVector(ws, cfg, req, text, warnings, early=session.embeds_early)
                 if text.strip() else None)
     try:
-        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now, warm)
+        results, mode = _search(session, q, req, as_of, semantic, ranking, warnings, now)
     except UNUSABLE as exc:  # damaged beyond its first page: rebuild once, then answer
         from gitmem.index.replay import index_workspace
 
@@ -177,7 +176,7 @@ def answer(
 
         warnings.append(f"the index was unreadable ({exc}); rebuilt it")
         index_workspace(ws, cfg, force=True)
-        results, mode = _search(ws, cfg, q, req, as_of, semantic, ranking, warnings, now, warm)
+        results, mode = _search(session, q, req, as_of, semantic, ranking, warnings, now)
     except BUSY:
         raise GitmemError("the index is locked by a long update in another process; "
                           "try again in a moment") from None
@@ -194,17 +193,12 @@ def answer(
                           listing)
 
 
-def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
+def _search(session: Session, q: RecallQuery, req: RecallRequest, as_of: AsOf | None,
             semantic: _QueryVector | None, ranking: Ranking | None, warnings: list[str],
-            now: datetime, warm: WarmState | None) -> tuple[list[Result], RecallMode]:
-    # A warm process keeps its read connection between requests (``WarmState.reader``).
-    store = open_store(ws.index_path, readonly=True) if warm is None else \
-        warm.reader(ws.index_path)
-    failed = True
-    try:
+            now: datetime) -> tuple[list[Result], RecallMode]:
+    with session.reading() as store:
         # what the index's content alone decides: a warm process counts it once per state
-        backlog = store.committed_backlog if warm is None else partial(
-            warm.of_index, ws.index_path, "committed_backlog", store.committed_backlog)
+        backlog = partial(session.of_index, "committed_backlog", store.committed_backlog)
         found, seq, said = _state(store, req, as_of)
         q = replace(q, as_of_seq=seq)
         first = (_words_first(store, q, req.entities)
@@ -215,28 +209,22 @@ def _search(ws: Workspace, cfg: Config, q: RecallQuery, req: RecallRequest, as_o
         if said:
             warnings.append(said)
         if not found:
-            failed = False
             return [], mode
         if qvec is not None and req.as_of is not None:
             warnings.append("as of an earlier commit, text that is no longer current "
                             "is found lexically only (vectors cover current text)")
         # A warm process scans the vectors' sign bits in memory; a command alone asks vec0.
-        bits = warm.sign_bits(ws) if warm is not None and qvec is not None else None
+        bits = session.sign_bits() if qvec is not None else None
         results = _ranked(store, q, now, req.entities, qvec, mode, ranking, bits, first)
         if not results:
             from gitmem.recall.empty import why_empty  # only for an empty answer: start-up time
 
-            warnings.extend(why_empty(store, ws, cfg, q, _left_out(store, req, cfg, seq),
+            warnings.extend(why_empty(store, session.ws, session.cfg, q,
+                                      _left_out(store, req, session.cfg, seq),
                                       req.entities))
         elif all(r.weak for r in results):
             warnings.append(ALL_WEAK)
-        failed = False
         return results, mode
-    finally:
-        if warm is None:
-            store.close()
-        else:
-            warm.release(ws.index_path, store, failed=failed)
 
 
 def _state(store: Store, req: RecallRequest,

@@ -11,17 +11,14 @@ included.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from gitmem.config import Config
+from gitmem.index.session import Session
 from gitmem.parse.textfold import query_terms
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
 from gitmem.recall.ranking import SNIPPET_CHARS, make_snippet
 from gitmem.recall.search import Result
-from gitmem.workspace import Workspace
-
-if TYPE_CHECKING:
-    from gitmem.index.watch import WarmState
 
 FrontEnd = Literal["cli", "mcp"]
 
@@ -31,11 +28,12 @@ def citations_on(cfg: Config, front: FrontEnd) -> bool:
     return cfg.mcp_citations == "on" or (cfg.mcp_citations == "auto" and front == "mcp")
 
 
-def recall(ws: Workspace, cfg: Config, req: RecallRequest, *, min_score: float | None = None,
-           front: FrontEnd = "cli", warm: WarmState | None = None) -> RecallResponse:
+def recall(session: Session, req: RecallRequest, *, min_score: float | None = None,
+           front: FrontEnd = "cli") -> RecallResponse:
     """``answer`` as a front end shows it: results under ``min_score`` left out, contents
     bounded, snippets cited when the configuration says so."""
-    return present(answer(ws, cfg, req, warm=warm), min_score=min_score,
+    cfg = session.cfg
+    return present(answer(session, req), min_score=min_score,
                    citations=citations_on(cfg, front),
                    max_content=cfg.recall_max_content_chars)
 

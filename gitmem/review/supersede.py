@@ -1,13 +1,14 @@
 """Superseded facts: an older fact that a newer one about the same entities replaces.
 
 Daily notes are append-only, so "the gateway host is the NUC" stays in the memory after "moved
-the gateway host to The Castle". A fact the range added supersedes an older fact when both are
-about the same entities and say the same kind of thing (``parse.similarity.same_claim``, the rule
-opinions use) in other words.
+the gateway host to The Castle". A fact the range added supersedes an older fact when the rule of
+knowledge updates (``parse.updates.judge``, the one recall, ``entity`` and reflect read through
+the index's graph) makes a hard edge between them: a hint is no supersession.
 
-Only a state can be replaced, by a fact of the same kind: world facts (``W``) and observations
-(``S``), as recall's knowledge updates rule it. Experiences (``B``) are events that stay true as
-history; opinion entries are evidence about an opinion, which ``bank/opinions.md`` tracks. Two
+Only a state can be replaced: world facts (``W``) and observations (``S``), as recall's knowledge
+updates rule it; any entry that can state a change may replace one (``W``, ``S``, and ``B``:
+"Replaced the Synology with a TrueNAS box"). Experiences stay true as history; opinion entries
+are evidence about an opinion, which ``bank/opinions.md`` tracks. Two
 entries that each state their own, separate period ("in Oslo Dec 21-26", "in Boston Nov 24-30")
 are two events, not an update.
 

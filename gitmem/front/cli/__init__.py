@@ -24,6 +24,7 @@ from gitmem.front.terminal import echo
 
 if TYPE_CHECKING:
     from gitmem.config import Config
+    from gitmem.index.session import Session
     from gitmem.index.watch import WarmState
     from gitmem.workspace import Workspace
 
@@ -85,6 +86,15 @@ def ctx_path(ctx: click.Context) -> Path:
 def warm_of(ctx: click.Context) -> WarmState | None:
     """What the warm process remembers between requests (None in a command run alone)."""
     return ctx.obj.get("warm") if ctx.obj else None
+
+
+def session_of(ctx: click.Context) -> Session:
+    """The command's session (``index.session``): the warm process's, or one of its own."""
+    from gitmem.index.session import Session, WarmSession
+
+    ws, cfg = workspace_of(ctx)
+    warm = warm_of(ctx)
+    return Session(ws, cfg) if warm is None else WarmSession(ws, cfg, warm)
 
 
 def is_process(ctx: click.Context) -> bool:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gitmem.domain import RecallMode
-from gitmem.front.cli import CONTEXT, autostart_after, warm_of, workspace_of
+from gitmem.front.cli import CONTEXT, autostart_after, session_of
 from gitmem.front.terminal import echo, print_json, style
 
 if TYPE_CHECKING:
@@ -94,8 +94,9 @@ def recall(
     req = RecallRequest(query=query, k=k, since=since, until=until, around=around, as_of=as_of,
                         entities=entities, kinds=kinds, mode=mode, committed=committed,
                         verbose=verbose)
-    ws, cfg = workspace_of(ctx)
-    response = recall_answer(ws, cfg, req, min_score=min_score, warm=warm_of(ctx))
+    session = session_of(ctx)
+    ws, cfg = session.ws, session.cfg
+    response = recall_answer(session, req, min_score=min_score)
     if as_json:
         print_json(response.to_json())
     else:

@@ -182,7 +182,7 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def serving(repo: str) -> bool:
+def is_serving(repo: str) -> bool:
     """Whether a live entry is for ``repo`` (serving, or started and still warming up)."""
     return any(e.repo == repo for e in live())
 
@@ -231,7 +231,7 @@ def autostart(repo_root: str, root: str, *, cap: int) -> bool:
         return False
     try:
         with locked():  # two recalls at once start one server, and count each other's
-            if serving(repo_root):
+            if is_serving(repo_root):
                 return False
             make_room(cap)
             pid = start_detached([sys.executable, "-m", "gitmem", "-C", repo_root, "serve",
