@@ -407,6 +407,7 @@ RECALL_MODULES = {
     "gitmem.recall.ranking", "gitmem.recall.search",
     "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
     "gitmem.index.graph",  # the replacement graph's edges, stored by the indexer
+    "gitmem.index.session",  # the session recall asks, cold or warm (issue 40)
     "gitmem.recall.present",  # --min-score, citations
     "gitmem.parse.stemming",  # the query's word stems (issue 9)
     "gitmem.parse.topics",  # the words naming a question's topic (issue 37: weak, listings)
