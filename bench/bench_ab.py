@@ -7,7 +7,7 @@ Each checkout (a worktree or clone: its directory goes first on ``PYTHONPATH``) 
 clone of the cached synthetic workspace (``bench_lexical.workspace``), indexed lexically by that
 checkout, and a worker process that answers ``recall.answer`` in-process (``now`` fixed, no user
 configuration, no embedding model: ``--mode hybrid`` without a model measures the lexical
-fall-back). Then, round after round, each of ``bench/synth.py``'s 50 queries is asked of both
+fall-back). Then, round after round, each of ``testing/synth.py``'s 50 queries is asked of both
 workers in turn, the one going first alternating query by query, so both see the same machine
 load. Reports p50 / p95 of each and their ratio (after / before), and the paired ratio: the
 median, over queries and rounds, of the two checkouts' ratio for the same query — the steadier
@@ -31,8 +31,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(BENCH_DIR.parent))
 
-from bench import synth  # noqa: E402
 from bench.bench_lexical import pct, workspace  # noqa: E402
+from testing import synth  # noqa: E402
 
 WORKER = r"""
 import json, sys, time

@@ -2,7 +2,7 @@
 
     python bench/bench_after_edit.py WORKSPACE --rounds 15
 
-WORKSPACE: an indexed copy of a synthetic workspace (``bench/synth.py``; it is edited and put
+WORKSPACE: an indexed copy of a synthetic workspace (``testing/synth.py``; it is edited and put
 back with ``git checkout -- memory``). Each round: a recall with nothing changed ("clean"), one
 line appended to the newest daily note, a recall ("after edit": the warm process catches up
 with the edit first), and one more ("next": the catch-up's own write to the index is a change

@@ -110,7 +110,7 @@ class Checkout:
     def served_count(self) -> int:
         """How many commands this checkout's warm process has answered."""
         from gitmem import __version__
-        from gitmem.warm import client  # the bench's own: the protocol both checkouts speak
+        from gitmem.front.warm import client  # the bench's own: the protocol both checkouts speak
 
         root = str(self.served.resolve()) if self.served else ""
         reply = client.exchange(client.socket_path(root), {

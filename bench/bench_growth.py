@@ -4,7 +4,7 @@
         [--vectors 1000000] [--vector-rounds 50] [--model bench/models/all-MiniLM-L6-v2-f16.gguf]
         [--out bench/results/growth.json] [--plots bench/plots]
 
-For each N-year synthetic workspace (``bench/synth.py``, one commit per day, cached by
+For each N-year synthetic workspace (``testing/synth.py``, one commit per day, cached by
 ``bench_lexical.workspace``), on a private clone:
 
 - full index: ``gitmem index --no-embed --force`` as a process (wall, CPU, peak memory), and the
@@ -48,7 +48,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
 
 from bench import bench_history as hist  # noqa: E402
 from bench import bench_lexical as lex  # noqa: E402
-from bench import synth  # noqa: E402
+from testing import synth  # noqa: E402
 
 if TYPE_CHECKING:
     from gitmem.config import Config
@@ -121,7 +121,7 @@ def _unit(x: Any) -> Any:
 def with_model(ws: Path, model: Path) -> tuple[Workspace, Config, int, int]:
     """The workspace opened with the local model (one thread, no background runs), every
     current passage given a random vector of its size: (workspace, config, dims, vectors)."""
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
     from gitmem.workspace import open_workspace
 
     os.environ.update(GITMEM_EMBED_PROVIDER="local", GITMEM_EMBED_MODEL=str(model.resolve()),

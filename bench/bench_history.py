@@ -2,7 +2,7 @@
 
     python bench/bench_history.py --years 1 10 [--out bench/results/history.json] [--rounds 20]
 
-For each N it clones the cached synthetic workspace (``bench/synth.py``: one commit per day, so
+For each N it clones the cached synthetic workspace (``testing/synth.py``: one commit per day, so
 365·N commits) into a scratch folder and measures, in one run:
 
 - full history index: ``gitmem index --force`` (replays every commit), wall clock and peak RSS;
@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from bench import bench_lexical as lex  # noqa: E402
-from bench import synth  # noqa: E402
+from testing import synth  # noqa: E402
 
 
 def git(ws: Path, *args: str, env: dict[str, str] | None = None) -> float:

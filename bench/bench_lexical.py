@@ -3,8 +3,8 @@
     python bench/bench_lexical.py --years 1 10 [--out bench/results/lexical.json] [--queries 50]
                                   [--gitmem "python -m gitmem"] [--cache-dir DIR]
 
-For each N (years of daily notes) it generates the workspace with ``bench/synth.py`` (or reuses the
-cached one), then measures in one run:
+For each N (years of daily notes) it generates the workspace with ``testing/synth.py`` (or reuses
+the cached one), then measures in one run:
 
 - full index time: ``gitmem -C WS index --force`` as a subprocess, wall clock, ``--repeat`` times
   (default 3), median; and the subprocess's peak RSS (``ru_maxrss`` from ``os.wait4`` on that
@@ -12,7 +12,7 @@ cached one), then measures in one run:
 - index size on disk (``WS/.memory/index.sqlite`` plus ``-wal``/``-shm``, and all of ``.memory``);
 - ``gitmem recall QUERY --json --k 10`` end-to-end latency, p50/p95 over the queries (one
   subprocess per query, wall clock), against ``rg -i --fixed-strings`` over the same memory files;
-- two startup baselines: ``python -c pass`` and ``python -c "import gitmem.cli"``.
+- two startup baselines: ``python -c pass`` and ``python -c "import gitmem.front.cli"``.
 
 Prints a Markdown table and writes the raw numbers as JSON. Standard library only.
 """
@@ -40,7 +40,7 @@ REPO_ROOT = BENCH_DIR.parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
 
-from bench import synth  # noqa: E402
+from testing import synth  # noqa: E402
 
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "gitmem-bench-cache"
 MEMORY_PATHS = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory", "bank")
@@ -270,7 +270,7 @@ def bench_one(
 
 def startup_baselines(runs: int, env: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, code in (("python_pass", "pass"), ("import_gitmem_cli", "import gitmem.cli")):
+    for name, code in (("python_pass", "pass"), ("import_gitmem_cli", "import gitmem.front.cli")):
         argv = [sys.executable, "-c", code]
         run_child(argv, cwd=REPO_ROOT, env=env)  # warm-up
         samples: list[float] = []
@@ -315,8 +315,8 @@ def markdown(results: list[dict[str, Any]], base: dict[str, Any]) -> str:
     rows.append("")
     rows.append(
         f"Startup baselines (p50): `python -c pass` {fmt(py, '.1f')} ms, "
-        f"`python -c \"import gitmem.cli\"` {fmt(imp, '.1f')} ms. "
-        "Startup share = import gitmem.cli p50 / recall p50."
+        f"`python -c \"import gitmem.front.cli\"` {fmt(imp, '.1f')} ms. "
+        "Startup share = import gitmem.front.cli p50 / recall p50."
     )
     for r in results:
         q = r["recall_ok"]

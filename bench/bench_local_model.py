@@ -19,7 +19,7 @@ missing), one run measures:
 - **cold query**: a fresh process that imports, loads, embeds one query and exits — what one
   ``gitmem recall`` pays for its query vector — in-process against isolated, alternating.
 
-Throughput: 64 chunks of ~320 tokens (synthetic daily notes from ``bench/synth.py``), 16 per
+Throughput: 64 chunks of ~320 tokens (synthetic daily notes from ``testing/synth.py``), 16 per
 call as ``gitmem index`` sends them, best of ``--rounds`` passes; tokens are counted by the
 model's own tokenizer. Query latency: the 50 benchmark queries, one per call, median and p95.
 The two runs compared take turns call by call; the ratio in brackets is the median over calls
@@ -48,8 +48,8 @@ HERE = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(HERE.parent))
 
-from bench import synth  # noqa: E402
 from gitmem.embed.worker import describe_exit  # noqa: E402
+from testing import synth  # noqa: E402
 
 NAME = "all-MiniLM-L6-v2"
 OUTTYPES = ("f16", "q8_0")

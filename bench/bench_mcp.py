@@ -35,10 +35,10 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from bench import bench_lexical as lex  # noqa: E402
-from bench import synth  # noqa: E402
 from bench.bench_semantic import fill_random_vectors  # noqa: E402
-from gitmem.warm import client  # noqa: E402
+from gitmem.front.warm import client  # noqa: E402
 from gitmem.workspace import open_workspace  # noqa: E402
+from testing import synth  # noqa: E402
 from testing.mcp import json_of, mcp_session  # noqa: E402
 
 IDENTITY = {"GIT_AUTHOR_NAME": "Bench Agent", "GIT_AUTHOR_EMAIL": "bench@example.invalid",

@@ -10,7 +10,7 @@ its gateway running on 127.0.0.1, interleaved per round over the same queries:
    answered through the warm process it started;
 2. ``gitmem recall QUERY --json`` as a process through a warm process (the thin client): gitmem's
    warm time as the command line sees it;
-3. the warm process's own part: one request on its socket (``gitmem.warm.client.request``), as
+3. the warm process's own part: one request on its socket (``gitmem.front.warm.client.request``), as
    the plugin sends it;
 4. ``gitmem recall QUERY --json`` alone (``GITMEM_WARM=0``).
 """
@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from fixtures.build_fixture import build_fixture  # noqa: E402
-from gitmem.warm import client  # noqa: E402
+from gitmem.front.warm import client  # noqa: E402
 from testing.chat_stub import chat_stub  # noqa: E402
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ  # noqa: E402
 from testing.openclaw import (  # noqa: E402

@@ -18,7 +18,7 @@ opinions a belief's entries went to) and the entries reflect reported as "possib
 
 ``--workspaces``: the reviewer's view instead, on ten days of a new user's notes
 (``testing/newuser.py``, one reflect over the ten days) and on the one-year synthetic workspace
-(``bench/synth.py``, one reflect over the year from ``bank/opinions.md`` as the year began): O
+(``testing/synth.py``, one reflect over the year from ``bank/opinions.md`` as the year began): O
 entries applied, opinions in the file, opinions per subject (mean, max), headings per belief
 (the opinions one belief's entries went to; beliefs known: the new user's four, the synthetic
 year's tracked opinions, whose entries repeat their statement), and the file a reviewer reads.
@@ -91,7 +91,7 @@ def run_reflect(repo: Path, last: str) -> tuple[dict[tuple[str, int], tuple[str,
     """Index, one reflect over the window; (path, line) -> (opinion id, stance), the report."""
     from gitmem.index.replay import index_workspace
     from gitmem.reflect.opinionfile import read_opinions
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
     from gitmem.workspace import open_workspace
 
     ws, cfg = open_workspace(repo)
@@ -259,7 +259,7 @@ def view(ws: Path, beliefs: dict[str, str], exact: bool = False) -> dict[str, An
 def bench_workspaces(cache: Path) -> dict[str, Any]:
     from bench import bench_lexical as lex
     from gitmem.index.replay import index_workspace
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
     from gitmem.workspace import open_workspace
     from testing import newuser
     from testing.repo import git

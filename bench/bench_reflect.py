@@ -3,7 +3,7 @@
 
     python bench/bench_reflect.py [--years 10] [--repeat 3] [--out bench/results/reflect.json]
 
-The cached synthetic workspace (``bench/synth.py``, one commit per day, ending 2026-11-29) is
+The cached synthetic workspace (``testing/synth.py``, one commit per day, ending 2026-11-29) is
 cloned into a scratch folder and indexed (not timed: under cron the hooks have done it). The
 generator writes ``bank/opinions.md`` with the evidence already applied, so each window starts
 from the generated HEAD plus one commit that puts back the opinions file as it stood when the
@@ -270,7 +270,7 @@ def reviewer_row(label: str, ready: Path, since: str, questions: list[tuple[str,
                  now: datetime, pruning: bool) -> dict[str, Any]:
     """One reflect --commit on a private copy of ``ready`` (indexed), and what it gives a
     reviewer."""
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
     from gitmem.workspace import open_workspace
 
     ws = ready.parent / f"{ready.name}-{'pruned' if pruning else 'all'}"

@@ -8,7 +8,7 @@ round, so the shared machine's noise falls on all of them alike), as p50/p95 wal
 against ``python -c pass`` in the same run, and as CPU time (user + system of the process and the
 git processes it ran, which other work on the machine barely moves):
 
-- ``python -c "import gitmem.cli"``: the import floor of every command;
+- ``python -c "import gitmem.front.cli"``: the import floor of every command;
 - ``gitmem review HEAD~N..HEAD`` (Markdown; the target: p50 <= 1 s for N = 30), the same with
   ``--format json``, and the same pinned to one CPU (review splits its work over two cores when
   it has them; its CPU time counts the forked child's);
@@ -48,7 +48,7 @@ def commands(ws: Path, commits: int) -> dict[str, list[str]]:
     review = [py, "-m", "gitmem", "-C", str(ws), "review"]
     return {
         "python -c pass": [py, "-c", "pass"],
-        "import gitmem.cli": [py, "-c", "import gitmem.cli"],
+        "import gitmem.front.cli": [py, "-c", "import gitmem.front.cli"],
         f"review HEAD~{commits}..HEAD (Markdown)": [*review, f"HEAD~{commits}..HEAD"],
         f"review HEAD~{commits}..HEAD --format json": [*review, f"HEAD~{commits}..HEAD",
                                                        "--format", "json"],

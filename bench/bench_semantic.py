@@ -42,7 +42,6 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from bench import bench_lexical as lex  # noqa: E402
-from bench import synth  # noqa: E402
 from gitmem.config import Config  # noqa: E402
 from gitmem.index.items import MAX_PASSAGES, embedding_passages  # noqa: E402
 from gitmem.index.session import Session  # noqa: E402
@@ -50,6 +49,7 @@ from gitmem.index.store import open_store  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 from gitmem.recall.ranking import Ranking  # noqa: E402
 from gitmem.workspace import Workspace, open_workspace  # noqa: E402
+from testing import synth  # noqa: E402
 
 
 def _index(ws: Path, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:
@@ -146,7 +146,7 @@ def fill_random_vectors(wsobj: Workspace, cfg: Config, target: int = 0) -> tuple
     configured local model's size, under its fingerprint (so recall runs hybrid), topped up to
     ``target`` items: k-NN cost does not depend on content, and embedding 10 years of notes
     would take an hour. Returns (current items, passage vectors searched, dimensions)."""
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
 
     embedder = select(cfg).embedder
     assert embedder is not None

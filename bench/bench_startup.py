@@ -5,7 +5,7 @@
 Measured in one run, as ratios against ``python -c pass`` (the same interpreter and
 environment; these machines are shared and noisy, so only same-run ratios mean anything):
 
-- ``python -c "import gitmem.cli"``: the import floor of every command;
+- ``python -c "import gitmem.front.cli"``: the import floor of every command;
 - a lexical ``gitmem recall`` on the fixture workspace, end to end (target <= 2x);
 - a no-op ``gitmem index`` on the fixture workspace (target <= 1.5x);
 - ``gitmem index`` after a one-file commit on the N-year synthetic workspace, alone and, commit
@@ -88,7 +88,7 @@ def start_server(ws: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def served_count(ws: Path, env: dict[str, str]) -> int:
-    code = ("import json, sys; from gitmem.warm import client; "
+    code = ("import json, sys; from gitmem.front.warm import client; "
             "print(json.dumps(client.request(sys.argv[1], 'ping')))")
     out = subprocess.run([sys.executable, "-c", code, str(ws.resolve())], env=env,
                          capture_output=True, text=True, check=True).stdout
@@ -115,7 +115,7 @@ def bench(rounds: int, years: int, cache: Path) -> dict[str, Any]:
         lex.run_child([*gm, "-C", str(fixture), "index"], env=env)
         samples = {
             "python -c pass": timed([py, "-c", "pass"], rounds, env),
-            "import gitmem.cli": timed([py, "-c", "import gitmem.cli"], rounds, env),
+            "import gitmem.front.cli": timed([py, "-c", "import gitmem.front.cli"], rounds, env),
             "recall (lexical, fixture)": timed(
                 [*gm, "-C", str(fixture), "recall", QUERY, "--mode", "lexical"], rounds, env),
             "index, nothing new (fixture)": timed([*gm, "-C", str(fixture), "index"], rounds,

@@ -11,7 +11,7 @@
    merge-file``). The machine is shared and loaded, so the same-run differences and ratios are
    the figures to read (target: the driver <= 50 ms).
 2. ``gitmem sync --json`` of one day's changes on each side, on the N-year synthetic workspace
-   (``bench/synth.py``) with two clones of a local bare remote: five commits on each machine
+   (``testing/synth.py``) with two clones of a local bare remote: five commits on each machine
    appending to the same day's note, then the first machine syncs (push), the second (fetch,
    merge through the driver, re-index, push), the first again (fast-forward, re-index). A new
    day each round (target <= 2 s each).
@@ -37,7 +37,7 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(ROOT))
 
 from bench import bench_lexical as lex  # noqa: E402
-from gitmem.mergedriver import driver_command, register  # noqa: E402
+from gitmem.merge.registration import driver_command, register  # noqa: E402
 
 DAY = "memory/2026-11-30.md"
 Samples = tuple[list[float], list[float]]  # (wall seconds, CPU seconds) per run

@@ -28,8 +28,8 @@ if __package__ in (None, ""):  # run as a script: the repository's packages are 
     sys.path.insert(0, str(BENCH_DIR.parent))
 
 from bench import bench_lexical as lex  # noqa: E402
-from bench import synth  # noqa: E402
 from bench.bench_growth import NOW, with_model  # noqa: E402
+from testing import synth  # noqa: E402
 
 
 def measure(ws: Path, rounds: int, model: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``gitmem`` and ``python -m gitmem``: a warm process answers when one serves the repository
-(``gitmem.warm.client``, standard library only); otherwise the command line runs here
-(``gitmem.cli``). git's merge driver (``merge-file BASE OURS THEIRS [PATH]`` on three existing
+(``gitmem.front.warm.client``, standard library only); otherwise the command line runs here
+(``gitmem.front.cli``). git's merge driver (``merge-file BASE OURS THEIRS [PATH]`` on three existing
 files) runs without the command line's imports: git starts one per merged memory file."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ def main() -> None:
         from gitmem.merge.driver import run_driver
 
         sys.exit(run_driver(*args[1:]))
-    from gitmem.warm.client import try_warm
+    from gitmem.front.warm.client import try_warm
 
     code = try_warm(args)
     if code is not None:
         sys.exit(code)
-    from gitmem.cli import main as cli_main
+    from gitmem.front.cli import main as cli_main
 
     cli_main()
 

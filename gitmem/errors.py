@@ -1,6 +1,6 @@
 """One error hierarchy; each class carries its exit status.
 
-The CLI maps these to exit codes in exactly one place (``cli.run``).
+The CLI maps these to exit codes in exactly one place (``front.cli.run``).
 """
 
 from __future__ import annotations

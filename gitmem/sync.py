@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import git
 from gitmem.errors import GitmemError
-from gitmem.mergedriver import DriverState, driver_state
+from gitmem.merge.registration import DriverState, driver_state
 from gitmem.reflect.purge import clear_marker, read_marker, write_marker
 
 if TYPE_CHECKING:

@@ -5,6 +5,7 @@
 - ``repo``: small repositories built with the git command line (``git``, ``make_repo``, ``write``,
   ``commit_all``).
 - ``fastimport``: long histories written in one ``git fast-import`` stream.
+- ``synth``: the deterministic synthetic workspace (N years of daily notes) of benchmarks and tests.
 - ``cli``: gitmem's command line run in-process or as a subprocess.
 - ``index``: a canonical dump of a workspace's index.
 - ``contract``: the keys of the JSON output, as reviewed.

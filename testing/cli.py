@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gitmem.cli import run_captured
+from gitmem.front.cli import run_captured
 from testing.bounds import FAILURE_SECONDS
 
 
 def gitmem(*args: str) -> tuple[int, str, str]:
-    """Run the CLI in-process via ``gitmem.cli.run``; returns (exit code, stdout, stderr)."""
+    """Run the CLI in-process via ``gitmem.front.cli.run``; returns (exit code, stdout, stderr)."""
     return run_captured(list(args), color=None)
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import synth
 from gitmem.index.cache import EmbeddingCache
+from testing import synth
 from testing.chaos import alive, describe, integrity, kill_after, leftovers, reap, wait_gone
 from testing.index import dump, vectors
 from testing.repo import git

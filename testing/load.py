@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import synth
 from gitmem.hooks import COALESCED, install
+from testing import synth
 from testing.bounds import FAILURE_SECONDS
 from testing.chaos import wait_gone
 from testing.index import dump

@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from gitmem.parse.retain import fact_id
-from gitmem.reflect.run import reflect
+from gitmem.reflect.reflect import reflect
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem
 from testing.repo import commit_all, make_repo, write

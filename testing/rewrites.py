@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench import synth
 from gitmem.index.replay import index_workspace
 from gitmem.workspace import open_workspace
+from testing import synth
 from testing.index import dump
 from testing.repo import GitFailed, git
 

@@ -18,10 +18,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from gitmem.mergedriver import register
+from gitmem.merge.registration import register
 from gitmem.parse.stale import is_stale_begin, is_stale_line
-from gitmem.reflect.retain import retain
-from gitmem.reflect.run import reflect
+from gitmem.reflect.append import retain
+from gitmem.reflect.reflect import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace

@@ -13,7 +13,7 @@ import click
 import pytest
 
 from gitmem import __version__
-from gitmem.cli import cli
+from gitmem.front.cli import cli
 from testing.cli import gitmem, gitmem_subprocess, recall_json
 from testing.contract import (
     FILTER_KEYS,
@@ -396,16 +396,17 @@ def test_status_and_index_json(repo: Path) -> None:
 # What a lexical recall on a current index may import: a new module on this path is a deliberate,
 # reviewed change (every import is start-up time; see bench/bench_startup.py).
 RECALL_MODULES = {
-    "gitmem", "gitmem.cli", "gitmem.cli.recall", "gitmem.terminal",  # no other command's module
+    "gitmem", "gitmem.front",  # the front ends' package (empty)
+    "gitmem.front.cli", "gitmem.front.cli.recall", "gitmem.front.terminal",  # no other command's module
     "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
     "gitmem.workspace", "gitmem.embed", "gitmem.embed.base",
-    "gitmem.embed.registry", "gitmem.embed.download",  # auto: is the local model present?
+    "gitmem.embed.selection", "gitmem.embed.download",  # auto: is the local model present?
     "gitmem.index", "gitmem.index.changes", "gitmem.index.items",
     "gitmem.index.queries", "gitmem.index.run", "gitmem.index.schema", "gitmem.index.store",
     "gitmem.parse", "gitmem.parse.chunking", "gitmem.parse.opinions", "gitmem.parse.retain",
     "gitmem.parse.textfold", "gitmem.parse.timeparse", "gitmem.recall", "gitmem.recall.answer",
     "gitmem.recall.ranking", "gitmem.recall.search",
-    "gitmem.recall.supersede", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
+    "gitmem.recall.update_marks", "gitmem.parse.similarity",  # knowledge updates (superseded_by)
     "gitmem.index.graph",  # the replacement graph's edges, stored by the indexer
     "gitmem.index.session",  # the session recall asks, cold or warm (issue 40)
     "gitmem.recall.present",  # --min-score, citations
@@ -413,7 +414,7 @@ RECALL_MODULES = {
     "gitmem.parse.topics",  # the words naming a question's topic (issue 37: weak, listings)
     "gitmem.recall.timing",  # time flags, date phrases, --as-of (issue 9)
     "gitmem.recall.asof",  # --as-of: a time or a commit (issue 16)
-    "gitmem.warm", "gitmem.warm.client",  # is a warm process serving? (one stat)
+    "gitmem.front.warm", "gitmem.front.warm.client",  # is a warm process serving? (one stat)
     "gitmem.parse.visible",  # text output shows control characters as escapes
     "gitmem.parse.pages",  # an entity page's aliases, as the store reads them (re only)
     "gitmem.parse.stale",  # the merge driver's stale lines in opinions.md (re only)
@@ -452,7 +453,7 @@ def test_fast_paths_do_not_import_the_indexer_stack(repo: Path) -> None:
 
 
 def test_progress_estimates_the_time_left_from_the_rate_so_far() -> None:
-    from gitmem.cli.commands import _left
+    from gitmem.front.cli.commands import _left
 
     assert _left((0.0, 0), 1.0, 10, 100) == ""  # too early to know the rate
     assert _left((0.0, 0), 10.0, 10, 100) == ", about 90 s left   "

@@ -8,11 +8,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import synth
 from gitmem.index.replay import index_workspace
 from gitmem.index.session import Session
 from gitmem.recall.answer import RecallRequest, answer
 from gitmem.workspace import open_workspace
+from testing import synth
 from testing.bounds import FAILURE_SECONDS
 from testing.index import dump
 from testing.repo import commit_all, git, write

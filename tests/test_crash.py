@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from gguf_model import tiny_gguf
 
-from bench import synth
 from gitmem.locks import writer_lock
 from gitmem.workspace import open_workspace
+from testing import synth
 from testing.bounds import FAILURE_SECONDS
 from testing.chaos import (
     children_of,

@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.git import objects_containing
 from gitmem.reflect.forget import forget, plan_forget
-from gitmem.reflect.run import reflect
+from gitmem.reflect.reflect import reflect
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem, gitmem_json, recall_json
 from testing.repo import commit_all, git, make_repo, write

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.cli import run
 from gitmem.domain import MemoryFile
 from gitmem.errors import UsageError
+from gitmem.front.cli import run
 from gitmem.index.items import item_versions
 from gitmem.parse.markdown import decode, front_matter, parse_file, split_lines
 from gitmem.parse.opinions import OPINIONS_PATH, parse_opinions

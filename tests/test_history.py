@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cli import run
+from gitmem.front.cli import run
 from gitmem.index.replay import IndexReport, index_workspace
 from gitmem.index.session import Session
 from gitmem.index.store import open_store

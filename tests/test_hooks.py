@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from gitmem.cli import run
+from gitmem.front.cli import run
 from gitmem.hooks import CHAINED_SUFFIX, COALESCED, HOOK_NAMES, install
 from gitmem.hooks import status as hook_status
 from gitmem.index.replay import index_workspace

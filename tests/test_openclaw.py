@@ -253,7 +253,7 @@ def test_serve_json_hands_over_its_socket_and_warning(
         fixture_repo: Path, tmp_path: Path, without_default_model: None) -> None:
     import sys
 
-    from gitmem.warm.client import exchange
+    from gitmem.front.warm.client import exchange
 
     runtime = tmp_path / "run"
     runtime.mkdir()

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.reflect.opinionfile import read_opinions
+from gitmem.reflect.reflect import ReflectReport, reflect
 from gitmem.reflect.rule import Observation, apply_evidence
-from gitmem.reflect.run import ReflectReport, reflect
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem
 from testing.repo import commit_all, make_repo, write

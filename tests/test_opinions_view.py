@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import GitmemError
-from gitmem.recall.opinions import list_opinions
+from gitmem.recall.opinions_view import list_opinions
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, gitmem_json, recall_json

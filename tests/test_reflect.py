@@ -18,10 +18,10 @@ from gitmem.hooks import install
 from gitmem.index.reflect_queries import facts_recorded
 from gitmem.locks import file_lock
 from gitmem.parse.retain import KIND_NAMES, fact_id, find_entities
+from gitmem.reflect.entity_summaries import BEGIN, END
 from gitmem.reflect.opinionfile import read_opinions
-from gitmem.reflect.pages import BEGIN, END
 from gitmem.reflect.proposals import PROPOSAL_PATH
-from gitmem.reflect.run import ReflectReport, reflect
+from gitmem.reflect.reflect import ReflectReport, reflect
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, gitmem_json
@@ -532,7 +532,7 @@ def test_readme_cron_line_runs_reflect(tmp_path: Path, repo_root: Path) -> None:
 
 
 def test_synthetic_workspace_reflects_with_cited_evidence(tmp_path: Path) -> None:
-    from bench import synth
+    from testing import synth
 
     made = synth.generate(tmp_path / "ws", days=45)
     since = made.start.isoformat()

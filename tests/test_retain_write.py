@@ -16,7 +16,7 @@ from gitmem.errors import GitmemError, UsageError
 from gitmem.hooks import install
 from gitmem.index.run import index_is_current
 from gitmem.locks import writer_lock
-from gitmem.reflect.retain import retain
+from gitmem.reflect.append import retain
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem, recall_json, status_json

@@ -22,11 +22,11 @@ import pytest
 from embed_server import EmbedServer, Fault
 from gguf_model import tiny_gguf
 
-from gitmem.cli import run_captured
 from gitmem.config import Config
 from gitmem.embed.base import EmbeddingError
 from gitmem.embed.download import models_dir, pull
 from gitmem.embed.remote import remote_embedder
+from gitmem.front.cli import run_captured
 from gitmem.hooks import install
 from gitmem.parse.visible import visible_json
 from gitmem.userdirs import user_cache_dir

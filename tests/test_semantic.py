@@ -19,7 +19,7 @@ import pytest
 from embed_server import EmbedServer, Fault, Gate
 
 from fixtures.build_fixture import DEFAULT_SOURCE, build_fixture
-from gitmem.embed.registry import select
+from gitmem.embed.selection import select
 from gitmem.errors import GitmemError
 from gitmem.hooks import COALESCED
 from gitmem.index.replay import index_workspace
@@ -605,7 +605,7 @@ def test_a_warm_process_counts_the_embedding_backlog_once_per_index_state(
     """A warm process remembers what the index's content alone decides (how many committed
     items wait for vectors) while the file has the same stamp: another process's write is
     counted again, and the warm answer stays what a command alone prints."""
-    from gitmem.cli import run_captured
+    from gitmem.front.cli import run_captured
     from gitmem.index.store import Store as IndexStore
     from gitmem.index.watch import WarmState
 

@@ -16,7 +16,7 @@ import pytest
 
 from gitmem.index.reflect_queries import facts_by_fact_id
 from gitmem.merge.driver import merge_file, merge_text
-from gitmem.mergedriver import driver_command, register
+from gitmem.merge.registration import driver_command, register
 from gitmem.parse.stale import (
     OPINION_NOTE,
     STALE_BEGIN,
@@ -25,9 +25,9 @@ from gitmem.parse.stale import (
     is_stale_line,
     read_stale,
 )
-from gitmem.reflect.retain import retain
+from gitmem.reflect.append import retain
+from gitmem.reflect.reflect import reflect
 from gitmem.reflect.rule import Observation, apply_evidence
-from gitmem.reflect.run import reflect
 from gitmem.scaffold import init_workspace
 from gitmem.sync import SyncConflict, sync
 from gitmem.workspace import open_workspace
@@ -474,7 +474,7 @@ def test_the_driver_process_imports_only_what_a_daily_notes_merge_needs(tmp_path
     assert proc.returncode == 0, proc.stderr[-500:]
     imported = {ln.split("|")[-1].strip() for ln in proc.stderr.splitlines() if "|" in ln}
     assert {"gitmem.merge.driver", "gitmem.merge.lines"} <= imported
-    assert not {"site", "re", "difflib", "dataclasses", "pathlib", "typing", "click", "gitmem.cli",
+    assert not {"site", "re", "difflib", "dataclasses", "pathlib", "typing", "click", "gitmem.front.cli",
                 "gitmem.git", "gitmem.domain", "gitmem.parse.opinions"} & imported
     assert files["a"].read_text(encoding="utf-8") == NOTE + "- W @Peter: a.\n- W @Peter: b.\n"
     files["b"].write_text(NOTE.replace("The NUC", "The Castle"), encoding="utf-8")

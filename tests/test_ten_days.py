@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gitmem.reflect.run import ReflectReport, reflect
+from gitmem.reflect.reflect import ReflectReport, reflect
 from gitmem.workspace import open_workspace
 from testing import newuser
 from testing.cli import gitmem

@@ -1,4 +1,4 @@
-"""The one door to the terminal (gitmem.terminal, on top of click.echo and click.style): memory
+"""The one door to the terminal (gitmem.front.terminal, on top of click.echo and click.style): memory
 text is shown as text whatever the stream, gitmem's own styles only where colour is on, and a
 real ``gitmem`` process prints and ends as the command line in-process does."""
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import click
 import pytest
 
-from gitmem import terminal
-from gitmem.cli import run_captured
+from gitmem.front import terminal
+from gitmem.front.cli import run_captured
 from testing.bounds import FAILURE_SECONDS
 from testing.cli import gitmem
 from testing.repo import commit_all, make_repo, write

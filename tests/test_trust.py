@@ -422,7 +422,7 @@ def test_semantic_search_set_once_works_in_every_shell_and_in_hooks(
         harbor: Path, tiny_model: Path) -> None:
     import time
 
-    from gitmem.cli import run
+    from gitmem.front.cli import run
 
     model_from_files()
     assert gitmem("-C", str(harbor), "config", "set", "embed.model", str(tiny_model))[0] == 0
@@ -664,7 +664,7 @@ def test_an_index_from_before_the_stems_column_is_rebuilt(forms: Path) -> None:
 
 
 def test_reflect_reads_committed_memory_only(harbor: Path) -> None:
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
 
     write(harbor, "memory/2025-03-14.md", day_note("2025-03-14", "W @Harbor: Release is close."))
     commit_all(harbor, "march 14", "2025-03-14T18:00:00+00:00")

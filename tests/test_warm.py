@@ -19,7 +19,7 @@ import pytest
 from gguf_model import tiny_gguf
 
 from gitmem import __version__
-from gitmem.warm import client
+from gitmem.front.warm import client
 from testing.bounds import FAILURE_SECONDS
 from testing.chaos import servers_under, wait_gone
 from testing.cli import gitmem
@@ -304,7 +304,7 @@ def test_the_idle_clock_starts_after_the_warm_up(fixture_repo: Path, runtime: Pa
     """A warm-up longer than the idle timeout (the clock moves 10 s while it runs, on a clock
     of the test's own) does not end the server at its first idle check: it serves, and ends
     once it has been idle for the timeout after it started listening."""
-    from gitmem.warm.server import WarmServer
+    from gitmem.front.warm.server import WarmServer
     from gitmem.workspace import open_workspace
 
     assert gitmem("-C", str(fixture_repo), "index")[0] == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.warm import client, registry
+from gitmem.front.warm import client, registry
 from testing.bounds import FAILURE_SECONDS
 from testing.chaos import alive, servers_under, wait_servers_gone
 from testing.cli import gitmem

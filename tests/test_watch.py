@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gitmem.cli import run_captured
+from gitmem.front.cli import run_captured
 from gitmem.index.watch import WarmState
 from testing.cli import gitmem
 from testing.repo import commit_all, git, write

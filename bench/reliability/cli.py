@@ -152,8 +152,8 @@ def pool(args: argparse.Namespace) -> dict[str, Any]:
     import statistics
 
     import gitmem.index.replay as replay
-    from bench import synth
     from gitmem.workspace import open_workspace
+    from testing import synth
 
     rows: list[dict[str, Any]] = []
     with scratch() as base:

@@ -249,7 +249,7 @@ def fill_embeddings(ws: Workspace, cfg: Config, outcome: IndexOutcome, *,
                     progress: Progress | None = None) -> None:
     """Embed what the index lacks, recording the result (or why nothing ran) in ``outcome``."""
     from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
     from gitmem.index.vectors import embed_pending
 
     try:

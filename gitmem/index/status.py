@@ -14,7 +14,7 @@ from gitmem.config import Config
 from gitmem.domain import Warn
 from gitmem.git import head_id
 from gitmem.index.store import UNUSABLE, NewerIndexError, open_store
-from gitmem.mergedriver import DriverState, driver_state
+from gitmem.merge.registration import DriverState, driver_state
 from gitmem.workspace import Workspace, WorktreeLayer, worktree_layer
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ def _off_hint(cfg: Config, reason: str | None, missing: bool) -> str:
 def _semantic_status(cfg: Config, deep: bool) -> SemanticStatus:
     from gitmem.config import is_remote
     from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.registry import build, select
+    from gitmem.embed.selection import build, select
 
     out = SemanticStatus(provider=cfg.embed_provider, model=cfg.embed_model)
     started = time.monotonic()
@@ -261,7 +261,7 @@ def _semantic_status(cfg: Config, deep: bool) -> SemanticStatus:
             named.close()
         return out
     if sel.embedder is None:
-        from gitmem.embed.registry import unconfigured_warning
+        from gitmem.embed.selection import unconfigured_warning
 
         out.hint = _off_hint(cfg, sel.reason, sel.missing)
         out.no_embedder, out.unconfigured = True, unconfigured_warning(cfg)

@@ -72,12 +72,12 @@ def merge_text(o: str, a: str, b: str, path: str) -> tuple[str, int, int]:
     if o == a:
         return b, 0, 0
     if path.endswith(OPINIONS_FILE):
-        from gitmem.merge.opinions import merge_opinions
+        from gitmem.merge.opinion_sections import merge_opinions
 
         return merge_opinions(o, a, b)
     stale = 0
     if "bank/entities/" in path:
-        from gitmem.merge.pages import settle_blocks
+        from gitmem.merge.page_blocks import settle_blocks
 
         a, b, stale = settle_blocks(o, a, b)
     text, conflicts = merge_lines(o, a, b)

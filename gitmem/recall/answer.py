@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gitmem.config import Config
 from gitmem.domain import RecallMode, ResultKind, TimeWindow
 from gitmem.embed.base import Embedder, EmbeddingError
-from gitmem.embed.registry import Selection, fallback, select
+from gitmem.embed.selection import Selection, fallback, select
 from gitmem.errors import GitmemError, SearchUnavailable, UsageError
 from gitmem.index.session import Session
 from gitmem.index.store import BUSY, UNUSABLE, WORKTREE, Store

@@ -24,8 +24,8 @@ from gitmem.index.store import Store, open_store
 from gitmem.parse.pages import human_text
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
-from gitmem.recall.opinions import OpinionView, about, opinion_view
-from gitmem.recall.supersede import citation, stated
+from gitmem.recall.opinions_view import OpinionView, about, opinion_view
+from gitmem.recall.update_marks import citation, stated
 from gitmem.workspace import Workspace
 
 KINDS = tuple(KIND_NAMES.values())  # world, experience, opinion, observation

@@ -58,7 +58,7 @@ from gitmem.recall.ranking import (
     stems,
     term_share,
 )
-from gitmem.recall.supersede import Replacement, citation, current_first, marks, stated
+from gitmem.recall.update_marks import Replacement, citation, current_first, marks, stated
 
 if TYPE_CHECKING:
     from gitmem.index.signbits import SignBits
@@ -393,7 +393,7 @@ def rank(
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
     opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
-        from gitmem.recall.opinions import opinion_candidates  # --kind O only: start-up time
+        from gitmem.recall.opinions_view import opinion_candidates  # --kind O only: start-up time
 
         opinions = opinion_candidates(store, query_terms(q.text), q.as_of_seq, entity_keys,
                                       q.window)
@@ -681,7 +681,7 @@ def _subject(store: Store, ents: Sequence[str], hint: Replacement) -> str:
 
 
 def _opinion_result(row: Row, score: float, terms: list[list[str]]) -> Result:
-    from gitmem.recall.opinions import opinion_view
+    from gitmem.recall.opinions_view import opinion_view
 
     view = opinion_view(row)
     return Result(

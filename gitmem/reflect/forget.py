@@ -28,8 +28,8 @@ from gitmem.git import blob_id, commit_files, files_at, files_containing, head_i
 from gitmem.locks import file_lock
 from gitmem.parse.markdown import decode, parse_file
 from gitmem.parse.retain import entity_key
-from gitmem.reflect.pages import ENTITIES_DIR, digest_entry, digest_text, generated_span
-from gitmem.reflect.retain import LOCK_SECONDS
+from gitmem.reflect.append import LOCK_SECONDS
+from gitmem.reflect.entity_summaries import ENTITIES_DIR, digest_entry, digest_text, generated_span
 from gitmem.reflect.textfile import Editor, split_text
 from gitmem.workspace import OPINIONS_PATH, Workspace, classify, ensure_memory_dir
 

@@ -33,8 +33,8 @@ from gitmem.locks import file_lock
 from gitmem.parse.annotations import without_notes
 from gitmem.parse.markdown import parse_file
 from gitmem.parse.retain import entity_key
+from gitmem.reflect.append import BREAKING, LOCK_SECONDS, appended, check_entry
 from gitmem.reflect.importers import Imported, read_source
-from gitmem.reflect.retain import BREAKING, LOCK_SECONDS, appended, check_entry
 from gitmem.workspace import Workspace, ensure_memory_dir
 
 TOOL_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "hermes": "Hermes",

@@ -176,7 +176,7 @@ export class Gitmem {
 }
 
 /**
- * One request to the warm process, skipping heartbeats (the protocol of gitmem/warm/client.py).
+ * One request to the warm process, skipping heartbeats (the protocol of gitmem/front/warm/client.py).
  * @param {Handshake} hello @param {string[]} argv @param {string} [op]
  * @returns {Promise<any>}
  */

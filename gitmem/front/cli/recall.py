@@ -1,5 +1,5 @@
 """``gitmem recall``, the command agents and plugins run most: a module of its own, so that a
-recall builds no other command's options (:class:`gitmem.cli.LazyGroup`)."""
+recall builds no other command's options (:class:`gitmem.front.cli.LazyGroup`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli import CONTEXT, autostart_after, session_of
 from gitmem.domain import RecallMode
-from gitmem.terminal import echo, print_json, style
+from gitmem.front.cli import CONTEXT, autostart_after, session_of
+from gitmem.front.terminal import echo, print_json, style
 
 if TYPE_CHECKING:
     from gitmem.recall.search import Result

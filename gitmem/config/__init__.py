@@ -7,6 +7,8 @@ endpoints, headers and key variables are honoured only from the user config or t
 An invalid setting blocks only what reads it: a command that reads it fails with the error that
 names the file, the key and what is allowed, while ``status`` and ``config`` (which read a
 lenient copy) still run, so the user can see and fix it.
+
+This module reads the configuration; :mod:`.edit` writes it (``gitmem config set``).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ fresh repository and then checked out.
 Everything is drawn from a seeded ``random.Random``: the same seed gives byte-identical files and
 the same HEAD commit id.
 
-    python bench/synth.py DEST --years N [--seed S]
-    python bench/synth.py DEST --days 30
+    python testing/synth.py DEST --years N [--seed S]
+    python testing/synth.py DEST --days 30
 
 ``queries(seed)`` / ``QUERIES`` give 50 varied recall queries over the generated vocabulary.
 Evidence in ``bank/opinions.md`` cites facts by the ids gitmem's index gives them.

@@ -1,4 +1,4 @@
-"""The synthetic-workspace generator used by the benchmarks (bench/synth.py)."""
+"""The synthetic-workspace generator used by the benchmarks and tests (testing/synth.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from datetime import date, timedelta
 from pathlib import Path
 
-from bench import synth
+from testing import synth
 from testing.cli import gitmem
 from testing.index import dump, records
 from testing.repo import git

@@ -1,10 +1,10 @@
-"""The command line: with its door to the terminal (:mod:`gitmem.terminal`), the only code that
-imports click; errors map to exit codes here and in the door's one handler only.
+"""The command line: with its door to the terminal (:mod:`gitmem.front.terminal`), the only code
+that imports click; errors map to exit codes here and in the door's one handler only.
 
 The group is click's lazily loading one (click's documentation, "Lazily Loading Subcommands"):
 a command's module is imported when that command runs, so ``gitmem recall`` builds only
-recall's options (:mod:`gitmem.cli.recall`) and every other command's stay in
-:mod:`gitmem.cli.commands`. What the commands share is here: the context a warm process or a
+recall's options (:mod:`gitmem.front.cli.recall`) and every other command's stay in
+:mod:`gitmem.front.cli.commands`. What the commands share is here: the context a warm process or a
 test passes in (``ctx.obj``), and :func:`run`, which maps every outcome to an exit status.
 """
 
@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from gitmem import __version__, terminal
-from gitmem.terminal import echo
+from gitmem import __version__
+from gitmem.front import terminal
+from gitmem.front.terminal import echo
 
 if TYPE_CHECKING:
     from gitmem.config import Config
@@ -31,8 +32,8 @@ CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_w
 
 # Each command's module and name in it, imported when the command runs (or help lists it).
 COMMANDS = {
-    "recall": "gitmem.cli.recall:recall",
-    **{name: f"gitmem.cli.commands:{attribute}" for name, attribute in (
+    "recall": "gitmem.front.cli.recall:recall",
+    **{name: f"gitmem.front.cli.commands:{attribute}" for name, attribute in (
         ("init", "init"), ("index", "index"), ("status", "status"), ("entity", "entity"),
         ("opinions", "opinions"), ("get", "get"), ("reflect", "reflect_command"),
         ("review", "review"), ("retain", "retain"), ("mcp", "mcp"), ("serve", "serve"),
@@ -116,10 +117,10 @@ def autostart_after(ctx: click.Context, ws: Workspace, cfg: Config) -> None:
     one in the background for the next (warm.autostart; never in CI, a git hook, or a caller
     of ``run`` in-process)."""
     if is_process(ctx) and warm_of(ctx) is None:
-        from gitmem.warm.client import may_autostart
+        from gitmem.front.warm.client import may_autostart
 
         if may_autostart(cfg.warm_autostart):
-            from gitmem.warm.registry import autostart
+            from gitmem.front.warm.registry import autostart
 
             autostart(str(ws.repo_root), str(ws.root), cap=cfg.warm_max_servers)
 

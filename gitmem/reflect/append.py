@@ -283,7 +283,7 @@ def retain_and_index(ws: Workspace, cfg: Config, entry: str, *, day: date | None
     committed first: a failure after that only delays finding it, and is reported, not raised;
     a model that fails leaves the entry to lexical search, as recall then says."""
     from gitmem.embed.base import EmbeddingError
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
     from gitmem.index.replay import index_workspace
     from gitmem.index.vectors import embed_pending
 
@@ -342,7 +342,7 @@ def _may_replace(ws: Workspace, result: RetainResult) -> tuple[Candidate, ...]:
     from gitmem.index.store import open_store
     from gitmem.parse.retain import entity_key
     from gitmem.parse.statements import STATE_KINDS
-    from gitmem.recall.supersede import citation, stated
+    from gitmem.recall.update_marks import citation, stated
 
     keys = sorted({entity_key(e) for e in result.entities} - {""})
     if not keys:

@@ -51,14 +51,7 @@ from gitmem.parse.stale import STALE_BEGIN, is_stale_begin
 from gitmem.parse.timeparse import build_window
 from gitmem.parse.visible import hidden_characters, visible
 from gitmem.reflect import pending, warned
-from gitmem.reflect.opinion_update import DormantOpinion, OpinionChange, dormant, plan_opinions
-from gitmem.reflect.opinionfile import (
-    OpinionsFile,
-    merged_evidence_ids,
-    read_opinions,
-    write_opinions,
-)
-from gitmem.reflect.pages import (
+from gitmem.reflect.entity_summaries import (
     ENTITIES_DIR,
     EntityDigest,
     PageOpinion,
@@ -67,6 +60,13 @@ from gitmem.reflect.pages import (
     render_block,
     splice,
     summarise,
+)
+from gitmem.reflect.opinion_update import DormantOpinion, OpinionChange, dormant, plan_opinions
+from gitmem.reflect.opinionfile import (
+    OpinionsFile,
+    merged_evidence_ids,
+    read_opinions,
+    write_opinions,
 )
 from gitmem.reflect.proposals import (
     PROPOSAL_PATH,
@@ -474,7 +474,7 @@ def model_similarity(cfg: Config) -> Similarity | None:
     it needs no network)."""
     if cfg.embed_provider not in ("auto", "local"):
         return None
-    from gitmem.embed.registry import select
+    from gitmem.embed.selection import select
 
     embedder = select(cfg).embedder
     if embedder is None:

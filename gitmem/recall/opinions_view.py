@@ -26,7 +26,7 @@ from gitmem.index.store import Store, open_store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import fold
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
-from gitmem.recall.supersede import citation
+from gitmem.recall.update_marks import citation
 from gitmem.workspace import Workspace
 
 _WORD = re.compile(r"\w+")

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.front.warm.client import runtime_dir, socket_path
 from gitmem.lifetime import start_detached
 from gitmem.locks import file_lock, held_elsewhere
-from gitmem.warm.client import runtime_dir, socket_path
 
 PREFIX, SUFFIX = "serve-", ".json"
 REGISTRY_LOCK = "registry.lock"

@@ -36,7 +36,7 @@ def driver_command(python: str, package_parent: str | None = None) -> str:
     """git runs one driver per file both sides changed, so it starts Python without ``site``
     (``-S``: no .pth files, no site-packages scan; two thirds of a bare start-up in a virtual
     environment) and finds gitmem through ``PYTHONPATH``: the driver needs nothing else."""
-    parent = package_parent or str(Path(__file__).resolve().parent.parent)
+    parent = package_parent or str(Path(__file__).resolve().parents[2])
     return (f"PYTHONPATH={shlex.quote(parent)} {shlex.quote(python)} -S -m gitmem merge-file "
             f"%O %A %B %P")
 

@@ -180,7 +180,7 @@ class MemoryTools:
     def opinions(self, cfg: Config, *, entity: str | None = None,
                  min_confidence: float | None = None, as_of: str | None = None,
                  history: bool = False) -> str:
-        from gitmem.recall.opinions import list_opinions
+        from gitmem.recall.opinions_view import list_opinions
 
         answer = list_opinions(self.ws, cfg, entity=entity, min_confidence=min_confidence,
                                as_of=as_of, history=history)
@@ -206,7 +206,7 @@ class MemoryTools:
 
     def retain(self, cfg: Config, entry: str, replaces: tuple[str, ...] = (),
                keeps: tuple[str, ...] = (), importance: int | None = None) -> str:
-        from gitmem.reflect.retain import retain_and_index
+        from gitmem.reflect.append import retain_and_index
 
         done = retain_and_index(self.ws, cfg, entry, replaces=replaces, keeps=keeps,
                                 importance=importance)
@@ -218,7 +218,7 @@ class MemoryTools:
 def _with_unconfigured(cfg: Config, warnings: list[str]) -> list[str]:
     """A server's answers say, every time, that semantic search is off because no
     configuration reached it."""
-    from gitmem.embed.registry import unconfigured_warning
+    from gitmem.embed.selection import unconfigured_warning
 
     warning = unconfigured_warning(cfg)
     return warnings if warning is None else [warning, *warnings]

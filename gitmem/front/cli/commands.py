@@ -1,5 +1,5 @@
-"""gitmem's commands but ``recall`` (:mod:`gitmem.cli.recall`), imported when one of them runs
-(:class:`gitmem.cli.LazyGroup`)."""
+"""gitmem's commands but ``recall`` (:mod:`gitmem.front.cli.recall`), imported when one of them runs
+(:class:`gitmem.front.cli.LazyGroup`)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli import CONTEXT, autostart_after, ctx_path, run_captured, workspace_of
 from gitmem.errors import GitmemError, SearchUnavailable
-from gitmem.terminal import Styled, echo, print_json, style  # the one door to the terminal
+from gitmem.front.cli import CONTEXT, autostart_after, ctx_path, run_captured, workspace_of
+from gitmem.front.terminal import Styled, echo, print_json, style  # the one door to the terminal
 from gitmem.workspace import open_workspace
 
 if TYPE_CHECKING:
     from gitmem.recall.entity import EntityList, EntityView, FactView
-    from gitmem.recall.opinions import OpinionView
+    from gitmem.recall.opinions_view import OpinionView
 
 STOP_WAIT_SECONDS = 10.0  # serve --stop --all waits this long for the processes to exit
 
@@ -83,7 +83,7 @@ def init(ctx: click.Context, directory: Path | None, with_hooks: bool | None) ->
     """Create the memory layout in DIRECTORY (default: here), making a git repo if needed, and
     register the merge driver for memory files (.gitattributes and this clone's config)."""
     from gitmem import hooks as hookmod
-    from gitmem.mergedriver import register
+    from gitmem.merge.registration import register
     from gitmem.scaffold import init_workspace
 
     target = directory or ctx_path(ctx)
@@ -429,7 +429,7 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
              as_of: str | None, history: bool, as_json: bool) -> None:
     """The opinions of bank/opinions.md, strongest first: statement, confidence, updated date
     and the evidence for and against, each cited."""
-    from gitmem.recall.opinions import list_opinions
+    from gitmem.recall.opinions_view import list_opinions
 
     ws, cfg = workspace_of(ctx)
     answer = list_opinions(ws, cfg, entity=entity_name, min_confidence=min_confidence,
@@ -507,7 +507,7 @@ def reflect_command(ctx: click.Context, since: str, dry_run: bool, do_commit: bo
     Made for cron: prints nothing unless something changed (or a warning); exit status 0 when
     the run completed (changes or none), 1 when it could not (another reflect holds the lock,
     git refused the commit), 2 for a bad option."""
-    from gitmem.reflect.run import reflect
+    from gitmem.reflect.reflect import reflect
 
     ws, cfg = workspace_of(ctx)
     report = reflect(ws, cfg, since=since, dry_run=dry_run, commit=do_commit)
@@ -584,7 +584,7 @@ def retain(ctx: click.Context, entry: str, replaces: tuple[str, ...], keeps: tup
     memory/YYYY-MM-DD.md under '## Retain', and commit that file alone: the note as it is at
     HEAD plus the entry (uncommitted edits of the note stay uncommitted). Then index it, so the
     next recall finds it."""
-    from gitmem.reflect.retain import retain_and_index
+    from gitmem.reflect.append import retain_and_index
 
     ws, cfg = workspace_of(ctx)
     done = retain_and_index(ws, cfg, entry, replaces=replaces, keeps=keeps,
@@ -735,7 +735,7 @@ def mcp(ctx: click.Context) -> None:
     (memory_search, memory_get, memory_retain, memory_entity, memory_opinions, memory_review;
     memory_forget too when 'gitmem config set mcp.forget true' allows it).
     Needs the MCP Python SDK (pip install mcp; from a checkout, pip install '.[mcp]')."""
-    from gitmem.mcp_server import serve_stdio
+    from gitmem.front.mcp_server import serve_stdio
 
     ws, _ = workspace_of(ctx)
     serve_stdio(ws)
@@ -764,8 +764,8 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listi
     user-only Unix socket; they fall back to working alone when it is not running. Runs in
     the foreground; exits after an idle timeout, or when the workspace or its .git is removed
     or moved. --list shows this user's warm processes; --stop --all stops them."""
-    from gitmem.embed.registry import unconfigured_warning
-    from gitmem.warm import server
+    from gitmem.embed.selection import unconfigured_warning
+    from gitmem.front.warm import server
 
     if every and not stop:
         raise click.UsageError("--all goes with --stop: gitmem serve --stop --all")
@@ -798,7 +798,7 @@ def serve(ctx: click.Context, idle: float | None, stop: bool, every: bool, listi
 
 
 def _list_servers(as_json: bool) -> None:
-    from gitmem.warm import registry
+    from gitmem.front.warm import registry
 
     rows = [e.to_json() for e in registry.live()]
     if as_json:
@@ -820,7 +820,7 @@ def _duration(seconds: float) -> str:
 
 
 def _stop_servers(as_json: bool) -> None:
-    from gitmem.warm import server
+    from gitmem.front.warm import server
 
     stopped, left = server.stop_all(timeout=STOP_WAIT_SECONDS)
     if as_json:
@@ -861,7 +861,7 @@ def hooks_install(ctx: click.Context) -> None:
     kept and chained), and the merge driver for memory files (.gitattributes and this clone's
     merge.gitmem.* config)."""
     from gitmem import hooks as hookmod
-    from gitmem.mergedriver import register
+    from gitmem.merge.registration import register
 
     ws, _ = workspace_of(ctx)
     for line in [*hookmod.install(ws.repo_root), *register(ws.repo_root, ws.prefix)]:
@@ -886,7 +886,7 @@ def hooks_status(ctx: click.Context, as_json: bool) -> None:
     """Show which hooks are installed, chained, or belong to something else, and whether this
     clone registers the merge driver for memory files."""
     from gitmem import hooks as hookmod
-    from gitmem.mergedriver import driver_state
+    from gitmem.merge.registration import driver_state
 
     ws, _ = workspace_of(ctx)
     states = hookmod.status(ws.repo_root)
@@ -1040,7 +1040,7 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
     """Every setting, its effective value and where it comes from (default, repository, user,
     environment: GITMEM_<SECTION>_<KEY>), with the layers it overrides. Invalid values are
     listed and reported, so they can be fixed here."""
-    from gitmem.settings import list_settings
+    from gitmem.config.edit import list_settings
 
     report = list_settings(_config_repo(ctx))
     if as_json:
@@ -1066,7 +1066,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
     """Print the effective value of KEY (section.name, e.g. embed.provider); --json adds
     every layer that sets it and which one applies. An invalid value is printed as written,
     with its error (exit status 1)."""
-    from gitmem.settings import get_setting
+    from gitmem.config.edit import get_setting
 
     setting = get_setting(_config_repo(ctx), key)
     if as_json:
@@ -1084,7 +1084,7 @@ def config_get(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
     """Set KEY to VALUE (lists: a,b or ["a", "b"]; headers: Name=value,...)."""
-    from gitmem.settings import set_setting
+    from gitmem.config.edit import set_setting
 
     change = set_setting(_config_repo(ctx), key, value, repo=repo)
     echo(change.text())
@@ -1099,7 +1099,7 @@ def config_set(ctx: click.Context, key: str, value: str, repo: bool) -> None:
 @click.pass_context
 def config_unset(ctx: click.Context, key: str, repo: bool) -> None:
     """Remove KEY from the user config (or the repository's), back to the next layer."""
-    from gitmem.settings import unset_setting
+    from gitmem.config.edit import unset_setting
 
     change = unset_setting(_config_repo(ctx), key, repo=repo)
     echo(change.text())

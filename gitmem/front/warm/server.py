@@ -18,7 +18,7 @@ and the client works alone. While a command runs, a heartbeat goes to the client
 check, every ``ACCEPT_POLL`` seconds) when its workspace, repository or ``.git`` is removed or
 moved (``WarmServer.moved``: a stat of each path, which also sees a folder above them renamed,
 as an inotify watch of the folder itself would not). It is in the user's registry of warm
-processes (``gitmem.warm.registry``) from its start to its end.
+processes (``gitmem.front.warm.registry``) from its start to its end.
 """
 
 from __future__ import annotations
@@ -35,10 +35,8 @@ from typing import Any
 
 from gitmem import __version__
 from gitmem.errors import GitmemError, LockBusy
-from gitmem.index.watch import WarmState
-from gitmem.locks import file_lock
-from gitmem.warm import registry
-from gitmem.warm.client import (
+from gitmem.front.warm import registry
+from gitmem.front.warm.client import (
     HEARTBEAT,
     PROTOCOL,
     answerable,
@@ -47,6 +45,8 @@ from gitmem.warm.client import (
     request,
     socket_path,
 )
+from gitmem.index.watch import WarmState
+from gitmem.locks import file_lock
 from gitmem.workspace import Workspace
 
 # (argv, color, what is remembered) -> (exit status, stdout, stderr): the command line run in
