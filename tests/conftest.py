@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from fixtures.build_fixture import build_fixture
-from gitmem import git as git_door
+from gitmem.git import process as git_process
 from testing.bounds import FAILURE_SECONDS
 from testing.chaos import describe, reap, wait_servers_gone
 from testing.gitenv import TEST_GITCONFIG, hermetic_environ
@@ -91,15 +91,16 @@ def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
 
 @pytest.fixture
 def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Every git process gitmem starts through its one door, by arguments."""
+    """Every git process gitmem starts through its one door, by arguments (counted where every
+    module of ``gitmem.git`` starts one: ``process.run``)."""
     calls: list[tuple[str, ...]] = []
-    real = git_door.run
+    real = git_process.run
 
     def counted(cwd: Path, *args: str, **kw: Any) -> Any:
         calls.append(args)
         return real(cwd, *args, **kw)
 
-    monkeypatch.setattr(git_door, "run", counted)
+    monkeypatch.setattr(git_process, "run", counted)
     return calls
 
 

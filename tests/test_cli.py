@@ -399,6 +399,8 @@ RECALL_MODULES = {
     "gitmem", "gitmem.front",  # the front ends' package (empty)
     "gitmem.front.cli", "gitmem.front.cli.recall", "gitmem.front.terminal",  # no other command's module
     "gitmem.config", "gitmem.domain", "gitmem.errors", "gitmem.git",
+    *(f"gitmem.git.{m}" for m in ("branches", "commits", "discovery", "grep", "history",
+                                  "process", "rewrite")),  # the git door's modules (issue 40)
     "gitmem.workspace", "gitmem.embed", "gitmem.embed.base",
     "gitmem.embed.selection", "gitmem.embed.download",  # auto: is the local model present?
     "gitmem.index", "gitmem.index.changes", "gitmem.index.items",
