@@ -26,7 +26,7 @@ def test_docs_links_to_docs_pages_exist() -> None:
     assert named and all((ROOT / "docs" / name).is_file() for name in named), sorted(named)
 
 
-PACKAGES = "cli|embed|front|index|lang|merge|parse|recall|reflect|review|warm"
+PACKAGES = "cli|embed|front|git|index|lang|merge|parse|recall|reflect|review|warm"
 DOTTED = re.compile(rf"``((?:gitmem\.)?(?:{PACKAGES})(?:\.\w+)+)(?:\(\))?``")
 FUNC = re.compile(r":func:`~?([\w.]+)`")
 
