@@ -46,6 +46,7 @@ from bench.bench_updates import (  # noqa: E402
 from gitmem.config import Config  # noqa: E402
 from gitmem.domain import RecallMode  # noqa: E402
 from gitmem.index.run import index_and_embed  # noqa: E402
+from gitmem.index.session import Session  # noqa: E402
 from gitmem.recall.answer import RecallRequest  # noqa: E402
 from gitmem.recall.entity import entity_view  # noqa: E402
 from gitmem.workspace import Workspace, open_workspace  # noqa: E402
@@ -133,7 +134,7 @@ def run_checks(repo: Path, mode: RecallMode, model: Path | None,
     out: list[dict[str, Any]] = []
     for check in fiveweeks.CHECKS:
         if check.entity is not None:
-            view = entity_view(ws, cfg, check.entity, now=now, show=1000).to_json()
+            view = entity_view(Session(ws, cfg), check.entity, now=now, show=1000).to_json()
             wrong = check_entity(check, view, loc)
             top: list[str] = []
             unseen = []

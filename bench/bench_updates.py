@@ -596,7 +596,7 @@ def ask(ws: Workspace, cfg: Config, records: Sequence[Mapping[str, Any]], idx: I
         name = subject(rec)
         if name is not None:
             if name not in views:
-                views[name] = entity_view(ws, cfg, name, now=NOW).to_json()
+                views[name] = entity_view(Session(ws, cfg), name, now=NOW).to_json()
             scored["entity"] = score_entity(views[name], rec, idx)
         scored["top"] = [f"{r['source']} {r['snippet'][:60]}" for r in results[:3]]
         out[str(rec["id"])] = scored

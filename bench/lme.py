@@ -174,7 +174,8 @@ def sample(questions: list[dict[str, Any]], n: int | None, seed: int) -> list[di
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     with gzip.open(args.data, "rt", encoding="utf-8") as fh:
         data = json.load(fh)
-    questions = sample([q for q in data if not q["question_id"].endswith("_abs")],
+    questions = sample([q for q in data if not q["question_id"].endswith("_abs")
+                        and (not args.types or q["question_type"] in args.types.split(","))],
                        args.sample, args.seed)
     methods: list[str] = args.methods
     model = ""
@@ -291,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                     type=lambda s: [m.strip() for m in s.split(",") if m.strip()])
     ev.add_argument("--sample", type=int, help="questions to ask, spread over the types")
     ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--types", help="only these question types (comma-separated, e.g. "
+                    "temporal-reasoning)")
     ev.add_argument("--k", type=int, default=30, help="results asked for (sessions are "
                     "counted among them)")
     ev.add_argument("--budgets", default=[1000, 2000],

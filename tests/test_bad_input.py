@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +199,22 @@ def test_nul_bytes_inside_text(tmp_path: Path) -> None:
     assert fact["kind"] == "world"
     assert fact["source"] == "memory/2025-11-26.md#L2"
     assert "\x00" not in fact["content"]
+
+
+def test_status_warnings_stay_whole_lines_with_stderr_merged(tmp_path: Path) -> None:
+    """Issue 37: under ``2>&1`` a warning that ends in "U+FFFD" was seen glued to the next
+    line. A real process, stdout and stderr into one pipe: every warning is a line of its own."""
+    note = b"# Nul\n\nalpha\x00omega\nbad end \xe2\x80\nmore \xff\n"
+    repo = repo_with(tmp_path, {"memory/nul.md": note})
+    proc = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), "status"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True,
+                          env={**os.environ, "GITMEM_WARM": "0"})
+    lines = proc.stdout.decode("utf-8").splitlines()
+    located = [line for line in lines if "memory/nul.md#L" in line]
+    assert any(line.endswith("NUL bytes replaced with U+FFFD") for line in located), lines
+    assert len(located) == 3, lines  # L3's NUL bytes, L4's and L5's bytes read as Latin-1
+    assert all(line.count("#L") <= 1 for line in lines), lines
+    assert proc.stdout.endswith(b"\n")
 
 
 def test_crlf_and_bom(tmp_path: Path) -> None:

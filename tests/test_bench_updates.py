@@ -103,11 +103,12 @@ def test_declared_references_name_the_older_fact(report: dict[str, Any], tmp_pat
         if rec["replaces"] == "citation":
             assert ref == f"{older.path}#L{older.line}"
         else:  # the id gitmem gives the older fact
+            from gitmem.index.session import Session
             from gitmem.recall.entity import entity_view
             from gitmem.workspace import open_workspace
 
             ws, cfg = open_workspace(repo)
-            view = entity_view(ws, bu.configure(cfg, None), "Ida", now=bu.NOW).to_json()
+            view = entity_view(Session(ws, bu.configure(cfg, None)), "Ida", now=bu.NOW).to_json()
             ids = {f["source"]: f["fact_id"] for facts in view["facts"].values() for f in facts}
             ids |= {p["source"]: p["fact_id"] for facts in view["facts"].values()
                     for f in facts for p in f["history"]}

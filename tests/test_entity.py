@@ -89,7 +89,7 @@ def memory(tmp_path: Path) -> Path:
 
 def view(repo: Path, name: str, **kw: object) -> EntityView:
     ws, cfg = open_workspace(repo)
-    return entity_view(ws, cfg, name, now=NOW, **kw)  # type: ignore[arg-type]
+    return entity_view(Session(ws, cfg), name, now=NOW, **kw)  # type: ignore[arg-type]
 
 
 def test_facts_by_kind_newest_first_with_the_facts_they_replaced(memory: Path) -> None:
@@ -223,7 +223,7 @@ def test_unknown_entity_lists_the_closest(memory: Path) -> None:
 
 def test_entity_list(memory: Path) -> None:
     ws, cfg = open_workspace(memory)
-    listing = list_entities(ws, cfg, now=NOW)
+    listing = list_entities(Session(ws, cfg), now=NOW)
     by_key = {e.key: e for e in listing.entities}
     assert listing.entities[0].key == "peter"
     assert (by_key["peter"].mentions, by_key["peter"].facts) == (10, 7)
@@ -234,7 +234,7 @@ def test_entity_list(memory: Path) -> None:
     assert data["entities"][0]["entity"] == "Peter"
     code, out, _ = gitmem("-C", str(memory), "entity")
     assert code == 0 and "Peter" in out and "bank/entities/The Castle.md" in out
-    early = list_entities(ws, cfg, as_of="2025-11-21", now=NOW)
+    early = list_entities(Session(ws, cfg), as_of="2025-11-21", now=NOW)
     assert "the-castle" not in {e.key for e in early.entities}
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import GitmemError
+from gitmem.index.session import Session
 from gitmem.recall.opinions_view import list_opinions
 from gitmem.workspace import open_workspace
 from testing.bounds import FAILURE_SECONDS
@@ -71,7 +72,7 @@ def memory(tmp_path: Path) -> Path:
 
 def test_opinions_now_with_evidence_strongest_first(memory: Path) -> None:
     ws, cfg = open_workspace(memory)
-    res = list_opinions(ws, cfg, now=NOW)
+    res = list_opinions(Session(ws, cfg), now=NOW)
     assert [o.opinion_id for o in res.opinions] == ["o-3fa9c2e1", "o-77aa00bb"]
     concise = res.opinions[0]
     assert (concise.confidence, concise.updated) == (0.6, "2025-12-02")
@@ -87,29 +88,29 @@ def test_opinions_now_with_evidence_strongest_first(memory: Path) -> None:
 
 def test_filters_by_entity_alias_and_confidence(memory: Path) -> None:
     ws, cfg = open_workspace(memory)
-    andy = list_opinions(ws, cfg, entity="@andy", now=NOW)
+    andy = list_opinions(Session(ws, cfg), entity="@andy", now=NOW)
     assert [o.opinion_id for o in andy.opinions] == ["o-77aa00bb"]
-    pete = list_opinions(ws, cfg, entity="Pete", now=NOW)  # an alias from Peter's page
+    pete = list_opinions(Session(ws, cfg), entity="Pete", now=NOW)  # an alias from Peter's page
     assert len(pete.opinions) == 2
-    strong = list_opinions(ws, cfg, min_confidence=0.5, now=NOW)
+    strong = list_opinions(Session(ws, cfg), min_confidence=0.5, now=NOW)
     assert [o.opinion_id for o in strong.opinions] == ["o-3fa9c2e1"]
     with pytest.raises(GitmemError, match="no entity 'Petra'"):
-        list_opinions(ws, cfg, entity="Petra", now=NOW)
+        list_opinions(Session(ws, cfg), entity="Petra", now=NOW)
 
 
 def test_as_of_gives_the_confidence_as_it_stood(memory: Path) -> None:
     ws, cfg = open_workspace(memory)
-    then = list_opinions(ws, cfg, as_of="2025-11-30", now=NOW)
+    then = list_opinions(Session(ws, cfg), as_of="2025-11-30", now=NOW)
     concise = then.opinions[0]
     assert (concise.confidence, concise.updated) == (0.75, "2025-11-27")
     assert concise.source.startswith("bank/opinions.md#L5-L11@")  # a version from history
-    first = list_opinions(ws, cfg, as_of="2025-11-20", now=NOW).opinions[0]
+    first = list_opinions(Session(ws, cfg), as_of="2025-11-20", now=NOW).opinions[0]
     assert first.confidence == 0.9
 
 
 def test_history_lists_each_move_commit_by_commit(memory: Path) -> None:
     ws, cfg = open_workspace(memory)
-    res = list_opinions(ws, cfg, history=True, now=NOW)
+    res = list_opinions(Session(ws, cfg), history=True, now=NOW)
     concise = res.opinions[0]
     assert concise.history is not None
     # The hand edit of 2025-12-03 moved lines, not the confidence: not a move.
@@ -118,7 +119,7 @@ def test_history_lists_each_move_commit_by_commit(memory: Path) -> None:
     assert all(len(p.commit) == 40 for p in concise.history)
     vim = res.opinions[1]
     assert vim.history is not None and [p.confidence for p in vim.history] == [0.4]
-    early = list_opinions(ws, cfg, history=True, as_of="2025-11-28", now=NOW).opinions[0]
+    early = list_opinions(Session(ws, cfg), history=True, as_of="2025-11-28", now=NOW).opinions[0]
     assert early.history is not None and [p.confidence for p in early.history] == [0.9, 0.75]
 
 

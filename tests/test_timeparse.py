@@ -380,6 +380,61 @@ def test_query_windows(query: str, window: TimeWindow, phrase: str) -> None:
     assert find_query_window(query, NOW) == (window, phrase)
 
 
+# Weeks and months ago, in words or digits, in every supported language: the day that far back,
+# widened by the phrase's looseness (weeks ± 3 days, months ± 6; days stay exact).
+TWO_WEEKS = day_window(date(2025, 11, 23), date(2025, 11, 29))  # Nov 26 ± 3
+ONE_WEEK = day_window(date(2025, 11, 30), date(2025, 12, 6))  # Dec 3 ± 3
+ONE_MONTH = day_window(date(2025, 11, 4), date(2025, 11, 16))  # Nov 10 ± 6
+TWO_MONTHS = day_window(date(2025, 10, 4), date(2025, 10, 16))  # Oct 10 ± 6
+
+
+@pytest.mark.parametrize(
+    ("query", "window", "phrase"),
+    [
+        ("what did I plant two weeks ago", TWO_WEEKS, "two weeks ago"),
+        ("the event 2 weeks ago", TWO_WEEKS, "2 weeks ago"),
+        ("a couple of weeks ago", TWO_WEEKS, "a couple of weeks ago"),
+        ("the wedding a week ago", ONE_WEEK, "a week ago"),
+        ("one week ago", ONE_WEEK, "one week ago"),
+        ("a charity run a month ago", ONE_MONTH, "a month ago"),
+        ("the museum two months ago", TWO_MONTHS, "two months ago"),
+        ("ten days ago", day_window(date(2025, 11, 30), date(2025, 11, 30)), "ten days ago"),
+        ("hvad købte jeg for to uger siden", TWO_WEEKS, "for to uger siden"),
+        ("for en uge siden", ONE_WEEK, "for en uge siden"),
+        ("for en måned siden", ONE_MONTH, "for en måned siden"),
+        ("for 2 måneder siden", TWO_MONTHS, "for 2 måneder siden"),
+        ("что было две недели назад", TWO_WEEKS, "две недели назад"),
+        ("неделю назад", ONE_WEEK, "неделю назад"),
+        ("месяц назад", ONE_MONTH, "месяц назад"),
+        ("2 месяца назад", TWO_MONTHS, "2 месяца назад"),
+        ("2週間前に何を植えた", TWO_WEEKS, "2週間前"),
+        ("二週間前", TWO_WEEKS, "二週間前"),
+        ("1か月前", ONE_MONTH, "1か月前"),
+        ("2ヶ月前", TWO_MONTHS, "2ヶ月前"),
+        ("两周前", TWO_WEEKS, "两周前"),
+        ("两个星期前", TWO_WEEKS, "两个星期前"),
+        ("一个月前", ONE_MONTH, "一个月前"),
+        ("2주 전에", TWO_WEEKS, "2주 전에"),
+        ("한 달 전", ONE_MONTH, "한 달 전"),
+        ("2개월 전", TWO_MONTHS, "2개월 전"),
+    ],
+)
+def test_weeks_and_months_ago(query: str, window: TimeWindow, phrase: str) -> None:
+    assert find_query_window(query, NOW) == (window, phrase)
+
+
+def test_weeks_ago_as_a_flag_is_the_day_itself() -> None:
+    """A flag's value has no looseness: --since '2 weeks ago' starts that day."""
+    start, end = parse_time_spec("2 weeks ago", NOW)
+    assert (start, end) == (utc(2025, 11, 26), utc(2025, 11, 27))
+
+
+@pytest.mark.parametrize("query", ["weeks of work", "three weeks", "a weekday ago", "agony",
+                                   "for to uger", "недели", "2週間", "两周"])
+def test_no_weeks_ago(query: str) -> None:
+    assert find_query_window(query, NOW) is None
+
+
 def test_last_week_on_a_monday_and_across_year_end() -> None:
     monday = utc(2026, 1, 5, 8)
     found = find_query_window("last week", monday)

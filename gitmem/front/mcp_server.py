@@ -131,6 +131,10 @@ class MemoryTools:
     def config(self) -> Config:
         return load_config(self.ws.repo_root)  # re-read each call: a few stats, picks up edits
 
+    def _session(self, cfg: Config) -> WarmSession:
+        """The session a tool's answer reads through: this server's warm state."""
+        return WarmSession(self.ws, cfg, self.warm)
+
     def call(self, work: Callable[[Config], str]) -> "CallToolResult":
         """Run one tool: its JSON, or a tool error with the command's own message in the
         tool's terms (``max_results``, not ``--k``); a surprise likewise, with the traceback
@@ -156,8 +160,7 @@ class MemoryTools:
         req = RecallRequest(query=query, k=max_results, since=since, until=until,
                             around=around, as_of=as_of, entities=_listed(entity),
                             kinds=_listed(kind), mode=mode)
-        response = recall(WarmSession(self.ws, cfg, self.warm), req, min_score=min_score,
-                          front="mcp")
+        response = recall(self._session(cfg), req, min_score=min_score, front="mcp")
         data = response.to_json()
         if req.mode != "lexical":
             data["warnings"] = _with_unconfigured(cfg, data["warnings"])
@@ -174,7 +177,7 @@ class MemoryTools:
                limit: int = 10) -> str:
         from gitmem.recall.entity import entity_answer
 
-        answer = entity_answer(self.ws, cfg, name, as_of=as_of, show=limit)
+        answer = entity_answer(self._session(cfg), name, as_of=as_of, show=limit)
         return visible_json(answer.to_json(), indent=2)
 
     def opinions(self, cfg: Config, *, entity: str | None = None,
@@ -182,7 +185,7 @@ class MemoryTools:
                  history: bool = False) -> str:
         from gitmem.recall.opinions_view import list_opinions
 
-        answer = list_opinions(self.ws, cfg, entity=entity, min_confidence=min_confidence,
+        answer = list_opinions(self._session(cfg), entity=entity, min_confidence=min_confidence,
                                as_of=as_of, history=history)
         return visible_json(answer.to_json(), indent=2)
 

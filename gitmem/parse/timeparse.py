@@ -111,7 +111,7 @@ def _phrases(prefix: str) -> tuple[re.Pattern[str], ...]:
 _MAYBE_DATE = re.compile(
     r"\d|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]|\b(?:week|month|yesterday|today|ago|jan"
     r"|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|i\s+g|i\s+forg|i\s+dag|uge|måned|вчера"
-    r"|позавчера|сегодня|недел|месяц)"
+    r"|позавчера|сегодня|недел|месяц|назад|siden)"
 )
 
 # --- small date helpers ---------------------------------------------------------------------
@@ -436,9 +436,51 @@ def _in_month(match: re.Match[str], today: date, margin: int) -> DayRange | None
     return _month_days(year, month)
 
 
-def _days_ago(match: re.Match[str], today: date, margin: int) -> DayRange:
-    day = today - timedelta(days=int(next(n for n in match.groups() if n is not None)))
-    return day, day
+# Counts written as words in the phrases "N days/weeks/months ago" ("a", "two", "to", "две",
+# "二", "两", "한"); any other count is digits.
+_COUNT_WORDS = {
+    **dict.fromkeys(("a", "an", "one", "en", "et", "一", "한"), 1),
+    **dict.fromkeys(("two", "a couple of", "couple of", "to", "два", "две", "二", "两", "兩",
+                     "두"), 2),
+    **dict.fromkeys(("three", "a few", "tre", "три", "三", "세"), 3),
+    **dict.fromkeys(("four", "fire", "четыре", "四", "네"), 4),
+    **dict.fromkeys(("five", "fem", "пять", "五"), 5),
+    **dict.fromkeys(("six", "seks", "шесть", "六"), 6),
+    **dict.fromkeys(("seven", "syv", "семь", "七"), 7),
+    **dict.fromkeys(("eight", "otte", "восемь", "八"), 8),
+    **dict.fromkeys(("nine", "ni", "девять", "九"), 9),
+    **dict.fromkeys(("ten", "ti", "десять", "十"), 10),
+    **dict.fromkeys(("eleven", "elleve"), 11),
+    **dict.fromkeys(("twelve", "tolv"), 12),
+}
+_UNIT_DAYS = {"d": 1, "w": 7}  # "m": calendar months
+
+
+def _ago_unit(word: str) -> str:
+    """'d', 'w' or 'm' of a unit as written (days, uger, недели, 週間, 个月, 주, ...)."""
+    w = word.casefold()
+    if w.startswith(("day", "dag", "ден", "дн", "дён")) or w in ("日", "天", "일"):
+        return "d"
+    if w.startswith(("week", "uge", "недел", "週", "周", "个星期", "個星期", "星期", "礼拜", "주")):
+        return "w"
+    return "m"
+
+
+def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
+    """``N days/weeks/months ago``: that day; a week or a month back is said loosely, so it
+    widens by ``margin`` days (a month by twice that); a day is exact."""
+    groups = match.groupdict()
+    count = next((g for name, g in groups.items() if name.startswith("n") and g), "1")
+    unit = _ago_unit(next(g for name, g in groups.items() if name.startswith("u") and g))
+    folded = re.sub(r"\s+", " ", count.casefold())  # "неделю назад": one week
+    n = int(folded) if folded.isdigit() else _COUNT_WORDS[folded]
+    if unit == "m":
+        day = _shift_months(_midnight(today), -n).date()
+        spread = 2 * margin
+    else:
+        day = today - timedelta(days=n * _UNIT_DAYS[unit])
+        spread = margin if unit == "w" else 0
+    return day - timedelta(days=spread), day + timedelta(days=spread)
 
 
 def _fixed(offset_days: int) -> _Handler:
@@ -465,6 +507,36 @@ def _month(offset_months: int) -> _Handler:
     return handler
 
 
+def _ago_pattern() -> re.Pattern[str]:
+    """``N days/weeks/months ago`` in English, Danish, Russian, Japanese, Chinese and Korean,
+    the count in digits or words (groups ``n*`` the count, ``u*`` the unit)."""
+    def words(lang: str) -> str:
+        return "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _COUNT_WORDS
+                                if _script(w) == lang), key=len, reverse=True))
+    digits = r"\d{1,6}"
+    return re.compile(
+        rf"\b(?P<nen>{digits}|{words('en')})\s+(?P<uen>days?|weeks?|months?)\s+ago\b"
+        rf"|\bfor\s+(?P<nda>{digits}|{words('da')})\s+(?P<uda>dage?|uger?|måned(?:er)?)\s+siden\b"
+        rf"|(?:\b(?P<nru>{digits}|{words('ru')})\s+)?(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
+        r"\s+назад\b"
+        rf"|(?P<ncjk>{digits}|[一二两兩三四五六七八九十])\s*"
+        r"(?P<ucjk>日|天|週間|周|週|个星期|個星期|星期|礼拜|か月|ヶ月|カ月|ケ月|个月|個月)(?:前|以前)"
+        rf"|(?P<nko>{digits}|{words('ko')})\s*(?P<uko>일|주|달|개월)\s*전(?:에)?",
+        re.IGNORECASE)
+
+
+def _script(word: str) -> str:
+    """Which language's count word this is, for :func:`_ago_pattern`."""
+    if re.search(r"[а-яё]", word):
+        return "ru"
+    if re.search(r"[\uac00-\ud7a3]", word):
+        return "ko"
+    if re.search(r"[\u4e00-\u9fff]", word):
+        return "cjk"
+    return "da" if word in ("en", "et", "to", "tre", "fire", "fem", "seks", "syv", "otte", "ni",
+                            "ti", "elleve", "tolv") else "en"
+
+
 @functools.cache
 def _query_rules() -> dict[re.Pattern[str], _Handler]:
     """Date phrases in queries and how each becomes a window; compiled on first use."""
@@ -475,10 +547,7 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
     cjk_on_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}")
     # English, Japanese, Chinese; Danish ("i går", "i sidste uge", "for 3 dage siden"),
     # Russian ("вчера", "на прошлой неделе", "3 дня назад"), Korean ("어제", "지난주에", "3일 전").
-    days_ago_re = re.compile(r"\b(?P<n>\d{1,6})\s+days?\s+ago\b|(?P<cjk>\d{1,6})\s*(?:日前|天前)"
-                           r"|\bfor\s+(?P<da>\d{1,6})\s+dage?\s+siden\b"
-                           r"|\b(?P<ru>\d{1,6})\s+(?:день|дня|дней)\s+назад\b"
-                           r"|(?P<ko>\d{1,6})\s*일\s*전(?:에)?", re.IGNORECASE)
+    ago_re = _ago_pattern()
     last_week_re = re.compile(r"\blast\s+week\b|先週|上周|上週"
                               r"|\b(?:i\s+)?(?:sidste|forrige)\s+uge\b"
                               r"|\bна\s+прошлой\s+неделе\b|\bпрошлая\s+неделя\b|지난\s?주(?:에)?",
@@ -501,7 +570,7 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
         (cjk_on_re, _on),
         *((pattern, _on) for pattern in on_res),
         (in_month_re, _in_month),
-        (days_ago_re, _days_ago),
+        (ago_re, _ago),
         (last_week_re, _week(1)),
         (this_week_re, _week(0)),
         (last_month_re, _month(1)),
@@ -521,7 +590,9 @@ def find_query_window(
 
     English: ``around Nov 27``/``around 2025-11-27`` (± ``around_days``), ``on Nov 27``,
     ``in November 2025``/``in Nov``, ``last week``, ``this week``, ``last month``,
-    ``this month``, ``yesterday``, ``today``, ``N days ago``. Japanese/Chinese:
+    ``this month``, ``yesterday``, ``today``, ``N days/weeks/months ago`` (the count in digits
+    or words, in every supported language: ``for to uger siden``, ``две недели назад``,
+    ``2週間前``, ``两个月前``, ``2주 전``). Japanese/Chinese:
     ``11月27日ごろ``/``頃``/``前後``/``左右`` (± ``around_days``), ``先週``, ``今週``, ``先月``,
     ``今月``, ``昨日``, ``一昨日``, ``今日``, ``N日前`` and Chinese equivalents.
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from gitmem.config import Config
 from gitmem.domain import KIND_NAMES, Basis, ResultKind
 from gitmem.git import GitRepo, blob_id
 from gitmem.index import entity_queries as eq
@@ -19,8 +18,8 @@ from gitmem.index import graph, queries
 from gitmem.index.entity_queries import State
 from gitmem.index.items import page_entity
 from gitmem.index.queries import ItemFilter, Row
-from gitmem.index.run import ensure_index
-from gitmem.index.store import Store, open_store
+from gitmem.index.session import Session
+from gitmem.index.store import Store
 from gitmem.parse.pages import human_text
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
@@ -130,13 +129,13 @@ class EntityView:
         }
 
 
-def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = None,
-                show: int = SHOW, related: int = 10, now: datetime | None = None) -> EntityView:
+def entity_view(session: Session, name: str, *, as_of: str | None = None, show: int = SHOW,
+                related: int = 10, now: datetime | None = None) -> EntityView:
     """Everything the memory holds about one entity (an unknown name is an error that lists
     the closest ones)."""
-    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
-    store = open_store(ws.index_path, readonly=True)
-    try:
+    ws = session.ws
+    warnings = list(session.cfg.warnings) + session.catch_up()
+    with session.reading() as store:
         state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
         ref = resolve_entity(store, name, state)
         items = eq.entity_items(store, ref.keys, state)
@@ -153,8 +152,6 @@ def entity_view(ws: Workspace, cfg: Config, name: str, *, as_of: str | None = No
             timeline=_timeline(mentions),
             related=_related(store, ref, items, state, related),
             warnings=warnings)
-    finally:
-        store.close()
     view.opinions.sort(key=lambda o: -(o.confidence or 0.0))
     return view
 
@@ -336,13 +333,12 @@ class EntityList:
                 "warnings": self.warnings}
 
 
-def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
+def list_entities(session: Session, *, as_of: str | None = None,
                   now: datetime | None = None) -> EntityList:
     """Every entity (mentioned, or with a page), the most mentioned first; aliases folded in."""
-    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
-    store = open_store(ws.index_path, readonly=True)
-    try:
-        state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
+    warnings = list(session.cfg.warnings) + session.catch_up()
+    with session.reading() as store:
+        state, shown = state_at(session.ws, store, as_of, now or datetime.now(UTC))
         aliases = eq.alias_map(store)
         pages = {entity_key(page_entity(p)): p for p in eq.entity_pages(store, state)}
         rows: dict[str, dict[str, Any]] = {}
@@ -362,8 +358,6 @@ def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
         for alias, target in sorted(aliases.items()):
             by_target.setdefault(target, []).append(alias)
         by_target = {k: _spelled(store, v) for k, v in by_target.items()}
-    finally:
-        store.close()
     found = [EntitySummary(str(r["name"]), key, r["mentions"], r["facts"], r["last"],
                            pages.get(key), tuple(by_target.get(key, ())))
              for key, r in rows.items()]
@@ -371,10 +365,10 @@ def list_entities(ws: Workspace, cfg: Config, *, as_of: str | None = None,
     return EntityList(shown, found, warnings)
 
 
-def entity_answer(ws: Workspace, cfg: Config, name: str | None, *, as_of: str | None = None,
+def entity_answer(session: Session, name: str | None, *, as_of: str | None = None,
                   show: int = 10) -> EntityView | EntityList:
     """``gitmem entity [NAME]`` and ``memory_entity``: NAME's view; without a name, every
     entity."""
     if name is None:
-        return list_entities(ws, cfg, as_of=as_of)
-    return entity_view(ws, cfg, name, as_of=as_of, show=show)
+        return list_entities(session, as_of=as_of)
+    return entity_view(session, name, as_of=as_of, show=show)

@@ -15,19 +15,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from gitmem.config import Config
 from gitmem.domain import Citation, Evidence, TimeWindow
 from gitmem.errors import UsageError
 from gitmem.index import entity_queries as eq
 from gitmem.index.entity_queries import State
 from gitmem.index.queries import Row
-from gitmem.index.run import ensure_index
-from gitmem.index.store import Store, open_store
+from gitmem.index.session import Session
+from gitmem.index.store import Store
 from gitmem.parse.retain import entity_key
 from gitmem.parse.textfold import fold
 from gitmem.recall.lookup import EntityRef, resolve_entity, state_at
 from gitmem.recall.update_marks import citation
-from gitmem.workspace import Workspace
 
 _WORD = re.compile(r"\w+")
 
@@ -197,8 +195,7 @@ def evidence_over_time(store: Store, versions: Sequence[Row]) -> tuple[EvidenceP
 
 
 def list_opinions(
-    ws: Workspace,
-    cfg: Config,
+    session: Session,
     *,
     entity: str | None = None,
     min_confidence: float | None = None,
@@ -210,10 +207,9 @@ def list_opinions(
     if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
         raise UsageError.naming("invalid {min_confidence} {value}: use a number in [0, 1]",
                                 value=min_confidence)
-    warnings = list(cfg.warnings) + ensure_index(ws, cfg)
-    store = open_store(ws.index_path, readonly=True)
-    try:
-        state, shown = state_at(ws, store, as_of, now or datetime.now(UTC))
+    warnings = list(session.cfg.warnings) + session.catch_up()
+    with session.reading() as store:
+        state, shown = state_at(session.ws, store, as_of, now or datetime.now(UTC))
         rows = eq.opinions_at(store, state)
         entries = (0, None) if rows else eq.opinion_entries(store, state)
         if entity is not None:
@@ -229,8 +225,6 @@ def list_opinions(
                 versions.setdefault(str(v["opinion_id"]), []).append(v)
             moves = {k: confidence_moves(v) for k, v in versions.items()}
             cited = {k: evidence_over_time(store, v) for k, v in versions.items()}
-    finally:
-        store.close()
     rows.sort(key=lambda r: (-(r["confidence"] or 0.0), r["start_line"]))
     views = [opinion_view(r, moves.get(str(r["opinion_id"]), ()),
                           cited.get(str(r["opinion_id"]), ())) if history else opinion_view(r)

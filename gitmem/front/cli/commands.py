@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitmem.errors import GitmemError, SearchUnavailable
-from gitmem.front.cli import CONTEXT, autostart_after, ctx_path, run_captured, workspace_of
+from gitmem.front.cli import (
+    CONTEXT,
+    autostart_after,
+    ctx_path,
+    run_captured,
+    session_of,
+    workspace_of,
+)
 from gitmem.front.terminal import Styled, echo, print_json, style  # the one door to the terminal
 from gitmem.workspace import open_workspace
 
@@ -401,8 +408,7 @@ def entity(ctx: click.Context, name: str | None, as_of: str | None, limit: int,
     page's front matter. Without NAME: every entity with its mentions and facts."""
     from gitmem.recall.entity import EntityList, entity_answer
 
-    ws, cfg = workspace_of(ctx)
-    answer = entity_answer(ws, cfg, name, as_of=as_of, show=limit)
+    answer = entity_answer(session_of(ctx), name, as_of=as_of, show=limit)
     if as_json:
         print_json(answer.to_json())
     elif isinstance(answer, EntityList):
@@ -431,8 +437,7 @@ def opinions(ctx: click.Context, entity_name: str | None, min_confidence: float 
     and the evidence for and against, each cited."""
     from gitmem.recall.opinions_view import list_opinions
 
-    ws, cfg = workspace_of(ctx)
-    answer = list_opinions(ws, cfg, entity=entity_name, min_confidence=min_confidence,
+    answer = list_opinions(session_of(ctx), entity=entity_name, min_confidence=min_confidence,
                            as_of=as_of, history=history)
     if as_json:
         print_json(answer.to_json())
