@@ -30,9 +30,9 @@ from gitmem.errors import install_hint
 
 DEFAULT_N_CTX = 512
 # Several short texts share one decode up to this many tokens, sorted by length (issue 41):
-# 1.2-1.35x the throughput of one text a decode on the default model's units (mean ~50 tokens),
-# with flash attention, which attends within each text. Without it llama.cpp attends over the
-# whole batch, and packing ran at half the speed.
+# 1.16-1.3x the throughput of one text a decode on the default model's units (mean ~50 tokens;
+# bench/bench_embed_floor.py), with flash attention, which attends within each text. Without
+# it llama.cpp attends over the whole batch, and packing ran at half the speed.
 PACK_TOKENS = 256
 _MAX_PACK = 64  # texts in one decode at most
 # A token never stands for more than a few dozen characters; texts are first cut to this many
