@@ -126,9 +126,7 @@ class Native:
         self.native.embed([text], "query")
 
     def tokens(self, texts: list[str]) -> int:
-        n = self.native.info.n_ctx
-        return sum(min(self.native.count_tokens(self.native.prepare(t, "document")), n)
-                   for t in texts)
+        return sum(len(self.native.tokens(t, "document")) for t in texts)
 
 
 class Isolated:

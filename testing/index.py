@@ -3,6 +3,7 @@ and for reading what the index holds without going through recall."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,6 +105,28 @@ def records(rows: Iterable[tuple[Any, ...]], kind: str) -> list[dict[str, Any]]:
     """The ``item`` or ``opinion`` rows of a ``dump`` as {column: value}."""
     columns = {"item": ITEM_COLUMNS, "opinion": OPINION_COLUMNS}[kind]
     return [dict(zip(columns, row[1:], strict=True)) for row in rows if row[0] == kind]
+
+
+# How far a stored vector may move with the texts it was embedded beside: the local model packs
+# several texts into one llama.cpp decode (issue 41), and flash attention's f16 keys and values
+# move a text's vector in the fourth decimal with its neighbours. A vector of another text
+# differs by tenths.
+VECTOR_TOL = 1e-3
+
+
+def same_vectors(got: dict[tuple[Any, ...], bytes], want: dict[tuple[Any, ...], bytes]) -> bool:
+    """The same items with the same fingerprint, each vector within ``VECTOR_TOL``."""
+    if got.keys() != want.keys() or got.get(("meta",)) != want.get(("meta",)):
+        return False
+    for key, blob in got.items():
+        if key == ("meta",):
+            continue
+        a, b = struct.unpack(f"<{len(blob) // 4}f", blob), want[key]
+        other = struct.unpack(f"<{len(b) // 4}f", b)
+        if len(a) != len(other) or any(abs(x - y) > VECTOR_TOL for x, y in zip(a, other,
+                                                                                  strict=True)):
+            return False
+    return True
 
 
 def vectors(repo: Path) -> dict[tuple[Any, ...], bytes]:
