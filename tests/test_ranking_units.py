@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 from gitmem.index.items import PASSAGE_TOKENS, embedding_passages
@@ -18,6 +19,8 @@ from gitmem.recall.ranking import (
     shown_score,
     term_share,
 )
+from testing.cli import recall_json, sources
+from testing.repo import commit_all, make_repo, write
 
 
 def _row(path: str, start: int, lines: list[str], *, type_: str = "chunk", item: int = 1,
@@ -140,3 +143,22 @@ def test_a_word_is_held_by_its_stem_in_the_weak_share() -> None:
     assert term_share([["call"], ["cat"]], "We adopted a cat and called her Miso.") == 1.0
     assert term_share([["idas"]], "Ida læser medicin.") == 1.0  # Snowball: idas -> ida
     assert term_share([["cello"], ["piano"]], "Emma plays the cello.") == 0.5
+
+
+def test_neighbour_facts_merged_into_a_passage_keep_their_own_rank(tmp_path: Path) -> None:
+    """A Retain entry that matches well is read with its neighbours (merged into its range),
+    but a range of entries answers as facts: each neighbour has its own (lower) score and does
+    not take the place of a better result elsewhere (the cross-language set lost 4 of 48
+    answers to this)."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-11-20.md", "## Retain\n"
+          "- W @Ann: Ann keeps bees in the garden behind the school.\n"
+          "- W @Bob: Bob plays the cello on Sundays.\n"
+          "- W @Cy: Cy repairs old clocks.\n")
+    write(repo, "memory/2025-11-21.md", "## Log\n- The garden club sold honey from its bees.\n")
+    commit_all(repo, "notes")
+    data = recall_json(repo, "bees garden", "--k", "2")
+    assert [s.split("#")[0] for s in sources(data)] == ["memory/2025-11-20.md",
+                                                       "memory/2025-11-21.md"]
+    assert sources(data)[0] == "memory/2025-11-20.md#L2"
+    assert [r["kind"] for r in data["results"]] == ["world", "note"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -280,6 +280,7 @@ class Picked:
     lines: dict[int, str]  # line number -> text, for the cited range
     mergeable: bool  # chunk passages merge with their neighbours; facts and opinions do not
     version: Any  # lines of different file versions never merge
+    line_scores: dict[int, float] = field(default_factory=dict)  # a line's own unit's score
 
 
 def pick_units(
@@ -311,6 +312,8 @@ def pick_units(
         if touching and n < merge_window:
             target = touching[0]
             target.lines.update(lines)
+            for line in lines:
+                target.line_scores[line] = max(target.line_scores.get(line, score), score)
             target.start, target.end = min(target.start, first), max(target.end, last)
             continue
         if len(chosen) >= k:
@@ -320,7 +323,8 @@ def pick_units(
         if diversity and redundant(probe, words, kept):
             continue
         kept.append((row["path"], first, last, words))
-        chosen.append(Picked(score, row, first, last, lines, mergeable, version))
+        chosen.append(Picked(score, row, first, last, lines, mergeable, version,
+                             dict.fromkeys(lines, score)))
     return chosen
 
 

@@ -409,8 +409,7 @@ def rank(
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
-        chosen = _as_facts(store, flt, [(p.score, _cited(p))
-                                        for p in pick_units(units, pool, ranking.diversity)])
+        chosen = _as_facts(store, flt, pick_units(units, pool, ranking.diversity))
     else:
         scored = [(_score(q, now, row, text.get(i, 0.0), vec.get(i, 0.0), qvec, mode, ranking),
                    row) for i, row in rows.items()]
@@ -421,24 +420,34 @@ def rank(
                    None if typical is None else partial(_lift, cosines=cosines, typical=typical))
 
 
-def _as_facts(store: Store, flt: ItemFilter,
-              chosen: list[tuple[float, Row]]) -> list[tuple[float, Row]]:
-    """A text unit that is one Retain entry's lines (a list item of a Retain section) answers
-    as that fact: with its kind, entities, id, marks and annotations, once."""
+def _as_facts(store: Store, flt: ItemFilter, picked: list[Picked]) -> list[tuple[float, Row]]:
+    """Picked units as the rows that answer. A text unit that is one Retain entry's lines (a
+    list item of a Retain section) answers as that fact: with its kind, entities, id, marks
+    and annotations, once. A range of several entries (a passage and the neighbours merged
+    into it) answers as its facts, each with the score of its own lines' unit, so the
+    neighbours read with a good passage take neither its rank nor the places after it."""
     out: list[tuple[float, Row]] = []
     seen: set[int] = set()
-    for score, row in chosen:
+    for p in picked:
+        row = _cited(p)
         rows = [row]
         if row["type"] == "chunk":
             path, first, last = str(row["path"]), int(row["start_line"]), int(row["end_line"])
             fact = queries.fact_covering(store, path, first, last, flt)
             rows = [fact] if fact is not None else _only_facts(store, flt, row) or rows
         for one in rows:
+            score = p.score
             if one["type"] == "fact":
                 if int(one["id"]) in seen:
                     continue
                 seen.add(int(one["id"]))
+                if len(rows) > 1:
+                    own = [p.line_scores[n] for n in range(int(one["start_line"]),
+                                                           int(one["end_line"]) + 1)
+                           if n in p.line_scores]
+                    score = max(own, default=score)
             out.append((score, one))
+    out.sort(key=lambda pair: -pair[0])  # stable: ties keep the ranked order
     fetched = [int(r["id"]) for _, r in out if "annotations" not in r]
     notes = queries.annotations_of(store, fetched) if fetched else {}
     for _, one in out:  # a fact that stands for its unit keeps its lines' annotations
