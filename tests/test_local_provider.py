@@ -504,5 +504,5 @@ def test_missing_llama_cpp_explains_how_to_install(tiny_model: Path,
     from gitmem.embed.local import LocalEmbedder
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
-    with pytest.raises(EmbeddingError, match=r"-m pip install 'llama-cpp-python>=0\.3' 'numpy>=2\.0'"):
+    with pytest.raises(EmbeddingError, match=r"-m pip install 'llama-cpp-python>=0\.3,<0\.4' 'numpy>=2\.0'"):
         LocalEmbedder(tiny_model).embed_batch(["x"], input_type="query")
