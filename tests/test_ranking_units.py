@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Any
 
 from gitmem.index.items import PASSAGE_TOKENS, embedding_passages
@@ -19,8 +18,6 @@ from gitmem.recall.ranking import (
     shown_score,
     term_share,
 )
-from testing.cli import recall_json, sources
-from testing.repo import commit_all, make_repo, write
 
 
 def _row(path: str, start: int, lines: list[str], *, type_: str = "chunk", item: int = 1,
@@ -145,20 +142,12 @@ def test_a_word_is_held_by_its_stem_in_the_weak_share() -> None:
     assert term_share([["cello"], ["piano"]], "Emma plays the cello.") == 0.5
 
 
-def test_neighbour_facts_merged_into_a_passage_keep_their_own_rank(tmp_path: Path) -> None:
-    """A Retain entry that matches well is read with its neighbours (merged into its range),
-    but a range of entries answers as facts: each neighbour has its own (lower) score and does
-    not take the place of a better result elsewhere (the cross-language set lost 4 of 48
-    answers to this)."""
-    repo = make_repo(tmp_path)
-    write(repo, "memory/2025-11-20.md", "## Retain\n"
-          "- W @Ann: Ann keeps bees in the garden behind the school.\n"
-          "- W @Bob: Bob plays the cello on Sundays.\n"
-          "- W @Cy: Cy repairs old clocks.\n")
-    write(repo, "memory/2025-11-21.md", "## Log\n- The garden club sold honey from its bees.\n")
-    commit_all(repo, "notes")
-    data = recall_json(repo, "bees garden", "--k", "2")
-    assert [s.split("#")[0] for s in sources(data)] == ["memory/2025-11-20.md",
-                                                       "memory/2025-11-21.md"]
-    assert sources(data)[0] == "memory/2025-11-20.md#L2"
-    assert [r["kind"] for r in data["results"]] == ["world", "note"]
+def test_a_merged_neighbour_keeps_its_own_score() -> None:
+    """Lines merged into a better passage's range remember their own unit's score, so a range
+    of Retain entries can answer as facts ranked each by its own (search._as_facts; with the
+    real model: tests/test_crosslang_recall.py)."""
+    chunk = _row("memory/a.md", 1, ["## Retain", "- W: bees", "- W: cello", "- W: clocks"])
+    picked = pick_units([(0.9, chunk, 2, 2), (0.3, chunk, 3, 3), (0.2, chunk, 4, 4)], k=5,
+                        diversity=False)
+    assert [(p.start, p.end) for p in picked] == [(2, 4)]
+    assert picked[0].line_scores == {2: 0.9, 3: 0.3, 4: 0.2}

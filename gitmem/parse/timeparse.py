@@ -436,23 +436,20 @@ def _in_month(match: re.Match[str], today: date, margin: int) -> DayRange | None
     return _month_days(year, month)
 
 
-# Counts written as words in the phrases "N days/weeks/months ago" ("a", "two", "to", "две",
-# "二", "两", "한"); any other count is digits.
-_COUNT_WORDS = {
-    **dict.fromkeys(("a", "an", "one", "en", "et", "一", "한"), 1),
-    **dict.fromkeys(("two", "a couple of", "couple of", "to", "два", "две", "二", "两", "兩",
-                     "두"), 2),
-    **dict.fromkeys(("three", "a few", "tre", "три", "三", "세"), 3),
-    **dict.fromkeys(("four", "fire", "четыре", "四", "네"), 4),
-    **dict.fromkeys(("five", "fem", "пять", "五"), 5),
-    **dict.fromkeys(("six", "seks", "шесть", "六"), 6),
-    **dict.fromkeys(("seven", "syv", "семь", "七"), 7),
-    **dict.fromkeys(("eight", "otte", "восемь", "八"), 8),
-    **dict.fromkeys(("nine", "ni", "девять", "九"), 9),
-    **dict.fromkeys(("ten", "ti", "десять", "十"), 10),
-    **dict.fromkeys(("eleven", "elleve"), 11),
-    **dict.fromkeys(("twelve", "tolv"), 12),
+# Counts written as words in "N days/weeks/months ago", by language; any other count is digits.
+_COUNT_WORDS_BY_LANGUAGE: dict[str, dict[str, int]] = {
+    "en": {"a": 1, "an": 1, "one": 1, "two": 2, "a couple of": 2, "couple of": 2, "three": 3,
+           "a few": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+           "ten": 10, "eleven": 11, "twelve": 12},
+    "da": {"en": 1, "et": 1, "to": 2, "tre": 3, "fire": 4, "fem": 5, "seks": 6, "syv": 7,
+           "otte": 8, "ni": 9, "ti": 10, "elleve": 11, "tolv": 12},
+    "ru": {"два": 2, "две": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7,
+           "восемь": 8, "девять": 9, "десять": 10},
+    "cjk": {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+            "八": 8, "九": 9, "十": 10},
+    "ko": {"한": 1, "두": 2, "세": 3, "네": 4},
 }
+_COUNT_WORDS = {w: n for words in _COUNT_WORDS_BY_LANGUAGE.values() for w, n in words.items()}
 _UNIT_DAYS = {"d": 1, "w": 7}  # "m": calendar months
 
 
@@ -510,31 +507,18 @@ def _month(offset_months: int) -> _Handler:
 def _ago_pattern() -> re.Pattern[str]:
     """``N days/weeks/months ago`` in English, Danish, Russian, Japanese, Chinese and Korean,
     the count in digits or words (groups ``n*`` the count, ``u*`` the unit)."""
-    def words(lang: str) -> str:
-        return "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _COUNT_WORDS
-                                if _script(w) == lang), key=len, reverse=True))
-    digits = r"\d{1,6}"
+    def count(language: str) -> str:
+        words = sorted(_COUNT_WORDS_BY_LANGUAGE[language], key=len, reverse=True)
+        return "|".join([r"\d{1,6}", *(re.escape(w).replace(r"\ ", r"\s+") for w in words)])
     return re.compile(
-        rf"\b(?P<nen>{digits}|{words('en')})\s+(?P<uen>days?|weeks?|months?)\s+ago\b"
-        rf"|\bfor\s+(?P<nda>{digits}|{words('da')})\s+(?P<uda>dage?|uger?|måned(?:er)?)\s+siden\b"
-        rf"|(?:\b(?P<nru>{digits}|{words('ru')})\s+)?(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
+        rf"\b(?P<nen>{count('en')})\s+(?P<uen>days?|weeks?|months?)\s+ago\b"
+        rf"|\bfor\s+(?P<nda>{count('da')})\s+(?P<uda>dage?|uger?|måned(?:er)?)\s+siden\b"
+        rf"|(?:\b(?P<nru>{count('ru')})\s+)?(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
         r"\s+назад\b"
-        rf"|(?P<ncjk>{digits}|[一二两兩三四五六七八九十])\s*"
+        rf"|(?P<ncjk>{count('cjk')})\s*"
         r"(?P<ucjk>日|天|週間|周|週|个星期|個星期|星期|礼拜|か月|ヶ月|カ月|ケ月|个月|個月)(?:前|以前)"
-        rf"|(?P<nko>{digits}|{words('ko')})\s*(?P<uko>일|주|달|개월)\s*전(?:에)?",
+        rf"|(?P<nko>{count('ko')})\s*(?P<uko>일|주|달|개월)\s*전(?:에)?",
         re.IGNORECASE)
-
-
-def _script(word: str) -> str:
-    """Which language's count word this is, for :func:`_ago_pattern`."""
-    if re.search(r"[а-яё]", word):
-        return "ru"
-    if re.search(r"[\uac00-\ud7a3]", word):
-        return "ko"
-    if re.search(r"[\u4e00-\u9fff]", word):
-        return "cjk"
-    return "da" if word in ("en", "et", "to", "tre", "fire", "fem", "seks", "syv", "otte", "ni",
-                            "ti", "elleve", "tolv") else "en"
 
 
 @functools.cache
