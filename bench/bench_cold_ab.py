@@ -1,7 +1,7 @@
 """Cold commands of two checkouts, interleaved in one run: what a change did to start-up.
 
     python bench/bench_cold_ab.py --before DIR --after DIR [--rounds 20] [--years 10]
-        [--cache DIR] [--warm] [--out bench/results/cold-ab.json]
+        [--cache DIR] [--warm [--embed-model FILE.gguf]] [--out bench/results/cold-ab.json]
 
 Each checkout (a worktree, clone or ``git archive`` export: its directory goes first on
 ``PYTHONPATH``, and its commands run from a folder of their own) is byte-compiled as pip does
@@ -12,7 +12,10 @@ checkout going first alternating: ``python -c pass``, a lexical ``gitmem recall`
 workspace and on the N-year one, and ``gitmem index`` after a one-file commit on the N-year one
 (the command a post-commit hook runs): no warm process answers these. Then, with ``--warm``, the
 same recall on a third copy of the sample workspace that the checkout's own ``gitmem serve``
-answers (the warm process every workspace gets after its first command). Wall and CPU time (user
+answers (the warm process every workspace gets after its first command), and with
+``--embed-model`` also a hybrid recall there: that copy is indexed with the model's embeddings
+and its server embeds each query (the default model is ``gitmem.embed.convert_e5``'s GGUF of
+multilingual-e5-small; give its file). Wall and CPU time (user
 + system, git children included; for the warm row the client's alone); read each against
 ``python -c pass`` of the same rounds. Standard library only.
 """
@@ -45,7 +48,8 @@ Samples = tuple[list[float], list[float]]  # (wall seconds, CPU seconds)
 class Checkout:
     """One checkout's environment and workspaces."""
 
-    def __init__(self, name: str, code: Path, scratch: Path, src: Path) -> None:
+    def __init__(self, name: str, code: Path, scratch: Path, src: Path,
+                 model: Path | None = None) -> None:
         self.name, self.code = name, code.resolve()
         self.home = home = scratch / name
         home.mkdir(parents=True)
@@ -71,34 +75,48 @@ class Checkout:
         self.must([*self.gm, "-C", str(self.ws), "index", "--no-embed"])
         self.commits = 0
         self.served: Path | None = None  # the copy a warm process serves (--warm)
+        # The served copy's environment: the model, when a hybrid row is asked for.
+        self.served_env = dict(env, GITMEM_EMBED_MODEL=str(model.resolve())) if model else env
+        self.hybrid = model is not None
 
-    def must(self, argv: list[str]) -> lex.Run:
+    def must(self, argv: list[str], env: dict[str, str] | None = None) -> lex.Run:
         # Run from the checkout's own folder: ``python -m`` puts the working directory first on
         # sys.path, which would otherwise import whatever gitmem stands where the bench runs.
-        run = lex.run_child(argv, cwd=self.home, env=self.env)
+        run = lex.run_child(argv, cwd=self.home, env=env or self.env)
         if run.returncode:
             raise SystemExit(f"{self.name}: {' '.join(argv)} failed: {lex.tail(run.stderr)}")
         return run
 
-    def commands(self) -> dict[str, list[str]]:
+    def commands(self) -> dict[str, tuple[list[str], dict[str, str]]]:
+        """What each row runs, and in which environment."""
         commands = {
-            "recall (lexical, sample workspace)": [*self.gm, "-C", str(self.fixture), "recall",
-                                                   QUERY, "--mode", "lexical"],
-            "recall (lexical, N y)": [*self.gm, "-C", str(self.ws), "recall", QUERY, "--mode",
-                                      "lexical"],
+            "recall (lexical, sample workspace)": ([*self.gm, "-C", str(self.fixture), "recall",
+                                                    QUERY, "--mode", "lexical"], self.env),
+            "recall (lexical, N y)": ([*self.gm, "-C", str(self.ws), "recall", QUERY, "--mode",
+                                       "lexical"], self.env),
         }
         if self.served is not None:
-            commands["recall (lexical, sample workspace, warm process)"] = [
-                *self.gm, "-C", str(self.served), "recall", QUERY, "--mode", "lexical"]
+            served = [*self.gm, "-C", str(self.served), "recall", QUERY, "--mode"]
+            commands["recall (lexical, sample workspace, warm process)"] = (
+                [*served, "lexical"], self.served_env)
+            if self.hybrid:
+                commands["recall (hybrid, sample workspace, warm process)"] = (
+                    [*served, "hybrid"], self.served_env)
         return commands
+
+    def warm_rows(self) -> int:
+        return (2 if self.hybrid else 1) if self.served is not None else 0
 
     def serve(self, stack: ExitStack) -> None:
         """A copy of the sample workspace answered by this checkout's ``gitmem serve``, until
         ``stack`` closes (the server says when it listens: ``serve --json``)."""
         self.served = self.home / "served"
         shutil.copytree(self.fixture, self.served, symlinks=True)
+        if self.hybrid:  # embeddings for every item, before the server opens the index
+            self.must([*self.gm, "-C", str(self.served), "index"], self.served_env)
+            self._check_hybrid()
         server = subprocess.Popen([*self.gm, "-C", str(self.served), "serve", "--json",
-                                   "--idle-timeout", "3600"], cwd=self.home, env=self.env,
+                                   "--idle-timeout", "3600"], cwd=self.home, env=self.served_env,
                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True)
         stack.callback(server.wait, timeout=30)
@@ -106,6 +124,16 @@ class Checkout:
         assert server.stdout is not None
         if not server.stdout.readline():
             raise SystemExit(f"{self.name}: gitmem serve did not start")
+
+    def _check_hybrid(self) -> None:
+        """A hybrid recall of the served copy uses the model (no quiet fall-back to words)."""
+        assert self.served is not None
+        run = self.must([*self.gm, "-C", str(self.served), "recall", QUERY, "--mode", "hybrid",
+                         "--json"], self.served_env)
+        reply = json.loads(run.stdout)
+        if reply["mode"] != "hybrid" or reply["provider"]["fallback_used"]:
+            raise SystemExit(f"{self.name}: the hybrid recall did not use the model: "
+                             f"{reply['provider']} {reply['warnings']}")
 
     def served_count(self) -> int:
         """How many commands this checkout's warm process has answered."""
@@ -115,7 +143,7 @@ class Checkout:
         root = str(self.served.resolve()) if self.served else ""
         reply = client.exchange(client.socket_path(root), {
             "protocol": client.PROTOCOL, "version": __version__, "repo": root,
-            "env": client.env_fingerprint(self.env), "op": "ping"})
+            "env": client.env_fingerprint(self.served_env), "op": "ping"})
         return int(reply["served"]) if reply else 0
 
     def index_after_commit(self) -> lex.Run:
@@ -125,21 +153,22 @@ class Checkout:
 
 
 def bench(before: Path, after: Path, rounds: int, years: int, cache: Path,
-          warm: bool = False) -> dict[str, Any]:
+          warm: bool = False, model: Path | None = None) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="gitmem-cold-ab-"))
     try:
         src, info = lex.workspace(years, 0, cache)
-        sides = [Checkout("before", before, scratch, src), Checkout("after", after, scratch, src)]
+        sides = [Checkout("before", before, scratch, src, model),
+                 Checkout("after", after, scratch, src, model)]
         with ExitStack() as stack:
             if warm:
                 for side in sides:
                     side.serve(stack)
             samples = _rounds(sides, rounds)
             for side in sides if warm else ():
-                served = side.served_count()
-                if served < rounds + 1:  # a recall the warm process did not answer ran alone
+                served, asked = side.served_count(), side.warm_rows() * (rounds + 1)
+                if served < asked:  # a recall the warm process did not answer ran alone
                     raise SystemExit(f"{side.name}: the warm process answered {served} of "
-                                     f"{rounds + 1} recalls")
+                                     f"{asked} recalls")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     base_wall, base_cpu = (lex.pct(xs, 50) for xs in samples["python -c pass"])
@@ -150,6 +179,7 @@ def bench(before: Path, after: Path, rounds: int, years: int, cache: Path,
             for what, (wall, cpu) in samples.items()]
     return {"rounds": rounds, "years": years, "days": info["days"], "before": str(before),
             "after": str(after), "python": sys.version.split()[0],
+            "embed_model": str(model) if model else None,
             "load": os.getloadavg(), "rows": rows}
 
 
@@ -162,15 +192,15 @@ def _rounds(sides: list[Checkout], rounds: int) -> dict[str, Samples]:
         cpu.append(run.cpu_seconds)
 
     for side in sides:  # warm-up: page cache, bytecode, the user cache folder
-        for argv in side.commands().values():
-            side.must(argv)
+        for argv, env in side.commands().values():
+            side.must(argv, env)
         side.index_after_commit()
     for n in range(rounds):
         order = sides if n % 2 == 0 else sides[::-1]
         add("python -c pass", order[0].must([sys.executable, "-c", "pass"]))
         for side in order:
-            for what, argv in side.commands().items():
-                add(f"{what} | {side.name}", side.must(argv))
+            for what, (argv, env) in side.commands().items():
+                add(f"{what} | {side.name}", side.must(argv, env))
         for side in order:
             add(f"index after a one-file commit (N y) | {side.name}", side.index_after_commit())
         add("python -c pass", order[1].must([sys.executable, "-c", "pass"]))
@@ -197,8 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "cold-ab.json")
     parser.add_argument("--warm", action="store_true",
                         help="also a recall answered by each checkout's own warm process")
+    parser.add_argument("--embed-model", type=Path, metavar="FILE.gguf",
+                        help="with --warm, also a hybrid recall the warm process embeds with "
+                             "this model")
     args = parser.parse_args(argv)
-    result = bench(args.before, args.after, args.rounds, args.years, args.cache, args.warm)
+    if args.embed_model and not args.warm:
+        parser.error("--embed-model measures the warm process: give --warm too")
+    if args.embed_model and not args.embed_model.is_file():
+        parser.error(f"no model file at {args.embed_model}")
+    result = bench(args.before, args.after, args.rounds, args.years, args.cache, args.warm,
+                   args.embed_model)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(markdown(result))
