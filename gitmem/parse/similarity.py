@@ -31,7 +31,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gitmem.parse.retain import entity_key
-from gitmem.parse.textfold import STOPWORDS, _cjk, fold
+from gitmem.parse.textfold import (
+    DANISH_STOPWORDS,
+    RUSSIAN_STOPWORDS,
+    STOPWORDS,
+    _cjk,
+    fold,
+)
 
 # The shared part must weigh at least this fraction of the larger statement. Tested paraphrases
 # and updates score 0.5 or more, unrelated statements about the same entity 0.4 or less.
@@ -85,23 +91,6 @@ def _rx() -> _Patterns:
         sentence_end=re.compile("[.!?:;]|[。！？]"),
     )
 
-_DANISH_STOP = frozenset(
-    """og i jeg det at en den til er som på de med han af for ikke der var mig sig men et har om
-    vi min havde ham hun nu over da fra du ud sin dem os op man hans hvor eller hvad skal selv her
-    alle vil blev kunne ind når være dog noget ville jo deres efter ned skulle denne end dette mit
-    også under have dig anden hende mine alt meget sit sine vor mod disse hvis din nogle hos blive
-    mange ad bliver hendes været thi jer sådan på""".split()  # noqa: SIM905 - a word list reads better as text
-)
-_RUSSIAN_STOP = frozenset(
-    """и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только
-    ее мне было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть
-    был него до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо
-    ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот
-    того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда
-    зачем всех никогда можно при наконец два об другой хоть после над больше тот через эти нас
-    про всего них какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть
-    том нельзя такой им более всегда конечно всю между это""".split()  # noqa: SIM905 - a word list reads better as text
-)
 _NEGATIONS = frozenset(
     "not no never nor none nothing cannot ikke aldrig ingen intet не нет никогда ни".split()  # noqa: SIM905 - a word list reads better as text
 )
@@ -112,7 +101,7 @@ _ARTICLES = frozenset("the a an our my his her their its this that den det en et
 @functools.cache
 def stop_words() -> frozenset[str]:
     """The stop words of every language with words, and articles: what is no content word."""
-    return STOPWORDS | _DANISH_STOP | _RUSSIAN_STOP | _ARTICLES
+    return STOPWORDS | DANISH_STOPWORDS | RUSSIAN_STOPWORDS | _ARTICLES
 
 
 # Paraphrases mapped to one term. Keys and values are stems (after folding).
@@ -155,7 +144,7 @@ def _stemmer(language: str) -> _Stemmer:
 
 
 def _latin_language(words: Sequence[str]) -> str:
-    danish = sum(map(_DANISH_STOP.__contains__, words))
+    danish = sum(map(DANISH_STOPWORDS.__contains__, words))
     english = sum(map(STOPWORDS.__contains__, words))
     return "danish" if danish > english else "english"
 
@@ -191,7 +180,7 @@ def _word_terms(text: str) -> dict[str, float]:
     matches = list(rx.word.finditer(text))
     latin = _latin_language([m.group(0).casefold() for m in matches])
     # Danish stop words only in Danish text: "man", "end", "over" are English content words.
-    stop = (_DANISH_STOP if latin == "danish" else STOPWORDS) | _RUSSIAN_STOP
+    stop = (DANISH_STOPWORDS if latin == "danish" else STOPWORDS) | RUSSIAN_STOPWORDS
     terms: dict[str, float] = {}
     previous_end = -1
     for match in matches:

@@ -18,7 +18,15 @@ import unicodedata
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from gitmem.parse.textfold import STOPWORDS, fold, plain_words
+from gitmem.parse.textfold import (
+    DANISH_MARKERS,
+    DANISH_STOPWORDS,
+    RUSSIAN_STOPWORDS,
+    STOPWORDS,
+    fold,
+    latin_language,
+    plain_words,
+)
 
 if TYPE_CHECKING:
     import Stemmer
@@ -26,16 +34,6 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"\w+")
 _LATIN = re.compile(r"[a-zà-ɏ]+")  # Latin letters, with diacritics (after casefold)
 _CYRILLIC = re.compile(r"[а-яёѐ-ӿ]+")
-# Function words that say a Latin text is Danish rather than English (rare in English text).
-_DANISH_TEXT = """
-og jeg det ikke til på med af som vi har hun der fra skal blev efter også når hvad hvor meget
-sig mig dig eller være været havde hvis nogle noget deres hans hendes kunne skulle ville denne
-dette disse jo nu ud os jer mit min din sin vores jeres hvorfor hvordan hvem fordi altså om er
-var han den de et en
-"""
-_DANISH = frozenset(_DANISH_TEXT.split())
-# English function words that are not Danish words too ("i", "at", "her" are both).
-_ENGLISH = STOPWORDS - _DANISH - {"i", "at", "her", "under", "over"}
 
 
 @functools.cache
@@ -47,13 +45,6 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-
-
-def latin_language(words: list[str]) -> str:
-    """'danish' when the text's function words are mostly Danish, else 'english'."""
-    danish = sum(map(_DANISH.__contains__, words))
-    english = sum(map(_ENGLISH.__contains__, words))
-    return "danish" if danish > english else "english"
 
 
 def stem_text(text: str) -> str:
@@ -127,9 +118,7 @@ def compound_candidates(word: str) -> list[tuple[tuple[str, ...], str, int]]:
     raw = words[0] if len(words) == 1 else ""
     if len(raw) < COMPOUND_WORD or not _LATIN.fullmatch(raw):
         return []
-    from gitmem.parse.similarity import _DANISH_STOP  # "over", "efter": no modifiers
-
-    stop = _DANISH | _DANISH_STOP
+    stop = DANISH_MARKERS | DANISH_STOPWORDS  # "over", "efter": no modifiers
     stemmer = _stemmer("danish")
     whole = fold(stemmer.stemWord(raw))
     out: list[tuple[tuple[str, ...], str, int]] = []
@@ -175,11 +164,9 @@ def compound_lookups(words: Collection[str]) -> list[str]:
 def compound_prefix(word: str) -> str | None:
     """The folded Danish stem of a query word, when long enough to be searched as the start
     of the compounds it begins (``COMPOUND_PREFIX``); None otherwise."""
-    from gitmem.parse.similarity import _DANISH_STOP
-
     words = _words(word)
     raw = words[0] if len(words) == 1 else ""
-    if not _LATIN.fullmatch(raw) or raw in _DANISH | _DANISH_STOP | _QUESTION_WORDS:
+    if not _LATIN.fullmatch(raw) or raw in DANISH_MARKERS | DANISH_STOPWORDS | _QUESTION_WORDS:
         return None
     stem = fold(_stemmer("danish").stemWord(raw))
     return stem if len(stem) >= COMPOUND_PREFIX else None
@@ -196,11 +183,7 @@ def russian_prefix(word: str) -> str | None:
     of the words built on it (``RUSSIAN_PREFIX``); None otherwise."""
     words = _words(word)
     raw = words[0] if len(words) == 1 else ""
-    if not _CYRILLIC.fullmatch(raw):
-        return None
-    from gitmem.parse.similarity import _RUSSIAN_STOP
-
-    if raw in _RUSSIAN_STOP:
+    if not _CYRILLIC.fullmatch(raw) or raw in RUSSIAN_STOPWORDS:
         return None
     stem = fold(_stemmer("russian").stemWord(raw))
     return stem if len(stem) >= RUSSIAN_PREFIX else None

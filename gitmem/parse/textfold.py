@@ -69,6 +69,44 @@ until up very was we were what when where which while who whom why will with wou
 yourself yourselves
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+DANISH_STOPWORDS = frozenset(
+    """og i jeg det at en den til er som på de med han af for ikke der var mig sig men et har om
+    vi min havde ham hun nu over da fra du ud sin dem os op man hans hvor eller hvad skal selv her
+    alle vil blev kunne ind når være dog noget ville jo deres efter ned skulle denne end dette mit
+    også under have dig anden hende mine alt meget sit sine vor mod disse hvis din nogle hos blive
+    mange ad bliver hendes været thi jer sådan på""".split()  # noqa: SIM905 - a word list reads better as text
+)
+RUSSIAN_STOPWORDS = frozenset(
+    """и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только
+    ее мне было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть
+    был него до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо
+    ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот
+    того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда
+    зачем всех никогда можно при наконец два об другой хоть после над больше тот через эти нас
+    про всего них какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть
+    том нельзя такой им более всегда конечно всю между это""".split()  # noqa: SIM905 - a word list reads better as text
+)
+# Question words the Danish and Russian lists lack (the English list has why, when, which, who).
+_QUESTION_WORDS = frozenset(
+    "hvorfor hvem hvornår hvordan hvilken hvilket hvilke hvorhen почему сколько".split())  # noqa: SIM905 - a word list reads better as text
+# Function words that say a Latin text is Danish rather than English (rare in English text).
+_DANISH_MARKER_TEXT = """
+og jeg det ikke til på med af som vi har hun der fra skal blev efter også når hvad hvor meget
+sig mig dig eller være været havde hvis nogle noget deres hans hendes kunne skulle ville denne
+dette disse jo nu ud os jer mit min din sin vores jeres hvorfor hvordan hvem fordi altså om er
+var han den de et en
+"""
+DANISH_MARKERS = frozenset(_DANISH_MARKER_TEXT.split())
+# English function words that are not Danish words too ("i", "at", "her" are both).
+_ENGLISH_MARKERS = STOPWORDS - DANISH_MARKERS - {"i", "at", "her", "under", "over"}
+
+
+def latin_language(words: Sequence[str]) -> str:
+    """'danish' when the words (case folded, with their diacritics) are mostly Danish function
+    words, else 'english'."""
+    danish = sum(map(DANISH_MARKERS.__contains__, words))
+    english = sum(map(_ENGLISH_MARKERS.__contains__, words))
+    return "danish" if danish > english else "english"
 
 
 class _Diacritics(dict[int, str]):
@@ -132,7 +170,8 @@ def query_terms(query: str) -> list[list[str]]:
 
     Quoted text is one phrase. A bare word with punctuation inside (``memorySearch.query.hybrid``,
     ``ECONNRESET:``) is a phrase of its parts, so ids, dotted keys and error strings are found
-    exactly. Stop words are dropped unless nothing else is left.
+    exactly. Stop words are dropped unless nothing else is left: English ones always, Danish
+    ones in a Danish question, Russian ones, and question words (``_query_stopwords``).
     """
     terms = _phrases(query)
     singles, content = _bare_terms(query)
@@ -161,11 +200,30 @@ def _bare_terms(query: str) -> tuple[list[list[str]], list[list[str]]]:
     singles: list[list[str]] = []
     content: list[list[str]] = []
     language = _cjk_language(query)
-    for word in _QUOTED.sub(" ", query).split():
+    words = _QUOTED.sub(" ", query).split()
+    stop = _query_stopwords(words)
+    for word in words:
         all_terms, topical = _word_terms(word, language)
         singles.extend(all_terms)
-        content.extend(topical)
+        content.extend(t for t in topical if len(t) > 1 or t[0] not in stop)
     return singles, content
+
+
+def _query_stopwords(words: Sequence[str]) -> frozenset[str]:
+    """A query's stop words besides English ones (``_word_terms`` drops those), folded as its
+    tokens are: Danish ones in a Danish question only ("men", "over", "man" are English content
+    words), Russian ones always (no other language writes Cyrillic), and question words."""
+    danish = latin_language([w.strip(_PUNCTUATION).casefold() for w in words]) == "danish"
+    return _folded_stopwords(danish)
+
+
+_PUNCTUATION = "?!.,;:()\"'«»„“”"
+
+
+@functools.cache
+def _folded_stopwords(danish: bool) -> frozenset[str]:
+    words = RUSSIAN_STOPWORDS | _QUESTION_WORDS | (DANISH_STOPWORDS if danish else frozenset())
+    return frozenset(fold(w).strip() for w in words)
 
 
 def _unique(terms: list[list[str]]) -> list[list[str]]:

@@ -7,9 +7,15 @@ question words and words such as "happened" ("what happened last week", "先週�
 
 from __future__ import annotations
 
-from gitmem.parse.similarity import _DANISH_STOP, _RUSSIAN_STOP
 from gitmem.parse.stemming import danish_text
-from gitmem.parse.textfold import fold, query_terms, topic_candidates, written_in_cjk
+from gitmem.parse.textfold import (
+    DANISH_STOPWORDS,
+    RUSSIAN_STOPWORDS,
+    fold,
+    query_terms,
+    topic_candidates,
+    written_in_cjk,
+)
 
 # Words that say "something happened / was done / is new" rather than what, and question words
 # the stop word lists lack (hvem, почему, how much), as written; Japanese, Chinese and Korean as
@@ -33,8 +39,8 @@ def _folded(words: frozenset[str]) -> frozenset[str]:
 
 
 _GENERIC = _folded(frozenset(_GENERIC_TEXT.split()))
-DANISH_STOP = _folded(_DANISH_STOP)  # folded, as query tokens are
-_RUSSIAN_STOP_FOLDED = _folded(_RUSSIAN_STOP)
+DANISH_STOP = _folded(DANISH_STOPWORDS)  # folded, as query tokens are
+_RUSSIAN_STOP_FOLDED = _folded(RUSSIAN_STOPWORDS)
 
 
 def _no_topic(term: list[str], danish: bool) -> bool:
