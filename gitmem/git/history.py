@@ -370,13 +370,8 @@ def read_objects(repo_root: Path, names: Sequence[str]) -> list[bytes | None]:
     for name in names:
         if "\n" in name:
             raise GitmemError(f"cannot read an object named with a line break: {name!r}")
-    try:
-        proc = subprocess.run(["git", "-C", str(repo_root), "cat-file", "--batch"],
-                              input="".join(f"{n}\n" for n in names).encode("utf-8",
-                                                                         "surrogateescape"),
-                              capture_output=True, check=False)
-    except OSError as exc:
-        raise GitmemError(f"cannot run git ({exc}); gitmem needs git on PATH") from exc
+    proc = process.run(repo_root, "cat-file", "--batch",
+                       stdin="".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape"))
     if proc.returncode != 0:
         raise GitmemError(f"cannot read objects: {proc.stderr.decode('utf-8', 'replace').strip()}")
     data, pos = proc.stdout, 0
