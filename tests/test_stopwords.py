@@ -38,6 +38,23 @@ def test_stop_and_question_words_are_not_searched(question: str, terms: list[str
     assert query_terms(question) == [[t] for t in terms]
 
 
+@pytest.mark.parametrize(("query", "terms"), [
+    # One Danish function word is no Danish question: these are English or technical words
+    ("OS version", ["os", "version"]),
+    ("MIT license", ["mit", "license"]),
+    ("vi keybindings", ["vi", "keybindings"]),
+    ("var hoisting", ["var", "hoisting"]),
+    ("Han Solo quotes", ["han", "solo", "quotes"]),
+    ("en locale default", ["en", "locale", "default"]),
+    # a Danish question word counts as Danish, and "hvad", "hvor" are dropped in any question
+    ("Hvornår udløber mit pas?", ["udlober", "pas"]),
+    ("Hvad laver Mette?", ["laver", "mette"]),
+    ("Hvad er the deadline for the report?", ["er", "deadline", "report"]),  # English
+])
+def test_one_danish_word_does_not_make_a_query_danish(query: str, terms: list[str]) -> None:
+    assert query_terms(query) == [[t] for t in terms]
+
+
 @pytest.mark.parametrize("question", ["hvem er det", "кто это"])
 def test_a_question_of_stop_words_alone_is_still_searched(question: str) -> None:
     assert [t for term in query_terms(question) for t in term] == question.split()

@@ -86,9 +86,11 @@ RUSSIAN_STOPWORDS = frozenset(
     про всего них какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть
     том нельзя такой им более всегда конечно всю между это""".split()  # noqa: SIM905 - a word list reads better as text
 )
-# Question words the Danish and Russian lists lack (the English list has why, when, which, who).
-_QUESTION_WORDS = frozenset(
-    "hvorfor hvem hvornår hvordan hvilken hvilket hvilke hvorhen почему сколько".split())  # noqa: SIM905 - a word list reads better as text
+# Question words dropped in any question: those the Danish and Russian lists lack (the English
+# list has why, when, which, who), and "hvad", "hvor", which are no English words.
+_DANISH_QUESTION_WORDS = frozenset(
+    "hvad hvor hvorfor hvem hvornår hvordan hvilken hvilket hvilke hvorhen".split())  # noqa: SIM905 - a word list reads better as text
+_QUESTION_WORDS = _DANISH_QUESTION_WORDS | {"почему", "сколько"}
 # Function words that say a Latin text is Danish rather than English (rare in English text).
 _DANISH_MARKER_TEXT = """
 og jeg det ikke til på med af som vi har hun der fra skal blev efter også når hvad hvor meget
@@ -212,12 +214,21 @@ def _bare_terms(query: str) -> tuple[list[list[str]], list[list[str]]]:
 def _query_stopwords(words: Sequence[str]) -> frozenset[str]:
     """A query's stop words besides English ones (``_word_terms`` drops those), folded as its
     tokens are: Danish ones in a Danish question only ("men", "over", "man" are English content
-    words), Russian ones always (no other language writes Cyrillic), and question words."""
-    danish = latin_language([w.strip(_PUNCTUATION).casefold() for w in words]) == "danish"
+    words), Russian ones always (no other language writes Cyrillic), and question words.
+
+    A question is Danish with two Danish function or question words at least: one alone is no
+    evidence in a query of a few words, and many are English or technical words too ("OS
+    version", "MIT license", "vi keybindings", "var hoisting", "Han Solo")."""
+    plain = [unicodedata.normalize("NFKC", w).strip(_PUNCTUATION).casefold() for w in words]
+    evidence = sum(w in DANISH_MARKERS or w in _DANISH_QUESTION_WORDS for w in plain)
+    danish = evidence >= _DANISH_EVIDENCE and latin_language(plain) == "danish"
     return _folded_stopwords(danish)
 
 
-_PUNCTUATION = "?!.,;:()\"'«»„“”"
+_DANISH_EVIDENCE = 2
+
+
+_PUNCTUATION = "?!.,;:()[]\"'«»„“”‘’…"
 
 
 @functools.cache
