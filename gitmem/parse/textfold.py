@@ -214,7 +214,8 @@ def _bare_terms(query: str) -> tuple[list[list[str]], list[list[str]]]:
 def _query_stopwords(words: Sequence[str]) -> frozenset[str]:
     """A query's stop words besides English ones (``_word_terms`` drops those), folded as its
     tokens are: Danish ones in a Danish question only ("men", "over", "man" are English content
-    words), Russian ones always (no other language writes Cyrillic), and question words.
+    words), Russian ones always (the one Cyrillic language gitmem reads) but for the numbers and
+    content words the list holds (``_RUSSIAN_CONTENT``), and question words.
 
     A question is Danish with two Danish function or question words at least: one alone is no
     evidence in a query of a few words, and many are English or technical words too ("OS
@@ -226,6 +227,10 @@ def _query_stopwords(words: Sequence[str]) -> frozenset[str]:
 
 
 _DANISH_EVIDENCE = 2
+# Words of the Russian stop list that a question asks about ("купили три стула", "когда лучше
+# ехать"): numbers, comparisons, always/never, may/must.
+_RUSSIAN_CONTENT = frozenset(
+    "один два три хорошо лучше больше более много можно надо нельзя всегда никогда".split())  # noqa: SIM905 - a word list reads better as text
 
 
 _PUNCTUATION = "?!.,;:()[]\"'«»„“”‘’…"
@@ -233,7 +238,8 @@ _PUNCTUATION = "?!.,;:()[]\"'«»„“”‘’…"
 
 @functools.cache
 def _folded_stopwords(danish: bool) -> frozenset[str]:
-    words = RUSSIAN_STOPWORDS | _QUESTION_WORDS | (DANISH_STOPWORDS if danish else frozenset())
+    words = (RUSSIAN_STOPWORDS - _RUSSIAN_CONTENT) | _QUESTION_WORDS | (
+        DANISH_STOPWORDS if danish else frozenset())
     return frozenset(fold(w).strip() for w in words)
 
 
