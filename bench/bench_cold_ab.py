@@ -105,7 +105,8 @@ class Checkout:
         return commands
 
     def warm_rows(self) -> int:
-        return (2 if self.hybrid else 1) if self.served is not None else 0
+        """How many rows the warm process answers (each once a round, once in the warm-up)."""
+        return sum("warm process" in what for what in self.commands())
 
     def serve(self, stack: ExitStack) -> None:
         """A copy of the sample workspace answered by this checkout's ``gitmem serve``, until

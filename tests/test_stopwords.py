@@ -93,8 +93,8 @@ def notes(tmp_path_factory: pytest.TempPathFactory, e5: Path) -> tuple[Path, Con
 @pytest.mark.parametrize(("question", "answer"), [
     ("Hvem har repareret den utætte vandhane i køkkenet?", 3),  # before: 4th (stop words)
     ("Когда будет собрание жильцов?", 6),  # before: 2nd
-    ("Почему я отменил подписку на газету?", 2),
-    ("Hvad sagde tandlægen om mine tænder?", 7),
+    ("Почему я отменил подписку на газету?", 2),  # first before too: guards that hybrid
+    ("Hvad sagde tandlægen om mine tænder?", 7),  # stays with semantic where both were right
 ])
 def test_stop_words_do_not_outweigh_a_strong_semantic_match(
         notes: tuple[Path, Config], question: str, answer: int) -> None:

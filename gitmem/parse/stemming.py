@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.parse.textfold import (
     DANISH_MARKERS,
+    DANISH_QUESTION_WORDS,
     DANISH_STOPWORDS,
     RUSSIAN_STOPWORDS,
     STOPWORDS,
@@ -100,7 +101,7 @@ _LINKING = ("s", "e")
 # A query word's Danish stem this long is also searched as the start of longer words: Danish
 # writes a compound as one word with its head last, so "kolonihaven" is in "kolonihavenøglen".
 COMPOUND_PREFIX = 6
-_QUESTION_WORDS = frozenset({"hvornår", "hvilken", "hvilket", "hvilke", "hvorhen"})
+_NOT_MODIFIERS = DANISH_MARKERS | DANISH_STOPWORDS  # "over", "efter": no compound parts
 
 
 def danish_text(text: str) -> bool:
@@ -118,7 +119,6 @@ def compound_candidates(word: str) -> list[tuple[tuple[str, ...], str, int]]:
     raw = words[0] if len(words) == 1 else ""
     if len(raw) < COMPOUND_WORD or not _LATIN.fullmatch(raw):
         return []
-    stop = DANISH_MARKERS | DANISH_STOPWORDS  # "over", "efter": no modifiers
     stemmer = _stemmer("danish")
     whole = fold(stemmer.stemWord(raw))
     out: list[tuple[tuple[str, ...], str, int]] = []
@@ -127,10 +127,11 @@ def compound_candidates(word: str) -> list[tuple[tuple[str, ...], str, int]]:
         lefts = [left] + [left[:-1] for link in _LINKING
                           if left.endswith(link) and cut > COMPOUND_PART]
         modifiers = tuple(dict.fromkeys(
-            fold(stemmer.stemWord(w)) for w in lefts if w not in stop))
+            fold(stemmer.stemWord(w)) for w in lefts if w not in _NOT_MODIFIERS))
         head = fold(stemmer.stemWord(right))
         modifiers = tuple(m for m in modifiers if len(m) >= COMPOUND_PART and m != whole)
-        if modifiers and right not in stop and head != whole and len(head) >= COMPOUND_PART - 1:
+        if (modifiers and right not in _NOT_MODIFIERS and head != whole
+                and len(head) >= COMPOUND_PART - 1):
             out.append((modifiers, head, len(right)))
     return out
 
@@ -166,7 +167,7 @@ def compound_prefix(word: str) -> str | None:
     of the compounds it begins (``COMPOUND_PREFIX``); None otherwise."""
     words = _words(word)
     raw = words[0] if len(words) == 1 else ""
-    if not _LATIN.fullmatch(raw) or raw in DANISH_MARKERS | DANISH_STOPWORDS | _QUESTION_WORDS:
+    if not _LATIN.fullmatch(raw) or raw in _NOT_MODIFIERS or raw in DANISH_QUESTION_WORDS:
         return None
     stem = fold(_stemmer("danish").stemWord(raw))
     return stem if len(stem) >= COMPOUND_PREFIX else None

@@ -88,9 +88,9 @@ RUSSIAN_STOPWORDS = frozenset(
 )
 # Question words dropped in any question: those the Danish and Russian lists lack (the English
 # list has why, when, which, who), and "hvad", "hvor", which are no English words.
-_DANISH_QUESTION_WORDS = frozenset(
+DANISH_QUESTION_WORDS = frozenset(
     "hvad hvor hvorfor hvem hvornår hvordan hvilken hvilket hvilke hvorhen".split())  # noqa: SIM905 - a word list reads better as text
-_QUESTION_WORDS = _DANISH_QUESTION_WORDS | {"почему", "сколько"}
+_QUESTION_WORDS = DANISH_QUESTION_WORDS | {"почему", "сколько"}
 # Function words that say a Latin text is Danish rather than English (rare in English text).
 _DANISH_MARKER_TEXT = """
 og jeg det ikke til på med af som vi har hun der fra skal blev efter også når hvad hvor meget
@@ -221,7 +221,7 @@ def _query_stopwords(words: Sequence[str]) -> frozenset[str]:
     evidence in a query of a few words, and many are English or technical words too ("OS
     version", "MIT license", "vi keybindings", "var hoisting", "Han Solo")."""
     plain = [unicodedata.normalize("NFKC", w).strip(_PUNCTUATION).casefold() for w in words]
-    evidence = sum(w in DANISH_MARKERS or w in _DANISH_QUESTION_WORDS for w in plain)
+    evidence = sum(w in DANISH_MARKERS or w in DANISH_QUESTION_WORDS for w in plain)
     danish = evidence >= _DANISH_EVIDENCE and latin_language(plain) == "danish"
     return _folded_stopwords(danish)
 
@@ -238,8 +238,13 @@ _PUNCTUATION = "?!.,;:()[]\"'«»„“”‘’…"
 
 @functools.cache
 def _folded_stopwords(danish: bool) -> frozenset[str]:
-    words = (RUSSIAN_STOPWORDS - _RUSSIAN_CONTENT) | _QUESTION_WORDS | (
-        DANISH_STOPWORDS if danish else frozenset())
+    return folded((RUSSIAN_STOPWORDS - _RUSSIAN_CONTENT) | _QUESTION_WORDS | (
+        DANISH_STOPWORDS if danish else frozenset()))
+
+
+@functools.cache
+def folded(words: frozenset[str]) -> frozenset[str]:
+    """A word list folded as query tokens are (``fold``: "på" -> "pa"), made once."""
     return frozenset(fold(w).strip() for w in words)
 
 

@@ -11,7 +11,7 @@ from gitmem.parse.stemming import danish_text
 from gitmem.parse.textfold import (
     DANISH_STOPWORDS,
     RUSSIAN_STOPWORDS,
-    fold,
+    folded,
     query_terms,
     topic_candidates,
     written_in_cjk,
@@ -34,13 +34,9 @@ lave gjorde gjort gor nylig nyligt seneste hvem hvornar hvilken hvilket hvilke h
 """
 
 
-def _folded(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(fold(w).strip() for w in words)
-
-
-_GENERIC = _folded(frozenset(_GENERIC_TEXT.split()))
-DANISH_STOP = _folded(DANISH_STOPWORDS)  # folded, as query tokens are
-_RUSSIAN_STOP_FOLDED = _folded(RUSSIAN_STOPWORDS)
+_GENERIC = folded(frozenset(_GENERIC_TEXT.split()))
+DANISH_STOP = folded(DANISH_STOPWORDS)  # folded, as query tokens are
+_RUSSIAN_STOP_FOLDED = folded(RUSSIAN_STOPWORDS)
 
 
 def _no_topic(term: list[str], danish: bool) -> bool:
