@@ -44,18 +44,22 @@ def processes_mentioning(text: str) -> list[int]:
 
 def servers_under(folder: str) -> list[int]:
     """Pids of live ``gitmem serve`` processes started for a repository in ``folder`` (their
-    ``-C PATH`` lies there)."""
-    found: list[int] = []
+    ``-C PATH`` lies there). A server's child between fork and exec (a git command, a
+    background index run) still shows the server's command line: it is no server, and is
+    left out (its parent is one)."""
+    found: dict[int, int] = {}  # pid -> parent pid
     for pid in processes_mentioning(folder):
         try:
             args = (PROC / str(pid) / "cmdline").read_bytes().decode("utf-8", "replace")
-        except OSError:
+            # /proc/PID/stat: "pid (comm) state ppid ...", comm may hold spaces and parentheses
+            parent = int((PROC / str(pid) / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
         words = args.split("\0")
         if "serve" in words and "-C" in words[:-1] \
                 and words[words.index("-C") + 1].startswith(folder):
-            found.append(pid)
-    return found
+            found[pid] = parent
+    return [pid for pid, parent in found.items() if parent not in found]
 
 
 def wait_servers_gone(folder: str, timeout: float) -> list[int]:

@@ -5,6 +5,7 @@ Real processes throughout; every wait is bounded for failures only."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ import pytest
 
 from gitmem.front.warm import client, registry
 from testing.bounds import FAILURE_SECONDS
-from testing.chaos import alive, servers_under, wait_servers_gone
+from testing.chaos import alive, processes_mentioning, servers_under, wait_servers_gone
 from testing.cli import gitmem
 from testing.warm import run_cli, start_server
 
@@ -224,3 +225,27 @@ def test_stop_reaches_a_server_of_another_environment(fixture_repo: Path,
             proc.kill()
         proc.communicate()
     assert servers_under(str(fixture_repo)) == []
+
+
+def test_a_servers_child_before_exec_is_not_counted_as_a_server(tmp_path: Path) -> None:
+    """A warm server forks for each git command; until the child execs, its command line is
+    the server's. Counting it made "two recalls at once start one server" fail under load
+    (two pids, one after the other: a server and its fork)."""
+    repo = tmp_path / "ws"
+    repo.mkdir()
+    # A stand-in server: the command line of one, and a child that forks and never execs.
+    code = ("import os, sys, time\n"
+            "r, w = os.pipe()\n"
+            "if os.fork() == 0:\n"
+            "    os.close(r); os.write(w, b'x'); time.sleep(60); os._exit(0)\n"
+            "os.close(w); os.read(r, 1); print('ready', flush=True); time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, "-m", "gitmem", "-C", str(repo),
+                             "serve"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        assert servers_under(str(repo)) == [proc.pid]
+    finally:
+        for pid in processes_mentioning(str(repo)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
