@@ -1,8 +1,9 @@
 """LongMemEval-S retrieval: ``python -m bench.lme eval`` (issue 41).
 
     python -m bench.lme eval [--data ../shared/bench/lme-dev.json.gz] [--methods lexical,hybrid]
-        [--sample N] [--seed 0] [--k 30] [--budgets 1000,2000] [--embed-model GGUF]
-        [--threads 2] [--embed-cache FILE] [--keep DIR] [--out bench/results/lme.json]
+        [--sample N] [--seed 0] [--types T,…] [--part K/N] [--k 30] [--budgets 1000,2000]
+        [--embed-model GGUF] [--threads 2] [--embed-cache FILE] [--keep DIR]
+        [--out bench/results/lme.json]
 
 One corpus per question, as peers report it: the question's ~48 haystack sessions, each a dated
 note ``memory/YYYY-MM-DD.md`` (``-session-N`` for a later session that day) committed at its
@@ -177,6 +178,9 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     questions = sample([q for q in data if not q["question_id"].endswith("_abs")
                         and (not args.types or q["question_type"] in args.types.split(","))],
                        args.sample, args.seed)
+    if args.part is not None:
+        index, parts = args.part
+        questions = questions[index::parts]
     methods: list[str] = args.methods
     model = ""
     if any(m != "lexical" for m in methods):
@@ -234,7 +238,9 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                     tally.seconds["build"].append(build_s)
                     tally.seconds["index"].append(t1 - t0)
                     tally.seconds["recall"].append(t2 - t1)
-                result["any@5"] = bool(set(ranked[:5]) & wanted)
+                for k in ks:
+                    result[f"any@{k}"] = bool(set(ranked[:k]) & wanted)
+                    result[f"all@{k}"] = wanted <= set(ranked[:k])
                 row[method] = result
             per_question.append(row)
             shutil.rmtree(built.root, ignore_errors=True)
@@ -282,6 +288,17 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _part(text: str) -> tuple[int, int]:
+    index, _, parts = text.partition("/")
+    try:
+        k, n = int(index), int(parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--part {text!r}: write K/N, e.g. 0/2") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"--part {text!r}: K must be 0 to N-1")
+    return k, n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.lme",
                                  description=(__doc__ or "").splitlines()[0])
@@ -294,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--types", help="only these question types (comma-separated, e.g. "
                     "temporal-reasoning)")
+    ev.add_argument("--part", type=_part, metavar="K/N", help="every N-th question from the "
+                    "K-th (0-based): N processes share one run, each with its own part")
     ev.add_argument("--k", type=int, default=30, help="results asked for (sessions are "
                     "counted among them)")
     ev.add_argument("--budgets", default=[1000, 2000],
