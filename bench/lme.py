@@ -1,8 +1,8 @@
 """LongMemEval-S retrieval: ``python -m bench.lme eval`` (issue 41).
 
     python -m bench.lme eval [--data ../shared/bench/lme-dev.json.gz] [--methods lexical,hybrid]
-        [--sample N] [--seed 0] [--types T,…] [--part K/N] [--k 30] [--budgets 1000,2000]
-        [--embed-model GGUF] [--threads 2] [--embed-cache FILE] [--keep DIR]
+        [--sample N] [--seed 0] [--types T,…] [--interleave] [--part K/N] [--k 30]
+        [--budgets 1000,2000] [--embed-model GGUF] [--threads 2] [--embed-cache FILE] [--keep DIR]
         [--out bench/results/lme.json]
 
 One corpus per question, as peers report it: the question's ~48 haystack sessions, each a dated
@@ -38,8 +38,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -147,14 +147,6 @@ def evidence_recall(spans: Sequence[tuple[str, int, int]], built: Built, budget:
     return len(found) / len(built.answer_lines)
 
 
-@dataclass
-class Tally:
-    any_at: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
-    all_at: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
-    evidence: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
-    seconds: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-
-
 def sample(questions: list[dict[str, Any]], n: int | None, seed: int) -> list[dict[str, Any]]:
     """``n`` questions spread over the types in proportion (seeded), or all of them."""
     if n is None or n >= len(questions):
@@ -172,12 +164,22 @@ def sample(questions: list[dict[str, Any]], n: int | None, seed: int) -> list[di
     return sorted(chosen, key=questions.index)
 
 
-def evaluate(args: argparse.Namespace) -> dict[str, Any]:
+def evaluate(args: argparse.Namespace,
+             save: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Ask every chosen question; ``save`` gets the report so far after each one (a run cut
+    short keeps what it measured)."""
     with gzip.open(args.data, "rt", encoding="utf-8") as fh:
         data = json.load(fh)
     questions = sample([q for q in data if not q["question_id"].endswith("_abs")
                         and (not args.types or q["question_type"] in args.types.split(","))],
                        args.sample, args.seed)
+    if args.interleave:  # types in turn: any first N questions are spread over the types
+        by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for q in questions:
+            by_type[q["question_type"]].append(q)
+        turns = [qs[i] for i in range(max(map(len, by_type.values()), default=0))
+                 for qs in by_type.values() if i < len(qs)]
+        questions = turns
     if args.part is not None:
         index, parts = args.part
         questions = questions[index::parts]
@@ -188,8 +190,15 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
         model = str((Path(args.embed_model) if args.embed_model else default_model()).resolve())
     ks = (5, 10)
-    tallies = {m: {t: Tally() for t in ("all", *TYPES)} for m in methods}
     per_question: list[dict[str, Any]] = []
+
+    def report() -> dict[str, Any]:
+        return {"questions": len(questions), "asked": len(per_question),
+                "sample": args.sample, "seed": args.seed, "part": args.part,
+                "k": args.k, "model": model or None, "budgets": args.budgets,
+                "results": results(per_question, methods, args.budgets),
+                "per_question": per_question}
+
     tmp = Path(tempfile.mkdtemp(prefix="gitmem-lme-", dir=args.keep))
     try:
         for number, q in enumerate(questions, 1):
@@ -227,22 +236,17 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                 ranked = sessions_ranked(spans, built)
                 wanted = set(q["answer_session_ids"])
                 result: dict[str, Any] = {"index_s": round(t1 - t0, 2),
-                                          "recall_s": round(t2 - t1, 3)}
-                for tally in (tallies[method]["all"], tallies[method][q["question_type"]]):
-                    for k in ks:
-                        top = set(ranked[:k])
-                        tally.any_at[k].append(float(bool(top & wanted)))
-                        tally.all_at[k].append(float(wanted <= top))
-                    for budget in args.budgets:
-                        tally.evidence[budget].append(evidence_recall(spans, built, budget))
-                    tally.seconds["build"].append(build_s)
-                    tally.seconds["index"].append(t1 - t0)
-                    tally.seconds["recall"].append(t2 - t1)
+                                          "recall_s": round(t2 - t1, 3),
+                                          "build_s": round(build_s, 2)}
                 for k in ks:
                     result[f"any@{k}"] = bool(set(ranked[:k]) & wanted)
                     result[f"all@{k}"] = wanted <= set(ranked[:k])
+                for budget in args.budgets:
+                    result[f"turns@{budget}"] = round(evidence_recall(spans, built, budget), 4)
                 row[method] = result
             per_question.append(row)
+            if save is not None:
+                save(report())
             shutil.rmtree(built.root, ignore_errors=True)
             said = " ".join(f"{m} {'+' if row[m]['any@5'] else '-'} {row[m]['index_s']}s"
                             for m in methods)
@@ -251,23 +255,32 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if args.keep is None:
             shutil.rmtree(tmp, ignore_errors=True)
-    return {"questions": len(questions), "sample": args.sample, "seed": args.seed,
-            "k": args.k, "model": model or None, "budgets": args.budgets,
-            "results": {m: {t: summary(tl) for t, tl in by.items() if tl.any_at[5]}
-                        for m, by in tallies.items()},
-            "per_question": per_question}
+    return report()
 
 
 def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 3) if values else 0.0
 
 
-def summary(t: Tally) -> dict[str, Any]:
-    return {"n": len(t.any_at[5]),
-            **{f"recall_any@{k}": _mean(v) for k, v in t.any_at.items()},
-            **{f"recall_all@{k}": _mean(v) for k, v in t.all_at.items()},
-            **{f"evidence@{b}": _mean(v) for b, v in t.evidence.items()},
-            **{f"{what}_s": round(sum(v) / len(v), 2) for what, v in t.seconds.items()}}
+def results(per_question: Sequence[dict[str, Any]], methods: Sequence[str],
+            budgets: Sequence[int]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per method, per type (and ``all``): the means of the per-question figures."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for method in methods:
+        by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in per_question:
+            if method in row:
+                by_type["all"].append(row[method])
+                by_type[row["type"]].append(row[method])
+        out[method] = {
+            kind: {"n": len(rows),
+                   **{f"recall_{a}@{k}": _mean([float(r[f"{a}@{k}"]) for r in rows])
+                      for a in ("any", "all") for k in (5, 10)},
+                   **{f"evidence@{b}": _mean([r[f"turns@{b}"] for r in rows]) for b in budgets},
+                   **{f"{w}_s": round(sum(r[f"{w}_s"] for r in rows) / len(rows), 2)
+                      for w in ("build", "index", "recall")}}
+            for kind, rows in by_type.items()}
+    return out
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -286,6 +299,25 @@ def markdown(report: dict[str, Any]) -> str:
                          f"{r['recall_all@10']:.3f} | {ev} | {r['index_s']:.1f} | "
                          f"{r['recall_s']:.2f} |")
     return "\n".join(lines)
+
+
+def merge(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The questions of several reports as one (a question asked twice: the later report's)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        for row in report["per_question"]:
+            rows[row["question_id"]] = row
+    methods = list(dict.fromkeys(m for r in reports for m in r["results"]))
+    budgets = reports[0]["budgets"]
+    lacking = {qid for qid, row in rows.items() for m in methods if m in row
+               and any(f"turns@{b}" not in row[m] for b in budgets)}
+    if lacking:
+        raise SystemExit(f"{len(lacking)} questions lack a figure (e.g. {min(lacking)}): a "
+                         "report written before every figure was kept per question")
+    return {"questions": len(rows), "asked": len(rows), "merged": len(reports),
+            "models": sorted({str(r.get("model")) for r in reports}), "budgets": budgets,
+            "results": results(list(rows.values()), methods, budgets),
+            "per_question": list(rows.values())}
 
 
 def _part(text: str) -> tuple[int, int]:
@@ -313,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
                     "temporal-reasoning)")
     ev.add_argument("--part", type=_part, metavar="K/N", help="every N-th question from the "
                     "K-th (0-based): N processes share one run, each with its own part")
+    ev.add_argument("--interleave", action="store_true", help="ask the types in turn, so a "
+                    "run cut short has measured each type")
     ev.add_argument("--k", type=int, default=30, help="results asked for (sessions are "
                     "counted among them)")
     ev.add_argument("--budgets", default=[1000, 2000],
@@ -324,17 +358,31 @@ def main(argv: list[str] | None = None) -> int:
                     "question and run: a rerun embeds nothing it embedded before")
     ev.add_argument("--keep", type=Path, help="build the repositories under this folder")
     ev.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    tb = sub.add_parser("table", help="one table of the questions of several runs (the parts "
+                        "of one run, or a run cut short and its rest)")
+    tb.add_argument("reports", type=Path, nargs="+")
+    tb.add_argument("--out", type=Path, help="write the merged report here")
     args = ap.parse_args(argv)
+    if args.command == "table":
+        merged = merge([json.loads(path.read_text(encoding="utf-8")) for path in args.reports])
+        print(markdown(merged))
+        if args.out is not None:
+            args.out.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+        return 0
     for method in args.methods:
         if method not in ("lexical", "hybrid", "semantic"):
             ap.error(f"unknown method {method!r}: lexical, hybrid, semantic")
     started = time.monotonic()
-    report = evaluate(args)
+
+    def save(report: dict[str, Any]) -> None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+    report = evaluate(args, save)
     report["seconds"] = round(time.monotonic() - started, 1)
     report["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     print(markdown(report))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    save(report)
     return 0
 
 
