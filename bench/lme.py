@@ -22,8 +22,12 @@ date) and the results are read in rank order:
 
 Abstention questions (``_abs``) have no answer session and are left out, as peers do.
 ``--sample N`` takes N questions spread over the question types (a seeded shuffle within each
-type, types in proportion); without it every question is asked. Methods: ``lexical``,
-``hybrid``, ``semantic`` (the last two with ``--embed-model``, default gitmem's default model).
+type, types in proportion); without it every question is asked. ``--part K/N`` keeps every
+N-th question from the K-th, so N processes share a run; ``--interleave`` asks the types in turn,
+so a run cut short has measured each type. The report is written after every question, and
+``python -m bench.lme table A.json B.json …`` reads the parts (or a run cut short and its rest)
+as one run. Methods: ``lexical``, ``hybrid``, ``semantic`` (the last two with ``--embed-model``,
+default gitmem's default model).
 """
 
 from __future__ import annotations
@@ -173,6 +177,9 @@ def evaluate(args: argparse.Namespace,
     questions = sample([q for q in data if not q["question_id"].endswith("_abs")
                         and (not args.types or q["question_type"] in args.types.split(","))],
                        args.sample, args.seed)
+    if args.part is not None:
+        index, parts = args.part
+        questions = questions[index::parts]
     if args.interleave:  # types in turn: any first N questions are spread over the types
         by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for q in questions:
@@ -180,9 +187,6 @@ def evaluate(args: argparse.Namespace,
         turns = [qs[i] for i in range(max(map(len, by_type.values()), default=0))
                  for qs in by_type.values() if i < len(qs)]
         questions = turns
-    if args.part is not None:
-        index, parts = args.part
-        questions = questions[index::parts]
     methods: list[str] = args.methods
     model = ""
     if any(m != "lexical" for m in methods):
