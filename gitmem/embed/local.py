@@ -58,7 +58,7 @@ class LocalEmbedder(Embedder):
         path = Path(model_path)
         super().__init__(ref or str(path))
         self.path = path
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads  # None: the cores others leave free (gitmem.embed.cores)
         self.n_ctx_limit = max(8, n_ctx)
         self._identity: str | None = None
         self._worker: Worker | None = None

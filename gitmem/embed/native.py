@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.embed.base import EmbeddingError, InputType, Vector
+from gitmem.embed.cores import FreeCores
 from gitmem.errors import install_hint
 
 DEFAULT_N_CTX = 512
@@ -168,14 +169,17 @@ class NativeModel:
     and ``pack_tokens=0`` (one text per decode) give the path gitmem took before issue 41: the
     tests and the benchmark compare against it."""
 
-    def __init__(self, path: Path, *, n_ctx: int = DEFAULT_N_CTX, threads: int = 1,
+    def __init__(self, path: Path, *, n_ctx: int = DEFAULT_N_CTX, threads: int | None = 1,
                  extra_buffers: bool = False, flash_attn: bool = True,
                  pack_tokens: int = PACK_TOKENS) -> None:
         llama_cpp = import_llama_cpp()
         if not path.is_file():
             raise EmbeddingError(f"embedding model file {path} does not exist; set "
                                  "embed.model or run 'gitmem model pull'")
-        self.path, self.threads, self.extra_buffers = path, threads, extra_buffers
+        # threads None: as many as other processes leave free, looked at before every call
+        self.free = FreeCores() if threads is None else None
+        self.threads = threads if self.free is None else self.free.threads
+        self.path, self.extra_buffers = path, extra_buffers
         self.flash_attn, self.pack_tokens = flash_attn, pack_tokens
         llama, buffers = self._open(llama_cpp, n_ctx)
         trained = _n_ctx_train(llama)
@@ -233,6 +237,8 @@ class NativeModel:
         packed decode costs what its texts cost alone, less the per-decode overhead); a text's
         vector then differs from its vector alone in the fourth decimal at most, and equal
         texts in one call get equal vectors."""
+        if self.free is not None:
+            self._use_threads(self.free.next_threads())
         try:
             seqs = [self.tokens(t, input_type) for t in texts]
             distinct = list(dict.fromkeys(tuple(s) for s in seqs))
@@ -244,6 +250,11 @@ class NativeModel:
         except Exception as exc:  # any llama.cpp failure is a provider failure
             raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
         return [vectors[tuple(s)] for s in seqs]
+
+    def _use_threads(self, threads: int) -> None:
+        if threads != self.threads:
+            self._llama_cpp.llama_set_n_threads(self._llama._ctx.ctx, threads, threads)
+            self.threads = threads
 
     def _packs(self, seqs: Sequence[tuple[int, ...]]) -> Iterator[list[tuple[int, ...]]]:
         """Groups of token sequences for one decode each: shortest first, up to

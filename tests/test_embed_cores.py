@@ -1,0 +1,126 @@
+"""The local model's threads follow the cores other processes leave free (gitmem.embed.cores).
+
+The rule is checked on given ``/proc/stat`` readings and clocks (what it decides from what it
+reads); the real model is checked to give the same vectors whatever the threads, and to switch
+threads when the rule says so."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.embed.cores import FreeCores, busy_seconds, usable_cores
+
+# user nice system idle iowait irq softirq steal guest guest_nice, in ticks of 10 ms
+STAT = """cpu  300 0 100 1000 10 0 0 0 0 0
+cpu0 100 0 50 500 5 0 0 0 0 0
+cpu1 200 0 50 500 5 0 0 0 0 0
+intr 12345
+"""
+
+
+class Machine:
+    """Readings of a 2-core machine: ``others`` cores' worth of work by other processes and
+    ``mine`` by this process, over ``seconds``."""
+
+    def __init__(self) -> None:
+        self.ticks = [0, 0]  # busy ticks per CPU
+        self.own = 0.0
+        self.now = 100.0
+
+    def run(self, seconds: float, others: float, mine: float) -> None:
+        busy = round((others + mine) * seconds * 100)
+        self.ticks[0] += busy // 2
+        self.ticks[1] += busy - busy // 2
+        self.own += mine * seconds
+        self.now += seconds
+
+    def stat(self) -> str:
+        lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
+        lines += [f"cpu{n} {t} 0 0 1000 0 0 0 0 0 0" for n, t in enumerate(self.ticks)]
+        return "\n".join(lines) + "\n"
+
+    def cores(self) -> FreeCores:
+        return FreeCores([0, 1], read_stat=self.stat, own_seconds=lambda: self.own,
+                         clock=lambda: self.now, tick=0.01)
+
+
+def test_busy_seconds_reads_the_cpus_asked_for() -> None:
+    assert busy_seconds(STAT, {0, 1}, 0.01) == pytest.approx(4.0)  # (150 + 250) ticks
+    assert busy_seconds(STAT, {1}, 0.01) == pytest.approx(2.5)
+    assert busy_seconds(STAT, {0, 7}, 0.01) is None  # a CPU of the affinity is not listed
+
+
+def test_a_quiet_machine_gets_every_core() -> None:
+    machine = Machine()
+    free = machine.cores()
+    machine.run(2.0, others=0.1, mine=2.0)
+    assert free.next_threads() == 2
+
+
+def test_one_busy_process_leaves_one_thread() -> None:
+    machine = Machine()
+    free = machine.cores()
+    # our two spinning threads and a busy process of the same priority share the cores
+    machine.run(2.0, others=0.67, mine=1.33)
+    assert free.next_threads() == 1
+    machine.run(2.0, others=1.0, mine=1.0)  # with one thread, it has its core
+    assert free.next_threads() == 1
+    machine.run(2.0, others=0.0, mine=1.0)  # it ended
+    assert free.next_threads() == 2
+
+
+def test_a_fully_busy_machine_still_gets_one_thread() -> None:
+    machine = Machine()
+    free = machine.cores()
+    machine.run(3.0, others=2.0, mine=0.1)
+    assert free.next_threads() == 1
+
+
+def test_a_short_look_keeps_the_last_decision() -> None:
+    machine = Machine()
+    free = machine.cores()
+    machine.run(2.0, others=1.5, mine=0.5)
+    assert free.next_threads() == 1
+    machine.run(0.1, others=0.0, mine=1.0)  # too short to read
+    assert free.next_threads() == 1
+    machine.run(0.5, others=0.0, mine=1.0)  # the next look covers both spans
+    assert free.next_threads() == 2
+
+
+def test_an_unreadable_machine_gets_every_core() -> None:
+    free = FreeCores([0, 1, 2], read_stat=lambda: None)
+    assert free.next_threads() == 3
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/stat is Linux's")
+def test_this_machine_is_read() -> None:
+    cpus = usable_cores()
+    assert cpus == sorted(os.sched_getaffinity(0))
+    assert busy_seconds(Path("/proc/stat").read_text(), set(cpus), 0.01) is not None
+    free = FreeCores()
+    assert free._last is not None
+    assert 1 <= free.next_threads() <= len(cpus)
+
+
+def test_the_model_gives_the_same_vectors_whatever_its_threads(e5: Path) -> None:
+    from gitmem.embed.native import NativeModel
+
+    texts = ["The gateway runs on host blue-7.", "Der Server steht in Frankfurt.",
+             "サーバーは東京にあります。"]
+    fixed = NativeModel(e5, threads=1)
+    adaptive = NativeModel(e5, threads=None)
+    assert adaptive.free is not None
+    expected = fixed.embed(texts, "passage")
+    for threads in (1, 2, 1):
+        adaptive._use_threads(threads)
+        assert adaptive.threads == threads
+        got = adaptive.embed(texts, "passage")
+        assert adaptive.threads in range(1, len(usable_cores()) + 1)
+        for a, b in zip(got, expected, strict=True):
+            assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
+    fixed.close()
+    adaptive.close()
