@@ -20,6 +20,9 @@ cpu0 100 0 50 500 5 0 0 0 0 0
 cpu1 200 0 50 500 5 0 0 0 0 0
 intr 12345
 """
+# cpu1 ran a virtual machine for 40 of its 200 user ticks: the kernel counts guest time in
+# user time as well, so it is not added again
+GUEST = STAT.replace("cpu1 200 0 50 500 5 0 0 0 0 0", "cpu1 200 0 50 500 5 0 0 0 40 0")
 
 
 class Machine:
@@ -52,6 +55,7 @@ def test_busy_seconds_reads_the_cpus_asked_for() -> None:
     assert busy_seconds(STAT, {0, 1}, 0.01) == pytest.approx(4.0)  # (150 + 250) ticks
     assert busy_seconds(STAT, {1}, 0.01) == pytest.approx(2.5)
     assert busy_seconds(STAT, {0, 7}, 0.01) is None  # a CPU of the affinity is not listed
+    assert busy_seconds(GUEST, {0, 1}, 0.01) == pytest.approx(4.0)
 
 
 def test_a_quiet_machine_gets_every_core() -> None:
@@ -111,16 +115,28 @@ def test_the_model_gives_the_same_vectors_whatever_its_threads(e5: Path) -> None
 
     texts = ["The gateway runs on host blue-7.", "Der Server steht in Frankfurt.",
              "サーバーは東京にあります。"]
-    fixed = NativeModel(e5, threads=1)
-    adaptive = NativeModel(e5, threads=None)
-    assert adaptive.free is not None
-    expected = fixed.embed(texts, "passage")
-    for threads in (1, 2, 1):
-        adaptive._use_threads(threads)
-        assert adaptive.threads == threads
-        got = adaptive.embed(texts, "passage")
-        assert adaptive.threads in range(1, len(usable_cores()) + 1)
-        for a, b in zip(got, expected, strict=True):
-            assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
-    fixed.close()
-    adaptive.close()
+    one, two = NativeModel(e5, threads=1), NativeModel(e5, threads=2)
+    for a, b in zip(one.embed(texts, "passage"), two.embed(texts, "passage"), strict=True):
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
+    one.close()
+    two.close()
+
+
+def test_the_model_decodes_on_the_threads_the_rule_gives(e5: Path) -> None:
+    import llama_cpp
+
+    from gitmem.embed.native import NativeModel
+
+    machine = Machine()
+    model = NativeModel(e5, threads=None)
+    assert model.free is not None
+    model.free = machine.cores()  # given readings of a 2-core machine
+    ctx = model._llama._ctx.ctx
+    for others, threads in ((1.5, 1), (0.0, 2), (1.5, 1)):
+        machine.run(2.0, others=others, mine=0.5)
+        assert len(model.embed(["The gateway runs on host blue-7."], "passage")) == 1
+        assert model.threads == threads
+        # what llama.cpp decodes with: one token (n_threads) and batches (n_threads_batch)
+        assert llama_cpp.llama_n_threads(ctx) == threads
+        assert llama_cpp.llama_n_threads_batch(ctx) == threads
+    model.close()
