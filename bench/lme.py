@@ -306,11 +306,12 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def merge(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The questions of several reports as one (a question asked twice: the later report's)."""
+    """The questions of several reports as one (a question asked twice by a method: the later
+    report's figures; a question asked by other methods in other reports: all of them)."""
     rows: dict[str, dict[str, Any]] = {}
     for report in reports:
         for row in report["per_question"]:
-            rows[row["question_id"]] = row
+            rows[row["question_id"]] = {**rows.get(row["question_id"], {}), **row}
     methods = list(dict.fromkeys(m for r in reports for m in r["results"]))
     budgets = reports[0]["budgets"]
     lacking = {qid for qid, row in rows.items() for m in methods if m in row

@@ -116,7 +116,7 @@ def test_the_model_gives_the_same_vectors_whatever_its_threads(e5: Path) -> None
     texts = ["The gateway runs on host blue-7.", "Der Server steht in Frankfurt.",
              "サーバーは東京にあります。"]
     one, two = NativeModel(e5, threads=1), NativeModel(e5, threads=2)
-    for a, b in zip(one.embed(texts, "passage"), two.embed(texts, "passage"), strict=True):
+    for a, b in zip(one.embed(texts, "document"), two.embed(texts, "document"), strict=True):
         assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
     one.close()
     two.close()
@@ -134,7 +134,7 @@ def test_the_model_decodes_on_the_threads_the_rule_gives(e5: Path) -> None:
     ctx = model._llama._ctx.ctx
     for others, threads in ((1.5, 1), (0.0, 2), (1.5, 1)):
         machine.run(2.0, others=others, mine=0.5)
-        assert len(model.embed(["The gateway runs on host blue-7."], "passage")) == 1
+        assert len(model.embed(["The gateway runs on host blue-7."], "document")) == 1
         assert model.threads == threads
         # what llama.cpp decodes with: one token (n_threads) and batches (n_threads_batch)
         assert llama_cpp.llama_n_threads(ctx) == threads

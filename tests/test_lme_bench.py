@@ -108,3 +108,15 @@ def test_parts_merged_read_as_the_whole_run(data: Path, tmp_path: Path,
 def test_a_part_that_names_no_part_is_refused(data: Path, tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         run(data, tmp_path / "x.json", "--part", "2/2")
+
+
+def test_reports_of_other_methods_on_the_same_questions_keep_both(data: Path,
+                                                                  tmp_path: Path) -> None:
+    from bench.lme import merge
+
+    first = run(data, tmp_path / "a.json")
+    # the same questions measured by another method (here: the same report renamed)
+    other = json.loads(json.dumps(first).replace('"lexical"', '"semantic"'))
+    merged = merge([first, other])
+    assert merged["results"]["lexical"]["all"]["n"] == 3
+    assert merged["results"]["semantic"]["all"]["n"] == 3
