@@ -1,7 +1,7 @@
 """Threads of the local model on a quiet and on a busy machine (issue 41).
 
     python bench/bench_threads.py --model E5.gguf [--data ../shared/bench/lme-dev.json.gz]
-        [--texts 320] [--rounds 2] [--json OUT]
+        [--texts 320] [--rounds 2] [--scenarios quiet,…] [--json OUT]
 
 llama.cpp's threads spin while they wait for each other, so a decode on every core is slow
 when another process holds one of them. Each scenario runs the embedding of the same texts (the
@@ -14,7 +14,9 @@ before every call: ``gitmem.embed.cores``), rounds interleaved:
 - one busy: one process spinning on a core, same priority;
 - all busy: a spinning process per core, same priority;
 - background: the embedding at ``nice 10`` (as a hook's background index may run) under a
-  spinning process per core.
+  spinning process per core;
+- niced work: a spinning process per core at ``nice 19`` (a batch job), the embedding at
+  normal priority.
 
 Reported: wall seconds and CPU seconds of the embedding (the median of the rounds), and wall
 time as a ratio to every-core threads in the same scenario.
@@ -35,7 +37,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "lme-dev.json.gz"
 CALL = 16  # texts a call, as LocalEmbedder.max_batch sends them
-SPIN = "while True:\n    pass\n"
+SPIN = "import os, sys\nos.nice(int(sys.argv[1]))\nwhile True:\n    pass\n"
 
 CHILD = """
 import json, os, sys, time
@@ -56,7 +58,9 @@ print(json.dumps({"wall": time.monotonic() - wall, "cpu": time.process_time() - 
                   "threads_used": sorted(set(used))}))
 """
 
-SCENARIOS = {"quiet": (0, 0), "one busy": (1, 0), "all busy": (-1, 0), "background": (-1, 10)}
+# name: (spinning processes, -1 a core each; the embedding's nice; the spinners' nice)
+SCENARIOS = {"quiet": (0, 0, 0), "one busy": (1, 0, 0), "all busy": (-1, 0, 0),
+             "background": (-1, 10, 0), "niced work": (-1, 0, 19)}
 
 
 def texts_from(data: Path, n: int) -> list[str]:
@@ -92,7 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--texts", type=int, default=320)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--scenarios", default=list(SCENARIOS),
+                    type=lambda text: [name.strip() for name in text.split(",")],
+                    help=f"comma-separated, of: {', '.join(SCENARIOS)}")
     args = ap.parse_args(argv)
+    for name in args.scenarios:
+        if name not in SCENARIOS:
+            ap.error(f"unknown scenario {name!r}: {', '.join(SCENARIOS)}")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = cores or 1
     texts_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-threads-{os.getpid()}.json"
@@ -101,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"cores": cores, "texts": args.texts, "rounds": args.rounds,
                               "load_before": os.getloadavg(), "scenarios": {}}
     try:
-        for name, (busy, nice) in SCENARIOS.items():
-            spinners = [subprocess.Popen([sys.executable, "-c", SPIN])
+        for name in args.scenarios:
+            busy, nice, spinners_nice = SCENARIOS[name]
+            spinners = [subprocess.Popen([sys.executable, "-c", SPIN, str(spinners_nice)])
                         for _ in range(cores if busy < 0 else busy)]
             try:
                 runs: dict[str, list[dict[str, Any]]] = {s: [] for s in settings}

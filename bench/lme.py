@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import re
 import shutil
@@ -358,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                     type=lambda s: [int(b) for b in s.split(",") if b.strip()])
     ev.add_argument("--embed-model", help="GGUF for hybrid/semantic (default: gitmem's "
                     "default model)")
-    ev.add_argument("--threads", type=int, help="llama.cpp threads (default: every core)")
+    ev.add_argument("--threads", type=int, help="llama.cpp threads (default: the free "
+                    "cores, gitmem's default)")
     ev.add_argument("--embed-cache", type=Path, help="one embedding cache (SQLite) for every "
                     "question and run: a rerun embeds nothing it embedded before")
     ev.add_argument("--keep", type=Path, help="build the repositories under this folder")
@@ -379,9 +381,11 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown method {method!r}: lexical, hybrid, semantic")
     started = time.monotonic()
 
-    def save(report: dict[str, Any]) -> None:
+    def save(report: dict[str, Any]) -> None:  # whole or not at all: a run may be killed
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        part = args.out.with_name(args.out.name + ".part")
+        part.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        os.replace(part, args.out)
 
     report = evaluate(args, save)
     report["seconds"] = round(time.monotonic() - started, 1)

@@ -23,6 +23,8 @@ intr 12345
 # cpu1 ran a virtual machine for 40 of its 200 user ticks: the kernel counts guest time in
 # user time as well, so it is not added again
 GUEST = STAT.replace("cpu1 200 0 50 500 5 0 0 0 0 0", "cpu1 200 0 50 500 5 0 0 0 40 0")
+# cpu0 also ran 100 ticks of niced processes
+NICED = STAT.replace("cpu0 100 0 50", "cpu0 100 100 50")
 
 
 class Machine:
@@ -34,21 +36,28 @@ class Machine:
         self.own = 0.0
         self.now = 100.0
 
-    def run(self, seconds: float, others: float, mine: float) -> None:
+        self.niced = [0, 0]  # ticks of processes of lowered priority per CPU
+        self.cpus = [0, 1]
+
+    def run(self, seconds: float, others: float, mine: float, niced: float = 0.0) -> None:
         busy = round((others + mine) * seconds * 100)
         self.ticks[0] += busy // 2
         self.ticks[1] += busy - busy // 2
+        low = round(niced * seconds * 100)
+        self.niced[0] += low // 2
+        self.niced[1] += low - low // 2
         self.own += mine * seconds
         self.now += seconds
 
     def stat(self) -> str:
         lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
-        lines += [f"cpu{n} {t} 0 0 1000 0 0 0 0 0 0" for n, t in enumerate(self.ticks)]
+        lines += [f"cpu{n} {self.ticks[n]} {self.niced[n]} 0 1000 0 0 0 0 0 0"
+                  for n in self.cpus]
         return "\n".join(lines) + "\n"
 
-    def cores(self) -> FreeCores:
+    def cores(self, count_nice: bool = False) -> FreeCores:
         return FreeCores([0, 1], read_stat=self.stat, own_seconds=lambda: self.own,
-                         clock=lambda: self.now, tick=0.01)
+                         clock=lambda: self.now, tick=0.01, count_nice=count_nice)
 
 
 def test_busy_seconds_reads_the_cpus_asked_for() -> None:
@@ -98,6 +107,26 @@ def test_a_short_look_keeps_the_last_decision() -> None:
 def test_an_unreadable_machine_gets_every_core() -> None:
     free = FreeCores([0, 1, 2], read_stat=lambda: None)
     assert free.next_threads() == 3
+    machine = Machine()
+    free = machine.cores()
+    machine.run(2.0, others=2.0, mine=0.1)
+    assert free.next_threads() == 1
+    machine.cpus = [0]  # a CPU's line is gone (taken offline)
+    machine.run(2.0, others=2.0, mine=0.1)
+    assert free.next_threads() == 2
+
+
+def test_niced_work_leaves_the_cores_to_a_worker_of_normal_priority() -> None:
+    assert busy_seconds(NICED, {0, 1}, 0.01, count_nice=False) == pytest.approx(4.0)
+    assert busy_seconds(NICED, {0, 1}, 0.01) == pytest.approx(5.0)
+    machine = Machine()
+    free = machine.cores(count_nice=False)
+    machine.run(2.0, others=0.0, mine=0.5, niced=1.5)  # a niced job per core, give or take
+    assert free.next_threads() == 2
+    niced_worker = Machine()
+    free = niced_worker.cores(count_nice=True)  # then the niced job may well outrank it
+    niced_worker.run(2.0, others=0.0, mine=0.5, niced=1.5)
+    assert free.next_threads() == 1
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/stat is Linux's")
