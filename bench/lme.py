@@ -178,6 +178,9 @@ def evaluate(args: argparse.Namespace,
     questions = sample([q for q in data if not q["question_id"].endswith("_abs")
                         and (not args.types or q["question_type"] in args.types.split(","))],
                        args.sample, args.seed)
+    done = {row["question_id"] for report in args.skip or []
+            for row in json.loads(report.read_text(encoding="utf-8"))["per_question"]}
+    questions = [q for q in questions if q["question_id"] not in done]
     if args.part is not None:
         index, parts = args.part
         questions = questions[index::parts]
@@ -351,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
                     "temporal-reasoning)")
     ev.add_argument("--part", type=_part, metavar="K/N", help="every N-th question from the "
                     "K-th (0-based): N processes share one run, each with its own part")
+    ev.add_argument("--skip", type=Path, nargs="+", metavar="REPORT", help="leave out the "
+                    "questions these reports already hold (then merge them with `table`)")
     ev.add_argument("--interleave", action="store_true", help="ask the types in turn, so a "
                     "run cut short has measured each type")
     ev.add_argument("--k", type=int, default=30, help="results asked for (sessions are "

@@ -105,6 +105,13 @@ def test_parts_merged_read_as_the_whole_run(data: Path, tmp_path: Path,
     assert figures(merged) == figures(whole)
 
 
+def test_skip_asks_only_the_questions_a_report_lacks(data: Path, tmp_path: Path) -> None:
+    first = run(data, tmp_path / "p0.json", "--interleave", "--part", "0/2")
+    rest = run(data, tmp_path / "rest.json", "--skip", str(tmp_path / "p0.json"))
+    assert [row["question_id"] for row in rest["per_question"]] == ["q2"]
+    assert {row["question_id"] for row in first["per_question"]} == {"q1", "q3"}
+
+
 def test_a_part_that_names_no_part_is_refused(data: Path, tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         run(data, tmp_path / "x.json", "--part", "2/2")
