@@ -13,7 +13,8 @@ question is asked with gitmem's recall in-process (``--k`` results, ``now`` = th
 date) and the results are read in rank order:
 
 - ``recall_any@k`` / ``recall_all@k``: at least one / every answer session among the first ``k``
-  distinct sessions the results cite;
+  distinct sessions the results cite; ``recall_all@k_marked`` the same over the questions whose
+  every answer session holds a turn marked as evidence (``every_session_marked``);
 - evidence-turn recall at a token budget: the share of the answer turns (``has_answer``) read
   when results are read line by line, 4 characters a token, until the budget is spent (as
   ``bench.locomo`` reads);
@@ -125,6 +126,16 @@ def build(question: dict[str, Any], root: Path) -> Built:
                  {p: t.split("\n") for _, _, p, t in sessions})
 
 
+def every_session_marked(question: dict[str, Any]) -> bool:
+    """Whether each answer session holds a turn marked ``has_answer``: 18 of the dev half's 235
+    questions name an answer session that holds none (the rest of an event told elsewhere), and
+    finding such a session is luck, not recall; ``recall_all@k`` is also given without them."""
+    marked = {sid for sid, turns in zip(question["haystack_session_ids"],
+                                        question["haystack_sessions"], strict=True)
+              if any(turn.get("has_answer") for turn in turns)}
+    return set(question["answer_session_ids"]) <= marked
+
+
 def sessions_ranked(spans: Sequence[tuple[str, int, int]], built: Built) -> list[str]:
     """Distinct session ids in the order the results first cite them."""
     seen: dict[str, None] = {}
@@ -214,7 +225,8 @@ def evaluate(args: argparse.Namespace,
             built = build(q, tmp / q["question_id"])
             build_s = time.monotonic() - started
             now = parse_date(q["question_date"])
-            row: dict[str, Any] = {"question_id": q["question_id"], "type": q["question_type"]}
+            row: dict[str, Any] = {"question_id": q["question_id"], "type": q["question_type"],
+                                   "marked": every_session_marked(q)}
             for method in methods:
                 ws, cfg = open_workspace(built.root)
                 if args.embed_cache is not None and method != "lexical":
@@ -276,14 +288,20 @@ def results(per_question: Sequence[dict[str, Any]], methods: Sequence[str],
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for method in methods:
         by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        marked: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in per_question:
             if method in row:
-                by_type["all"].append(row[method])
-                by_type[row["type"]].append(row[method])
+                for kind in ("all", row["type"]):
+                    by_type[kind].append(row[method])
+                    if row["marked"]:
+                        marked[kind].append(row[method])
         out[method] = {
             kind: {"n": len(rows),
                    **{f"recall_{a}@{k}": _mean([float(r[f"{a}@{k}"]) for r in rows])
                       for a in ("any", "all") for k in (5, 10)},
+                   "n_marked": len(marked[kind]),
+                   **{f"recall_all@{k}_marked": _mean([float(r[f"all@{k}"])
+                                                       for r in marked[kind]]) for k in (5, 10)},
                    **{f"evidence@{b}": _mean([r[f"turns@{b}"] for r in rows]) for b in budgets},
                    **{f"{w}_s": round(sum(r[f"{w}_s"] for r in rows) / len(rows), 2)
                       for w in ("build", "index", "recall")}}
@@ -293,9 +311,9 @@ def results(per_question: Sequence[dict[str, Any]], methods: Sequence[str],
 
 def markdown(report: dict[str, Any]) -> str:
     budgets = report["budgets"]
-    head = ("| method | type | n | any@5 | any@10 | all@5 | all@10 | "
+    head = ("| method | type | n | any@5 | any@10 | all@5 | all@10 | all@5 marked (n) | "
             + " | ".join(f"turns@{b}" for b in budgets) + " | index s | recall s |")
-    lines = [head, "|" + "---|" * (9 + len(budgets))]
+    lines = [head, "|" + "---|" * (10 + len(budgets))]
     for method, by in report["results"].items():
         for kind in ("all", *TYPES):
             r = by.get(kind)
@@ -304,18 +322,30 @@ def markdown(report: dict[str, Any]) -> str:
             ev = " | ".join(f"{r[f'evidence@{b}']:.3f}" for b in budgets)
             lines.append(f"| {method} | {kind} | {r['n']} | {r['recall_any@5']:.3f} | "
                          f"{r['recall_any@10']:.3f} | {r['recall_all@5']:.3f} | "
-                         f"{r['recall_all@10']:.3f} | {ev} | {r['index_s']:.1f} | "
+                         f"{r['recall_all@10']:.3f} | {r['recall_all@5_marked']:.3f} "
+                         f"({r['n_marked']}) | {ev} | {r['index_s']:.1f} | "
                          f"{r['recall_s']:.2f} |")
     return "\n".join(lines)
 
 
-def merge(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def merge(reports: Sequence[dict[str, Any]], data: Path = DEFAULT_DATA) -> dict[str, Any]:
     """The questions of several reports as one (a question asked twice by a method: the later
-    report's figures; a question asked by other methods in other reports: all of them)."""
+    report's figures; a question asked by other methods in other reports: all of them). A
+    report written before rows said whether every answer session is marked is completed from
+    ``data``."""
     rows: dict[str, dict[str, Any]] = {}
     for report in reports:
         for row in report["per_question"]:
             rows[row["question_id"]] = {**rows.get(row["question_id"], {}), **row}
+    if any("marked" not in row for row in rows.values()):
+        with gzip.open(data, "rt", encoding="utf-8") as fh:
+            marked = {q["question_id"]: every_session_marked(q) for q in json.load(fh)}
+        for qid, row in rows.items():
+            if "marked" not in row:
+                if qid not in marked:
+                    raise SystemExit(f"question {qid} is not in {data}: name the data the "
+                                     "reports were measured on with --data")
+                row["marked"] = marked[qid]
     methods = list(dict.fromkeys(m for r in reports for m in r["results"]))
     budgets = reports[0]["budgets"]
     lacking = {qid for qid, row in rows.items() for m in methods if m in row
@@ -374,9 +404,12 @@ def main(argv: list[str] | None = None) -> int:
                         "of one run, or a run cut short and its rest)")
     tb.add_argument("reports", type=Path, nargs="+")
     tb.add_argument("--out", type=Path, help="write the merged report here")
+    tb.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the questions (read only "
+                    "for reports that predate the marked figure)")
     args = ap.parse_args(argv)
     if args.command == "table":
-        merged = merge([json.loads(path.read_text(encoding="utf-8")) for path in args.reports])
+        merged = merge([json.loads(path.read_text(encoding="utf-8")) for path in args.reports],
+                       args.data)
         print(markdown(merged))
         if args.out is not None:
             args.out.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")

@@ -112,6 +112,30 @@ def test_skip_asks_only_the_questions_a_report_lacks(data: Path, tmp_path: Path)
     assert {row["question_id"] for row in first["per_question"]} == {"q1", "q3"}
 
 
+def test_all_at_k_is_also_given_over_questions_whose_answer_sessions_hold_evidence(
+        tmp_path: Path) -> None:
+    # q2 names s-books as an answer session too, but no turn of it is marked as evidence
+    unmarked = question("q2", "multi-session", "What did I do for the tomatoes and the novel?",
+                        ["s-garden", "s-books"])
+    unmarked["haystack_sessions"] = [SESSIONS[i] for i in SESSIONS]
+    path = tmp_path / "lme.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump([QUESTIONS[0], unmarked], fh)
+    report = run(path, tmp_path / "r.json")
+    assert [row["marked"] for row in report["per_question"]] == [True, False]
+    overall = report["results"]["lexical"]["all"]
+    assert (overall["n"], overall["n_marked"]) == (2, 1)
+    assert overall["recall_all@5_marked"] == 1.0
+    # an older report without the flag is completed from the data when merged
+    for row in report["per_question"]:
+        del row["marked"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["table", str(old), "--data", str(path), "--out", str(tmp_path / "m.json")]) == 0
+    merged = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert merged["results"]["lexical"]["all"]["n_marked"] == 1
+
+
 def test_a_part_that_names_no_part_is_refused(data: Path, tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         run(data, tmp_path / "x.json", "--part", "2/2")
