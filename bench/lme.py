@@ -127,7 +127,7 @@ def build(question: dict[str, Any], root: Path) -> Built:
 
 
 def every_session_marked(question: dict[str, Any]) -> bool:
-    """Whether each answer session holds a turn marked ``has_answer``: 18 of the dev half's 235
+    """Whether each answer session holds a turn marked ``has_answer``: 16 of the dev half's 235
     questions name an answer session that holds none (the rest of an event told elsewhere), and
     finding such a session is luck, not recall; ``recall_all@k`` is also given without them."""
     marked = {sid for sid, turns in zip(question["haystack_session_ids"],

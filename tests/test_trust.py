@@ -341,9 +341,15 @@ def test_without_llama_cpp_auto_is_a_notice_not_a_warning_on_every_answer(
     assert [a["warnings"] for a in answers] == [[], []]
     notice = answers[1]["provider"]["notice"]
     assert "llama-cpp-python is not installed" in notice and "-m pip install" in notice
+    assert "then 'gitmem model pull'" in notice  # a model named in the configuration
     said = [gitmem("-C", str(harbor), command)[2] for command in ("index", "index")]
     assert said[0].count("note:") == 1 and "llama-cpp-python" in said[0], said
     assert "note:" not in said[1], said
+    # the default model needs no step beyond the install: its first use prepares it
+    monkeypatch.delenv("GITMEM_EMBED_MODEL")
+    notice = recall_json(harbor, "Harbor")["provider"]["notice"]
+    assert "-m pip install" in notice and "model pull" not in notice, notice
+    assert "the next command prepares the default model" in notice, notice
 
 
 def test_nothing_is_said_when_lexical_was_chosen(harbor: Path) -> None:

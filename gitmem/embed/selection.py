@@ -133,6 +133,10 @@ def _turn_on(exc: EmbeddingError, cfg: Config) -> str | None:
     if isinstance(exc, NotInstalled):
         from gitmem.errors import install_hint
 
+        if cfg.embed_model == DEFAULT_MODEL:  # no further step: first use prepares it
+            return (f"llama-cpp-python is not installed; {install_hint('local')} turns "
+                    "semantic search on (the next command prepares the default model, once, "
+                    "offline)")
         return (f"llama-cpp-python is not installed; {install_hint('local')}, then 'gitmem "
                 "model pull', turns semantic search on")
     return None
