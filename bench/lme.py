@@ -1,9 +1,10 @@
 """LongMemEval-S retrieval: ``python -m bench.lme eval`` (issue 41).
 
     python -m bench.lme eval [--data ../shared/bench/lme-dev.json.gz] [--methods lexical,hybrid]
-        [--sample N] [--seed 0] [--types T,…] [--interleave] [--part K/N] [--k 30]
-        [--budgets 1000,2000] [--embed-model GGUF] [--threads 2] [--embed-cache FILE] [--keep DIR]
-        [--out bench/results/lme.json]
+        [--sample N] [--seed 0] [--types T,…] [--interleave] [--part K/N] [--skip REPORT …]
+        [--k 30] [--budgets 1000,2000] [--embed-model GGUF] [--threads 2] [--embed-cache FILE]
+        [--keep DIR] [--out bench/results/lme.json]
+    python -m bench.lme table REPORT … [--out MERGED.json] [--data …]
 
 One corpus per question, as peers report it: the question's ~48 haystack sessions, each a dated
 note ``memory/YYYY-MM-DD.md`` (``-session-N`` for a later session that day) committed at its
@@ -25,7 +26,8 @@ Abstention questions (``_abs``) have no answer session and are left out, as peer
 ``--sample N`` takes N questions spread over the question types (a seeded shuffle within each
 type, types in proportion); without it every question is asked. ``--part K/N`` keeps every
 N-th question from the K-th, so N processes share a run; ``--interleave`` asks the types in turn,
-so a run cut short has measured each type. The report is written after every question, and
+so a run cut short has measured each type; ``--skip`` leaves out the questions earlier reports
+hold (a run cut short goes on where it stopped). The report is written after every question, and
 ``python -m bench.lme table A.json B.json …`` reads the parts (or a run cut short and its rest)
 as one run. Methods: ``lexical``, ``hybrid``, ``semantic`` (the last two with ``--embed-model``,
 default gitmem's default model).
