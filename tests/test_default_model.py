@@ -136,3 +136,34 @@ def test_a_line_is_found_across_languages_among_its_neighbours(
         cited = [(r["path"], r["start_line"], r["end_line"]) for r in answer["results"]]
         assert any(p == "memory/2025-11-12.md" and a <= line <= b
                    for p, a, b in cited), (question, cited)
+
+
+
+SUBJECTS = ["the harbour", "a lighthouse", "my dog", "the old bridge", "a bowl of pears",
+            "the mountains", "a rainy street", "my grandmother", "sunflowers", "the night sky"]
+ERRANDS = ["Booked train tickets to Hamburg for the conference.",
+           "The dentist moved my appointment to Friday.",
+           "The kitchen tap leaks again; the plumber comes Monday.",
+           "Paid the electricity bill for October."]
+
+
+def test_the_answer_to_the_line_that_matches_is_read_with_it(new_user: Path) -> None:
+    """A chat log: the question a user asks repeats one line's question, and the next line
+    answers it with no word or meaning in common. Lines are ranked one by one, and 130
+    paragraphs about painting outrank that answer (ranked 155th without the rule, out of the
+    merge window); it is cited with its question all the same (``recall.ranking.lift_answers``)."""
+    lines = ["# Chat with Sam", "",
+             "- Sam: How did you get into watercolor painting?",
+             "- Evan: A friend gave me a starter kit, and I was hooked."]
+    for n in range(130):  # paragraphs apart: none of them joins another's result
+        lines += ["", f"Evan: Painting number {n}: {SUBJECTS[n % 10]}, in oils this time."]
+    write(new_user, "memory/2025-11-20.md", "\n".join(lines) + "\n")
+    for day, errand in enumerate(ERRANDS, start=21):  # what a typical line of memory is like
+        write(new_user, f"memory/2025-11-{day}.md", f"# 2025-11-{day}\n\n## Log\n- {errand}\n")
+    commit_all(new_user, "chat")
+    assert gitmem("-C", str(new_user), "index")[0] == 0
+    answer = recall_json(new_user, "How did Evan get into watercolor painting?", "--k", "3")
+    assert answer["mode"] == "hybrid", answer["warnings"]
+    first = answer["results"][0]
+    assert (first["path"], first["end_line"]) == ("memory/2025-11-20.md", 4), answer["results"]
+    assert "starter kit" in first["snippet"]

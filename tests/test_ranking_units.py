@@ -6,13 +6,18 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
+
 from gitmem.index.items import PASSAGE_TOKENS, embedding_passages
 from gitmem.parse.chunking import passage_lines
 from gitmem.parse.textfold import query_terms
 from gitmem.recall.ranking import (
+    ANSWER_SHARE,
     PREFER_BOOST,
+    asks,
     bm25_pool,
     is_weak,
+    lift_answers,
     pick_units,
     semantic_lift,
     shown_score,
@@ -151,3 +156,43 @@ def test_a_merged_neighbour_keeps_its_own_score() -> None:
                         diversity=False)
     assert [(p.start, p.end) for p in picked] == [(2, 4)]
     assert picked[0].line_scores == {2: 0.9, 3: 0.3, 4: 0.2}
+
+
+def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
+    """A question about what a reply says matches the line that asked for it: the reply (the
+    next unit, one line, only blank lines between) scores at least ANSWER_SHARE of it, so it is
+    read with it. Not lifted: a reply to a lifted reply, a reply of several lines, a line inside
+    a list item, a line after one that does not ask, other items and facts, a better own score."""
+    chat = _row("memory/a.md", 1, [
+        "- Sam: How did you get into watercolor painting?",   # 1 asks
+        "- Evan: A friend gave me a kit. And you, Sam?",      # 2 reply, asks too
+        "- Sam: Me? Oils.",                                   # 3 not lifted by a lifted reply
+        "- Sam: Do you still play? (the guitar)",             # 4 asks
+        "",
+        "- Evan: Only on weekends.",                          # 6 reply after a blank line
+        "- Sam: What do you play?",                           # 7 asks
+        "- Evan: Folk songs,",                                # 8-9 a reply of two lines
+        "  and some blues.",
+        "- Sam: Where?",                                      # 10 asks
+        "  - Which club?",                                    # 11 inside a list item
+        "- Evan: The Anchor.",                                # 12 after an indented line
+        "- Sam: Nice.",                                       # 13 does not ask
+        "- Evan: Thanks!"])                                   # 14
+    other = _row("memory/b.md", 1, ["- Evan: the next file"], item=2)
+    fact = _row("memory/a.md", 15, ["- W @Evan: Paints on Sundays."], type_="fact", item=3)
+    units = [(1.0, chat, 1, 1), (0.0, chat, 2, 2), (0.0, chat, 3, 3), (0.5, chat, 4, 4),
+             (0.0, chat, 6, 6), (0.6, chat, 7, 7), (0.0, chat, 8, 9), (0.9, chat, 10, 10),
+             (0.0, chat, 11, 11), (0.0, chat, 12, 12), (0.4, chat, 13, 13), (0.0, chat, 14, 14),
+             (0.0, other, 1, 1), (0.0, fact, 15, 15)]
+    lift_answers(units)
+    assert [u[0] for u in units] == pytest.approx(
+        [1.0, ANSWER_SHARE, 0.0, 0.5, 0.5 * ANSWER_SHARE, 0.6, 0.0, 0.9, 0.0, 0.0, 0.4, 0.0,
+         0.0, 0.0])
+    assert [u[1]["id"] for u in units] == [1] * 12 + [2, 3]
+    better = [(1.0, chat, 1, 1), (0.8, chat, 2, 2)]
+    lift_answers(better)
+    assert better[1][0] == 0.8
+    unchanged = [(1.0, chat, 1, 1), (0.1, chat, 2, 2)]
+    lift_answers(unchanged, share=0.0)
+    assert unchanged[1][0] == 0.1
+    assert asks("- Is it done?  ") and asks("- Done? (ask Tom)") and not asks("- Done (why?)")

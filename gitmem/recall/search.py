@@ -48,6 +48,7 @@ from gitmem.recall.ranking import (
     exact_file_match,
     importance_factor,
     is_weak,
+    lift_answers,
     make_snippet,
     pick_units,
     redundant,
@@ -406,6 +407,7 @@ def rank(
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
+        lift_answers(units, ranking.answer_share)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
