@@ -196,3 +196,4 @@ def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
     lift_answers(unchanged, share=0.0)
     assert unchanged[1][0] == 0.1
     assert asks("- Is it done?  ") and asks("- Done? (ask Tom)") and not asks("- Done (why?)")
+    assert asks("- 佐藤: 次のリリースはいつですか？") and not asks("- 佐藤: 12月の第2週です。")

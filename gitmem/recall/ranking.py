@@ -38,7 +38,7 @@ MERGE_WINDOW = 100
 # LongMemEval (never tuned on) unchanged only once lines inside a long reply (indented) and
 # replies of several lines were left out (BENCHMARKS.md, "The line that answers").
 ANSWER_SHARE = 0.7
-_ASKS = re.compile(r"\?\s*(\([^()]*\))?\s*$")  # "…?" maybe followed by "(an aside)"
+_ASKS = re.compile(r"[?？؟]\s*(\([^()]*\))?\s*$")  # "…?" (or "？", "؟"), maybe "(an aside)"
 # Passage BM25 matches words by their first five letters ("painted" meets "painting"; CJK
 # bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
 STEM_CHARS = 5
@@ -340,7 +340,8 @@ def pick_units(
 
 
 def asks(line: str) -> bool:
-    """A line that ends with a question mark (an aside in parentheses may follow it)."""
+    """A line that ends with a question mark, full-width or Arabic too (an aside in parentheses
+    may follow it)."""
     return bool(_ASKS.search(line))
 
 
