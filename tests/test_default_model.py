@@ -138,7 +138,6 @@ def test_a_line_is_found_across_languages_among_its_neighbours(
                    for p, a, b in cited), (question, cited)
 
 
-
 SUBJECTS = ["the harbour", "a lighthouse", "my dog", "the old bridge", "a bowl of pears",
             "the mountains", "a rainy street", "my grandmother", "sunflowers", "the night sky"]
 ERRANDS = ["Booked train tickets to Hamburg for the conference.",
