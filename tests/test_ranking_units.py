@@ -161,12 +161,12 @@ def test_a_merged_neighbour_keeps_its_own_score() -> None:
 def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
     """A question about what a reply says matches the line that asked for it: the reply (the
     next unit, one line, only blank lines between) scores at least ANSWER_SHARE of it, so it is
-    read with it. Not lifted: a reply to a lifted reply, a reply of several lines, a line inside
-    a list item, a line after one that does not ask, other items and facts, a better own score."""
+    read with it. Not lifted: by a lifted score, a reply of several lines, a line inside a list
+    item, a line after one that does not ask or after a rule, a fact, another item's line."""
     chat = _row("memory/a.md", 1, [
         "- Sam: How did you get into watercolor painting?",   # 1 asks
         "- Evan: A friend gave me a kit. And you, Sam?",      # 2 reply, asks too
-        "- Sam: Me? Oils.",                                   # 3 not lifted by a lifted reply
+        "- Sam: Me? Oils.",                                   # 3 lifted by 2's own score
         "- Sam: Do you still play? (the guitar)",             # 4 asks
         "",
         "- Evan: Only on weekends.",                          # 6 reply after a blank line
@@ -177,23 +177,43 @@ def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
         "  - Which club?",                                    # 11 inside a list item
         "- Evan: The Anchor.",                                # 12 after an indented line
         "- Sam: Nice.",                                       # 13 does not ask
-        "- Evan: Thanks!"])                                   # 14
-    other = _row("memory/b.md", 1, ["- Evan: the next file"], item=2)
-    fact = _row("memory/a.md", 15, ["- W @Evan: Paints on Sundays."], type_="fact", item=3)
-    units = [(1.0, chat, 1, 1), (0.0, chat, 2, 2), (0.0, chat, 3, 3), (0.5, chat, 4, 4),
+        "- Evan: Thanks!",                                    # 14
+        "- Sam: Again?",                                      # 15 asks
+        "---",                                                # 16 a rule, not a unit
+        "- Evan: Sure.",                                      # 17
+        "- Sam: And the fact?"])                              # 18 asks
+    other = _row("memory/a.md", 19, ["- Evan: the next chunk"], item=2)
+    fact = _row("memory/a.md", 19, ["- W @Evan: Paints on Sundays."], type_="fact", item=3)
+    units = [(1.0, chat, 1, 1), (0.2, chat, 2, 2), (0.0, chat, 3, 3), (0.5, chat, 4, 4),
              (0.0, chat, 6, 6), (0.6, chat, 7, 7), (0.0, chat, 8, 9), (0.9, chat, 10, 10),
              (0.0, chat, 11, 11), (0.0, chat, 12, 12), (0.4, chat, 13, 13), (0.0, chat, 14, 14),
-             (0.0, other, 1, 1), (0.0, fact, 15, 15)]
+             (0.8, chat, 15, 15), (0.0, chat, 17, 17), (0.8, chat, 18, 18),
+             (0.0, other, 19, 19), (0.0, fact, 19, 19)]
     lift_answers(units)
     assert [u[0] for u in units] == pytest.approx(
-        [1.0, ANSWER_SHARE, 0.0, 0.5, 0.5 * ANSWER_SHARE, 0.6, 0.0, 0.9, 0.0, 0.0, 0.4, 0.0,
-         0.0, 0.0])
-    assert [u[1]["id"] for u in units] == [1] * 12 + [2, 3]
+        [1.0, ANSWER_SHARE, 0.2 * ANSWER_SHARE, 0.5, 0.5 * ANSWER_SHARE, 0.6, 0.0, 0.9, 0.0,
+         0.0, 0.4, 0.0, 0.8, 0.0, 0.8, 0.0, 0.0])
+    assert [u[1]["id"] for u in units] == [1] * 15 + [2, 3]
     better = [(1.0, chat, 1, 1), (0.8, chat, 2, 2)]
     lift_answers(better)
     assert better[1][0] == 0.8
     unchanged = [(1.0, chat, 1, 1), (0.1, chat, 2, 2)]
     lift_answers(unchanged, share=0.0)
     assert unchanged[1][0] == 0.1
-    assert asks("- Is it done?  ") and asks("- Done? (ask Tom)") and not asks("- Done (why?)")
-    assert asks("- 佐藤: 次のリリースはいつですか？") and not asks("- 佐藤: 12月の第2週です。")
+    # what the score adds to relevance (a preferred window) is the row's, not lifted with it
+    boosted = [(0.5 + 1.0, chat, 1, 1), (0.5 + 0.1, chat, 2, 2)]
+    lift_answers(boosted, boost=lambda row: 0.5)
+    assert boosted[1][0] == pytest.approx(0.5 + ANSWER_SHARE)
+    # units whose lines are not the row's are left alone
+    stray = [(1.0, chat, 1, 1), (0.0, chat, 40, 40)]
+    lift_answers(stray)
+    assert stray[1][0] == 0.0
+
+
+def test_a_line_asks_with_a_question_mark_at_its_end() -> None:
+    for line in ("- Is it done?  ", "- Done? (ask Tom)", "- 佐藤: 次のリリースはいつですか？",
+                 '- She said "are you in?"', "- **Why not?**", "- Really?!",
+                 "- Which port? <!-- importance: 4 -->"):
+        assert asks(line), line
+    for line in ("- Done (why?)", "- 佐藤: 12月の第2週です。", "- What now? No, later.", ""):
+        assert not asks(line), line

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ DECAY_FLOOR = 0.9
 PREFER_BOOST = 0.5  # a date phrase with topic words: in-window results are preferred
 IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
 _WORD = re.compile(r"\w+")
+Unit = tuple[float, "Row", int, int]  # a ranked unit: (score, row, first line, last line)
 
 
 # Lexical mode ranks passages by their own BM25 and their chunk's, half and half (BENCHMARKS.md).
@@ -31,14 +32,16 @@ LEXICAL_CHUNK_SHARE = 0.5
 # Passages among this many best-ranked units join a touching earlier result (see pick_units).
 MERGE_WINDOW = 100
 # A line that asks (a turn of a conversation, a "- Q:" in notes) is what a question about its
-# answer matches best, in words and in meaning; the reply, the line after it, shares neither.
-# That reply scores at least this share of the asking line's score, so it is read with it (it
-# joins the asking line's result when both rank among the MERGE_WINDOW best). LoCoMo dev hybrid
-# at 2,000 tokens: 0.857 without, 0.862 / 0.867 / 0.869 / 0.866 with 0.3 / 0.5 / 0.7 / 0.9;
+# answer matches best, in words and in meaning; the reply after it shares neither. The reply
+# scores at least this share of the asking unit's relevance, so it is read with it (it joins
+# the asking line's result when the two touch and rank among the MERGE_WINDOW best; after a
+# blank line it is a result of its own, right after). LoCoMo dev hybrid at 2,000 tokens: 0.857
+# without, 0.862 / 0.867 / 0.869 / 0.866 with 0.3 / 0.5 / 0.7 / 0.9 (lexical 0.859 either way);
 # LongMemEval (never tuned on) unchanged only once lines inside a long reply (indented) and
 # replies of several lines were left out (BENCHMARKS.md, "The line that answers").
 ANSWER_SHARE = 0.7
-_ASKS = re.compile(r"[?？؟]\s*(\([^()]*\))?\s*$")  # "…?" (or "？", "؟"), maybe "(an aside)"
+# "…?" ("？", "؟"), maybe closed by quotes or emphasis, then maybe "(an aside)" and comments
+_ASKS = re.compile(r"[?？؟][!\"'”’»*_]*\s*(\([^()]*\))?\s*(<!--.*?-->\s*)*$")
 # Passage BM25 matches words by their first five letters ("painted" meets "painting"; CJK
 # bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
 STEM_CHARS = 5
@@ -295,7 +298,7 @@ class Picked:
 
 
 def pick_units(
-    units: Sequence[tuple[float, Row, int, int]], k: int, diversity: bool,
+    units: Sequence[Unit], k: int, diversity: bool,
     merge_window: int = MERGE_WINDOW,
 ) -> list[Picked]:
     """The first ``k`` results from units ranked best first, ``(score, row, first, last)``.
@@ -340,39 +343,41 @@ def pick_units(
 
 
 def asks(line: str) -> bool:
-    """A line that ends with a question mark, full-width or Arabic too (an aside in parentheses
-    may follow it)."""
+    """A line that ends with a question mark, full-width or Arabic too, maybe closed by quotes
+    or emphasis and followed by an aside in parentheses or ``<!-- … -->`` annotations."""
     return bool(_ASKS.search(line))
 
 
-Unit = tuple[float, "Row", int, int]  # (score, row, first line, last line)
-
-
-def lift_answers(units: list[Unit], share: float = ANSWER_SHARE) -> None:
-    """In place: a reply scores at least ``share`` × the score of the line that asked for it.
-    A reply is a chunk's unit of one line that follows a unit ending with a line that asks
-    (``asks``), with only blank lines between them, neither line indented (inside a list item
-    or a reply of several lines: an assistant's clarifying questions are not a conversation's
-    turns). Scores are lifted from the units' own: a lifted reply that asks lifts nothing."""
+def lift_answers(units: list[Unit], share: float = ANSWER_SHARE,
+                 boost: Callable[[Row], float] = lambda row: 0.0) -> None:
+    """In place: a reply scores at least ``share`` × the relevance of the unit that asked for
+    it, plus its row's ``boost`` (what the score adds to relevance: a window, a file name; the
+    two units share it). A reply is a chunk's unit of one line that follows a unit ending with
+    a line that asks (``asks``), with only blank lines between them, neither line indented
+    (inside a list item or a reply of several lines: an assistant's clarifying questions are
+    not a conversation's turns). The asking unit's own score counts, never a lifted one."""
     if share <= 0:
         return
     by_row: dict[int, list[int]] = {}
     for n, (_, row, _, _) in enumerate(units):
         if row["type"] == "chunk":
             by_row.setdefault(int(row["id"]), []).append(n)
-    scores = [unit[0] for unit in units]  # a lifted answer lifts nothing in turn
+    own = [unit[0] for unit in units]
     for members in by_row.values():
         members.sort(key=lambda n: units[n][2])
         row = units[members[0]][1]
         lines, start = str(row["content"]).split("\n"), int(row["start_line"])
-        for asking, answering in itertools.pairwise(members):
-            last, (_, _, first, end) = units[asking][3], units[answering]
-            question, reply = lines[last - start], lines[first - start]
-            between = lines[last + 1 - start : first - start]
-            if (asks(question) and first == end and not _indented(question)
-                    and not _indented(reply) and not any(line.strip() for line in between)
-                    and units[answering][0] < share * scores[asking]):
-                units[answering] = (share * scores[asking], *units[answering][1:])
+        extra = boost(row)
+        for asking, reply in itertools.pairwise(members):
+            asked, (_, _, first, last) = units[asking][3], units[reply]
+            if not (start <= asked < first == last < start + len(lines)):
+                continue
+            question, answer = lines[asked - start], lines[first - start]
+            between = lines[asked + 1 - start : first - start]
+            lifted = extra + share * max(0.0, own[asking] - extra)
+            if (asks(question) and not _indented(question) and not _indented(answer)
+                    and not any(line.strip() for line in between) and own[reply] < lifted):
+                units[reply] = (lifted, *units[reply][1:])
 
 
 def _indented(line: str) -> bool:

@@ -43,6 +43,7 @@ from gitmem.recall.ranking import (
     PREFER_BOOST,
     Picked,
     Ranking,
+    Unit,
     bm25_pool,
     decay,
     exact_file_match,
@@ -407,7 +408,7 @@ def rank(
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
-        lift_answers(units, ranking.answer_share)
+        lift_answers(units, ranking.answer_share, partial(_boost, q))
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -537,11 +538,14 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
     if notes:
         first, last = lines or (int(row["start_line"]), int(row["end_line"]))
         score *= importance_factor(stated_importance(notes, first, last))
-    if row["preferred"]:
-        score += PREFER_BOOST
-    if exact_file_match(q.text, row["path"]):
-        score += 1.0
-    return score
+    return score + _boost(q, row)
+
+
+def _boost(q: RecallQuery, row: Row) -> float:
+    """What ``_score`` adds to a row's relevance: the preferred window's boost, an exact
+    file-name match."""
+    return (PREFER_BOOST if row["preferred"] else 0.0) + (
+        1.0 if exact_file_match(q.text, row["path"]) else 0.0)
 
 
 def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[tuple[float, Row]]:
@@ -566,7 +570,7 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                   cosines: dict[tuple[int, int, int], float] | None = None,
                   parts: Sequence[str] = (),
                   scale: Callable[[float], float] | None = None,
-                  ) -> list[tuple[float, Row, int, int]]:
+                  ) -> list[Unit]:
     """Every candidate as units ``(score, row, first line, last line)``: a fact whole, a chunk
     as the passages it was embedded as. A passage's text score is its BM25 among the candidate
     passages (for the query's words and the ``parts`` of its compounds), mixed with its
@@ -599,7 +603,7 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
     raw = bm25_pool(query, docs) if mode != "semantic" or lexical else [0.0] * len(docs)
     top = max(raw, default=0.0) or 1.0
     share = LEXICAL_CHUNK_SHARE if lexical else ranking.chunk_text
-    out: list[tuple[float, Row, int, int]] = []
+    out: list[Unit] = []
     for (row, part, first, last), bm25, doc in zip(spans, raw, docs, strict=True):
         item = int(row["id"])
         # the index's BM25 of a text far longer than BM25_MAX_LENGTH (a pasted log line) says
