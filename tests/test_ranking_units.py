@@ -217,3 +217,6 @@ def test_a_line_asks_with_a_question_mark_at_its_end() -> None:
         assert asks(line), line
     for line in ("- Done (why?)", "- 佐藤: 12月の第2週です。", "- What now? No, later.", ""):
         assert not asks(line), line
+    # a pasted line of spaces after a question mark: answered at once (the pattern backtracked
+    # over every split of the spaces, minutes for a line of 100,000)
+    assert asks("?" + " " * 100_000) and not asks("?" + " " * 100_000 + "x")

@@ -41,7 +41,8 @@ MERGE_WINDOW = 100
 # replies of several lines were left out (BENCHMARKS.md, "The line that answers").
 ANSWER_SHARE = 0.7
 # "…?" ("？", "؟"), maybe closed by quotes or emphasis, then maybe "(an aside)" and comments
-_ASKS = re.compile(r"[?？؟][!\"'”’»*_]*\s*(\([^()]*\))?\s*(<!--.*?-->\s*)*$")
+# (no two optional runs of spaces side by side: a line of megabytes of them stays linear)
+_ASKS = re.compile(r"[?？؟][!\"'”’»*_]*\s*(?:\([^()]*\)\s*)?(?:<!--.*?-->\s*)*$")
 # Passage BM25 matches words by their first five letters ("painted" meets "painting"; CJK
 # bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
 STEM_CHARS = 5
@@ -358,25 +359,27 @@ def lift_answers(units: list[Unit], share: float = ANSWER_SHARE,
     not a conversation's turns). The asking unit's own score counts, never a lifted one."""
     if share <= 0:
         return
-    by_row: dict[int, list[int]] = {}
+    by_item: dict[int, list[int]] = {}  # a fact is one unit: only a chunk's units pair up
     for n, (_, row, _, _) in enumerate(units):
-        if row["type"] == "chunk":
-            by_row.setdefault(int(row["id"]), []).append(n)
+        by_item.setdefault(int(row["id"]), []).append(n)
     own = [unit[0] for unit in units]
-    for members in by_row.values():
+    for members in by_item.values():
+        if len(members) < 2:
+            continue
         members.sort(key=lambda n: units[n][2])
         row = units[members[0]][1]
-        lines, start = str(row["content"]).split("\n"), int(row["start_line"])
-        extra = boost(row)
+        extra, start, lines = boost(row), int(row["start_line"]), None
         for asking, reply in itertools.pairwise(members):
             asked, (_, _, first, last) = units[asking][3], units[reply]
-            if not (start <= asked < first == last < start + len(lines)):
+            lifted = extra + share * max(0.0, own[asking] - extra)
+            if own[reply] >= lifted or first != last:
+                continue
+            lines = lines or str(row["content"]).split("\n")  # only once a pair may lift
+            if not start <= asked < first < start + len(lines):
                 continue
             question, answer = lines[asked - start], lines[first - start]
-            between = lines[asked + 1 - start : first - start]
-            lifted = extra + share * max(0.0, own[asking] - extra)
-            if (asks(question) and not _indented(question) and not _indented(answer)
-                    and not any(line.strip() for line in between) and own[reply] < lifted):
+            if (not _indented(question) and not _indented(answer) and asks(question)
+                    and not any(line.strip() for line in lines[asked + 1 - start : first - start])):
                 units[reply] = (lifted, *units[reply][1:])
 
 
