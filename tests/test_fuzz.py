@@ -33,9 +33,11 @@ from gitmem.parse.textfold import build_match, fold, query_terms
 from gitmem.parse.timeparse import (
     as_of_instant,
     build_window,
+    day_lines,
     find_event_period,
     find_query_window,
     parse_time_spec,
+    stated_days,
 )
 from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT
@@ -248,6 +250,12 @@ def test_date_phrases_never_raise(text: str, year: int | None) -> None:
     with bounded():
         find_event_period(text, default_year=year)
         found = find_query_window(text, NOW, around_days=3)
+        day = date(year or 2025, 6, 15)
+        stated = stated_days(text, day)
+        unread = set(range(text.count("\n") + 1)) - set(day_lines(text))
+        # the first pass (``day_lines``) hides no phrase the rules read
+        assert all(not stated_days(line, day) for n, line in enumerate(text.split("\n"))
+                   if n in unread)
         terms = query_terms(text)
         build_match(terms)
         fold(text)
@@ -255,6 +263,7 @@ def test_date_phrases_never_raise(text: str, year: int | None) -> None:
         window, phrase = found
         assert phrase and phrase.lower() in text.lower()
         assert window.start is None or window.end is None or window.start < window.end
+    assert all(first <= last and 0 <= at < len(text) for at, (first, last) in stated)
 
 
 @FUZZ

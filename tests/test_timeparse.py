@@ -360,6 +360,8 @@ AROUND_NOV27 = day_window(date(2025, 11, 24), date(2025, 11, 30))
         ("what broke last week", day_window(date(2025, 12, 1), date(2025, 12, 7)), "last week"),
         ("this week", day_window(date(2025, 12, 8), date(2025, 12, 14)), "this week"),
         ("yesterday's deploy", day_window(date(2025, 12, 9), date(2025, 12, 9)), "yesterday"),
+        ("the day before yesterday", day_window(date(2025, 12, 8), date(2025, 12, 8)),
+         "the day before yesterday"),
         ("Today", day_window(date(2025, 12, 10), date(2025, 12, 10)), "Today"),
         ("last month", day_window(date(2025, 11, 1), date(2025, 11, 30)), "last month"),
         ("3 days ago", day_window(date(2025, 12, 7), date(2025, 12, 7)), "3 days ago"),

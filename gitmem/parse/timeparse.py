@@ -6,7 +6,9 @@ Everything is UTC; a naive date-time is taken as UTC.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
@@ -522,13 +524,9 @@ def _ago_pattern() -> re.Pattern[str]:
 
 
 @functools.cache
-def _query_rules() -> dict[re.Pattern[str], _Handler]:
-    """Date phrases in queries and how each becomes a window; compiled on first use."""
-    around_res = _phrases("around")
-    on_res = _phrases("on")
-    in_month_re = re.compile(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
-    cjk_around_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
-    cjk_on_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}")
+def _relative_rules() -> tuple[tuple[re.Pattern[str], _Handler], ...]:
+    """Date phrases counted back from the day they are said ("yesterday", "last week", "3
+    days ago") and how each becomes days; compiled on first use."""
     # English, Japanese, Chinese; Danish ("i går", "i sidste uge", "for 3 dage siden"),
     # Russian ("вчера", "на прошлой неделе", "3 дня назад"), Korean ("어제", "지난주에", "3일 전").
     ago_re = _ago_pattern()
@@ -544,16 +542,11 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
     this_month_re = re.compile(r"\bthis\s+month\b|今月|本月|这个月|這個月"
                                r"|\b(?:i\s+)?denne\s+måned\b"
                                r"|\bв\s+этом\s+месяце\b|이번\s?달(?:에)?", re.IGNORECASE)
-    day_before_re = re.compile(r"一昨日|おととい|前天|\bi\s+forgårs\b|\bпозавчера\b|그저께|그제",
-                             re.IGNORECASE)
+    day_before_re = re.compile(r"\bthe\s+day\s+before\s+yesterday\b|一昨日|おととい|前天"
+                               r"|\bi\s+forgårs\b|\bпозавчера\b|그저께|그제", re.IGNORECASE)
     yesterday_re = re.compile(r"\byesterday\b|昨日|昨天|\bi\s+går\b|\bвчера\b|어제", re.IGNORECASE)
     today_re = re.compile(r"\btoday\b|今日|今天|\bi\s+dag\b|\bсегодня\b|오늘", re.IGNORECASE)
-    rules: tuple[tuple[re.Pattern[str], _Handler], ...] = (
-        *((pattern, _around) for pattern in around_res),
-        (cjk_around_re, _around),
-        (cjk_on_re, _on),
-        *((pattern, _on) for pattern in on_res),
-        (in_month_re, _in_month),
+    return (
         (ago_re, _ago),
         (last_week_re, _week(1)),
         (this_week_re, _week(0)),
@@ -563,8 +556,85 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
         (yesterday_re, _fixed(1)),
         (today_re, _fixed(0)),
     )
+
+
+@functools.cache
+def _query_rules() -> dict[re.Pattern[str], _Handler]:
+    """Date phrases in queries and how each becomes a window; compiled on first use."""
+    around_res = _phrases("around")
+    on_res = _phrases("on")
+    in_month_re = re.compile(rf"\bin\s+{_mon('m')}(?:,?\s+{_year('y')})?", re.IGNORECASE)
+    cjk_around_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}\s*(?:ごろ|頃|前後|左右)")
+    cjk_on_re = re.compile(rf"(?<!\d){_cjk_day('y', 'm', 'd')}")
+    rules: tuple[tuple[re.Pattern[str], _Handler], ...] = (
+        *((pattern, _around) for pattern in around_res),
+        (cjk_around_re, _around),
+        (cjk_on_re, _on),
+        *((pattern, _on) for pattern in on_res),
+        (in_month_re, _in_month),
+        *_relative_rules(),
+    )
     return {pattern: handler for pattern, handler in rules}
 
+
+# Where a note may count back to a day (on the lower-cased text): a word of a rule of
+# ``_relative_rules``. Only the lines it finds are read by the rules: most of a note names no
+# day, and reading every candidate's text whole cost a tenth of a recall. tests/test_stated_days.py
+# reads a phrase of each rule.
+_MAY_COUNT_BACK = re.compile(
+    r"\b(?:ago|siden|назад|weeks?|uger?|недел\w*|months?|måned\w*|месяц\w*|yesterday|today"
+    r"|går|forgårs|dag|вчера|позавчера|сегодня)\b|[前전先上今本这這지이昨おそ그어오]")
+# Words one of which a text holds (lower-cased) when a rule may match it, in the order of
+# ``_relative_rules``: a rule is only run where it may match.
+_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("ago", "siden", "назад", "前", "전"),
+    ("week", "uge", "недел", "先週", "上周", "上週", "지난"),
+    ("week", "uge", "недел", "今週", "本周", "本週", "这周", "這週", "이번"),
+    ("month", "måned", "месяц", "先月", "上个月", "上個月", "上月", "지난"),
+    ("month", "måned", "месяц", "今月", "本月", "这个月", "這個月", "이번"),
+    ("yesterday", "一昨日", "おととい", "前天", "forgårs", "позавчера", "그저께", "그제"),
+    ("yesterday", "昨日", "昨天", "går", "вчера", "어제"),
+    ("today", "今日", "今天", "dag", "сегодня", "오늘"),
+)
+
+
+def day_lines(text: str) -> list[int]:
+    """The numbers (from 0) of the lines of ``text`` that may count back to a day
+    (``stated_days`` reads them): a cheap first pass over a whole note."""
+    lower = text.lower()  # may differ in length ("İ"), never in its line breaks
+    hits = [m.start() for m in _MAY_COUNT_BACK.finditer(lower)]
+    if not hits:
+        return []
+    starts = list(itertools.accumulate((len(line) + 1 for line in lower.split("\n")), initial=0))
+    return sorted({bisect.bisect_right(starts, at) - 1 for at in hits})
+
+
+def stated_days(text: str, day: date, *, around_days: int = 3) -> list[tuple[int, DayRange]]:
+    """The days a text of the note of ``day`` counts back to, as (offset of the phrase,
+    inclusive (first, last) days) in the order written: "yesterday" in the note of March 17 is
+    March 16; "two days ago", "the day before yesterday", "last week", "i går", "вчера", "昨日"
+    are read as a query's phrases are, from that day ("a week ago" ± ``around_days``). Dates a
+    line states ("March 16") are not: its words are searched (``recall.timing``), and as a
+    preference they only put an assistant's listings of events first (BENCHMARKS.md). One
+    reading per phrase: the longest at the leftmost place ("the day before yesterday" is not
+    also "yesterday"). Never raises."""
+    lower = text.lower()
+    handlers = {pattern: handler for (pattern, handler), needles
+                in zip(_relative_rules(), _NEEDLES, strict=True)
+                if any(w in lower for w in needles)}
+    found: list[tuple[int, DayRange]] = []
+    end = 0
+    for match in _ordered_matches(tuple(handlers), text):
+        if match.start() < end:  # a shorter reading inside a phrase already read
+            continue
+        try:
+            days = handlers[match.re](match, day, around_days)
+        except (ValueError, OverflowError):
+            continue
+        if days is not None:
+            found.append((match.start(), days))
+            end = match.end()
+    return found
 
 
 def find_query_window(

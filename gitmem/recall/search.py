@@ -52,6 +52,7 @@ from gitmem.recall.ranking import (
     lift_answers,
     make_snippet,
     pick_units,
+    prefer_stated,
     redundant,
     semantic_lift,
     shown_score,
@@ -409,6 +410,8 @@ def rank(
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
         lift_answers(units, ranking.answer_share, partial(_boost, q))
+        if q.prefer is not None and ranking.stated_days:
+            prefer_stated(units, q.prefer)
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
