@@ -31,13 +31,13 @@ from gitmem.parse.opinions import OPINIONS_PATH, parse_opinions
 from gitmem.parse.retain import EntryLines, entity_key, fact_id, find_entities, parse_entry
 from gitmem.parse.textfold import build_match, fold, query_terms
 from gitmem.parse.timeparse import (
+    _relative_rules,
     as_of_instant,
     build_window,
-    day_lines,
+    counted_back,
     find_event_period,
     find_query_window,
     parse_time_spec,
-    stated_days,
 )
 from testing.cli import gitmem
 from testing.contract import GOOD_DAILY, GOOD_TEXT
@@ -250,12 +250,7 @@ def test_date_phrases_never_raise(text: str, year: int | None) -> None:
     with bounded():
         find_event_period(text, default_year=year)
         found = find_query_window(text, NOW, around_days=3)
-        day = date(year or 2025, 6, 15)
-        stated = stated_days(text, day)
-        unread = set(range(text.count("\n") + 1)) - set(day_lines(text))
-        # the first pass (``day_lines``) hides no phrase the rules read
-        assert all(not stated_days(line, day) for n, line in enumerate(text.split("\n"))
-                   if n in unread)
+        back = counted_back(text, date(year or 2025, 6, 15))
         terms = query_terms(text)
         build_match(terms)
         fold(text)
@@ -263,7 +258,30 @@ def test_date_phrases_never_raise(text: str, year: int | None) -> None:
         window, phrase = found
         assert phrase and phrase.lower() in text.lower()
         assert window.start is None or window.end is None or window.start < window.end
-    assert all(first <= last and 0 <= at < len(text) for at, (first, last) in stated)
+    assert all(first <= last and 0 <= n <= text.count("\n") for n, (first, last) in back)
+
+
+# Pieces of date phrases of every language, to be strung together with other text: random text
+# alone almost never holds one.
+_DAY_PIECES = ("yesterday", "Yesterday", "the day before", "day", "before", "ago", "two", "days",
+               "weeks", "last", "week", "month", "i", "I", "går", "forgårs", "for", "to", "dage",
+               "siden", "sidste", "uge", "måned", "вчера", "Позавчера", "два", "дня", "дней",
+               "назад", "на", "прошлой", "неделе", "в", "прошлом", "месяце", "昨日", "一昨日",
+               "おととい", "前天", "昨天", "十", "二", "五", "天", "日", "前", "以前", "週間", "先週",
+               "上周", "上个月", "先月", "어제", "그저께", "그제", "지난", "주", "달", "2", "일",
+               "전", "한", ".", "\n", "-", "\"")
+
+
+@FUZZ
+@given(pieces=st.lists(st.sampled_from(_DAY_PIECES) | st.text(max_size=3), max_size=12),
+       spaces=st.sampled_from(["", " ", "  "]))
+def test_every_phrase_that_counts_back_holds_a_needle(pieces: list[str], spaces: str) -> None:
+    """The first pass over a note (a rule's needles) hides no phrase its pattern reads."""
+    text = spaces.join(pieces)
+    for rule in _relative_rules():
+        if rule.back:
+            for match in rule.pattern.finditer(text):
+                assert any(w in match.group(0).lower() for w in rule.needles), match
 
 
 @FUZZ

@@ -9,6 +9,7 @@ its commit; a moved but unchanged fact keeps its first record time (carried by f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING
 
 from gitmem.domain import ParsedFile, ResultKind
@@ -17,6 +18,7 @@ from gitmem.parse.pages import page_aliases
 from gitmem.parse.retain import entity_key, find_entities
 from gitmem.parse.stemming import stem_text
 from gitmem.parse.textfold import fold, han_text
+from gitmem.parse.timeparse import counted_back
 from gitmem.workspace import OPINIONS_PATH
 
 if TYPE_CHECKING:
@@ -47,6 +49,8 @@ class ItemVersion:
     statements: tuple[Drafted, ...] = ()
     # (line, importance, trigger phrases '; '-joined) of its annotated lines (parse.annotations)
     annotations: tuple[tuple[int, int | None, str], ...] = ()
+    # (line, first day, last day) of each day a line of a dated note counts back to
+    days: tuple[tuple[int, str, str], ...] = ()
 
 
 def _key(*parts: object) -> str:
@@ -102,6 +106,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 keeps=f.keeps,
                 statements=(fact_statement(f),),
                 annotations=annotated,
+                days=counted_back_days(f.start_line, f.text, day),
             )
         )
     # bank/opinions.md restates what O entries said (its headings name their entities): the
@@ -136,6 +141,7 @@ def item_versions(parsed: ParsedFile) -> list[ItemVersion]:
                 links=links,
                 statements=tuple(lines),
                 annotations=chunk_annotations(c.start_line, c.text),
+                days=counted_back_days(c.start_line, c.text, day),
             )
         )
     return out
@@ -150,6 +156,17 @@ def chunk_annotations(start: int, text: str) -> tuple[tuple[int, int | None, str
     found = ((start + i, line_notes(line)) for i, line in enumerate(text.split("\n")))
     return tuple((n, notes.importance, "; ".join(notes.triggers)) for n, notes in found
                  if notes is not None)
+
+
+def counted_back_days(start: int, text: str, day: str | None
+                      ) -> tuple[tuple[int, str, str], ...]:
+    """(line, first day, last day) of each day a line of a text of the note of ``day`` counts
+    back to ("yesterday", "last week": ``timeparse.counted_back``); none for an undated file."""
+    if day is None:
+        return ()
+    return tuple(dict.fromkeys(
+        (start + n, first.isoformat(), last.isoformat())
+        for n, (first, last) in counted_back(text, date.fromisoformat(day[:10]))))
 
 
 def path_search_text(path: str) -> str:

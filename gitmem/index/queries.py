@@ -537,6 +537,21 @@ def annotations_of(store: Store, ids: Sequence[int]) -> dict[int, Notes]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def lines_counting_back(store: Store, ids: Sequence[int], window: TimeWindow
+                        ) -> dict[int, set[int]]:
+    """Item id -> its lines that count back to days inside ``window`` (``item_days``: "last
+    week" is no answer about one of its days)."""
+    first, last = _day_bounds(window)
+    out: dict[int, set[int]] = {}
+    for part in batched(list(ids)):
+        for item_id, line in store.conn.execute(
+                f"SELECT item_id, line FROM item_days WHERE item_id IN ({marks(part)}) "
+                "AND first_day >= ? AND last_day <= ?",
+                [*part, first or "0000-00-00", last or "9999-99-99"]):
+            out.setdefault(int(item_id), set()).add(int(line))
+    return out
+
+
 def trigger_lines(store: Store, classes: Sequence[str]) -> list[tuple[Row, int, Notes]]:
     """Current items of these file classes with trigger phrases: (row, annotated line, the
     item's annotations), in file order."""

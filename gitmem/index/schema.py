@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -219,9 +219,22 @@ CREATE TABLE IF NOT EXISTS item_annotations (
 );
 """
 
+# The days a line of a dated note counts back to ("yesterday" in the note of March 17: March
+# 16; ``timeparse.counted_back``), inclusive ISO days: a date phrase's window prefers the line.
+DDL_DAYS = """
+CREATE TABLE IF NOT EXISTS item_days (
+    item_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    first_day TEXT NOT NULL,
+    last_day TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS item_days_item ON item_days (item_id);
+"""
+
 # The tables every index has (sqlite-vec's vec_bits appears later, with the first vectors).
 TABLES = frozenset(re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)").findall(
-    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_GRAPH + DDL_ANNOTATIONS)
+    DDL_V1 + DDL_REPLACES + HAN_DDL + DDL_VECTOR_LOG + DDL_GRAPH + DDL_ANNOTATIONS
+    + DDL_DAYS)
 ) | {"migrations"}
 
 
@@ -353,6 +366,19 @@ def m012_statement_readings(conn: apsw.Connection) -> None:
     conn.execute("ALTER TABLE statements ADD COLUMN reading TEXT")
 
 
+def m013_counted_back_days(conn: apsw.Connection) -> None:
+    """The days each line of a dated note counts back to (``DDL_DAYS``), read in place from
+    the items the index holds (a tenth of a millisecond a chunk)."""
+    from gitmem.index.items import counted_back_days  # this migration only
+
+    conn.execute(DDL_DAYS)
+    rows = conn.execute("SELECT id, start_line, content, day FROM items WHERE day IS NOT NULL")
+    days = [(int(str(item)), *found) for item, start, content, day in rows.fetchall()
+            for found in counted_back_days(int(str(start)), str(content), str(day))]
+    conn.executemany("INSERT INTO item_days (item_id, line, first_day, last_day) "
+                     "VALUES (?, ?, ?, ?)", days)
+
+
 # Numbered migrations: each runs in one transaction together with the row that records it.
 MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (1, "m001_initial", m001_initial),
@@ -367,4 +393,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (10, "m010_replacement_graph", m010_replacement_graph),
     (11, "m011_annotations", m011_annotations),
     (12, "m012_statement_readings", m012_statement_readings),
+    (13, "m013_counted_back_days", m013_counted_back_days),
 )

@@ -251,6 +251,7 @@ class Store:
         self.conn.executemany("DELETE FROM item_entities WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_replaces WHERE item_id = ?", ids)
         self.conn.executemany("DELETE FROM item_annotations WHERE item_id = ?", ids)
+        self.conn.executemany("DELETE FROM item_days WHERE item_id = ?", ids)
         self._remove_statements([i for (i,) in ids], seq)
         self.drop_vectors([i for (i,) in ids])
         # Only the versions closed after seq reopen (ended_commit is set with valid_to alone):
@@ -307,6 +308,7 @@ class Store:
         declared: list[tuple[int, str, str]] = []
         statements: list[tuple[int, Drafted]] = []
         notes: list[tuple[int, int, int | None, str]] = []
+        days: list[tuple[int, int, str, str]] = []
         for n, (v, recorded_at) in enumerate(versions):
             item_id = first + n
             items.append((item_id, v.vkey, mf.path, mf.blob, mf.file_class, day, v.type, v.kind,
@@ -322,6 +324,7 @@ class Store:
             declared.extend((item_id, ref, "keeps") for ref in v.keeps)
             statements.extend((item_id, d) for d in v.statements)
             notes.extend((item_id, *note) for note in v.annotations)
+            days.extend((item_id, *found) for found in v.days)
         self.conn.executemany(
             "INSERT INTO items (id, vkey, path, blob, class, day, type, kind, fact_id, "
             "confidence, start_line, end_line, heading, content, tokens, event_start, "
@@ -349,6 +352,10 @@ class Store:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO item_annotations (item_id, line, importance, triggers) "
                 "VALUES (?, ?, ?, ?)", notes)
+        if days:
+            self.conn.executemany(
+                "INSERT INTO item_days (item_id, line, first_day, last_day) VALUES (?, ?, ?, ?)",
+                days)
         self._insert_statements(statements)
 
     def _insert_statements(self, statements: Sequence[tuple[int, Drafted]]) -> None:

@@ -12,6 +12,7 @@ import itertools
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
+from typing import NamedTuple
 
 from gitmem.domain import TimeWindow
 from gitmem.errors import UsageError
@@ -472,7 +473,7 @@ def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
     count = next((g for name, g in groups.items() if name.startswith("n") and g), "1")
     unit = _ago_unit(next(g for name, g in groups.items() if name.startswith("u") and g))
     folded = re.sub(r"\s+", " ", count.casefold())  # "неделю назад": one week
-    n = int(folded) if folded.isdigit() else _COUNT_WORDS[folded]
+    n = int(folded) if folded.isdigit() else _COUNT_WORDS.get(folded) or _cjk_number(folded)
     if unit == "m":
         day = _shift_months(_midnight(today), -n).date()
         spread = 2 * margin
@@ -480,6 +481,16 @@ def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
         day = today - timedelta(days=n * _UNIT_DAYS[unit])
         spread = margin if unit == "w" else 0
     return day - timedelta(days=spread), day + timedelta(days=spread)
+
+
+_CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+               "八": 8, "九": 9}
+
+
+def _cjk_number(text: str) -> int:
+    """A Chinese/Japanese numeral below 100 written with 十: 十五 15, 二十 20, 二十一 21."""
+    tens, _, ones = text.partition("十")
+    return _CJK_DIGITS.get(tens, 1) * 10 + _CJK_DIGITS.get(ones, 0)
 
 
 def _fixed(offset_days: int) -> _Handler:
@@ -512,24 +523,38 @@ def _ago_pattern() -> re.Pattern[str]:
     def count(language: str) -> str:
         words = sorted(_COUNT_WORDS_BY_LANGUAGE[language], key=len, reverse=True)
         return "|".join([r"\d{1,6}", *(re.escape(w).replace(r"\ ", r"\s+") for w in words)])
+    cjk = "|".join([r"\d{1,6}", "[一二两兩三四五六七八九]?十[一二三四五六七八九]?",
+                    *_COUNT_WORDS_BY_LANGUAGE["cjk"]])
     return re.compile(
         rf"\b(?P<nen>{count('en')})\s+(?P<uen>days?|weeks?|months?)\s+ago\b"
         rf"|\bfor\s+(?P<nda>{count('da')})\s+(?P<uda>dage?|uger?|måned(?:er)?)\s+siden\b"
-        rf"|(?:\b(?P<nru>{count('ru')})\s+)?(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
-        r"\s+назад\b"
-        rf"|(?P<ncjk>{count('cjk')})\s*"
+        # a plural without a count read ("несколько дней назад") is no day; a singular is one
+        rf"|(?:\b(?P<nru>{count('ru')})\s+(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
+        r"|\b(?P<uru1>день|неделю|месяц))\s+назад\b"
+        # not the end of a longer numeral ("二十一天前" is 21 days, not 1)
+        rf"|(?<![\d一二两兩三四五六七八九十百千])(?P<ncjk>{cjk})\s*"
         r"(?P<ucjk>日|天|週間|周|週|个星期|個星期|星期|礼拜|か月|ヶ月|カ月|ケ月|个月|個月)(?:前|以前)"
         rf"|(?P<nko>{count('ko')})\s*(?P<uko>일|주|달|개월)\s*전(?:에)?",
         re.IGNORECASE)
 
 
+class _Rule(NamedTuple):
+    """A date phrase counted from the day it is said: its pattern, how it becomes days, whether
+    those days lie before that day (what a note's line can count back to), and words one of
+    which a text holds (lower-cased) wherever the pattern matches."""
+
+    pattern: re.Pattern[str]
+    handler: _Handler
+    back: bool
+    needles: tuple[str, ...]
+
+
 @functools.cache
-def _relative_rules() -> tuple[tuple[re.Pattern[str], _Handler], ...]:
-    """Date phrases counted back from the day they are said ("yesterday", "last week", "3
-    days ago") and how each becomes days; compiled on first use."""
+def _relative_rules() -> tuple[_Rule, ...]:
+    """Date phrases counted from the day they are said ("yesterday", "last week", "3 days
+    ago") and how each becomes days; compiled on first use."""
     # English, Japanese, Chinese; Danish ("i går", "i sidste uge", "for 3 dage siden"),
     # Russian ("вчера", "на прошлой неделе", "3 дня назад"), Korean ("어제", "지난주에", "3일 전").
-    ago_re = _ago_pattern()
     last_week_re = re.compile(r"\blast\s+week\b|先週|上周|上週"
                               r"|\b(?:i\s+)?(?:sidste|forrige)\s+uge\b"
                               r"|\bна\s+прошлой\s+неделе\b|\bпрошлая\s+неделя\b|지난\s?주(?:에)?",
@@ -542,19 +567,28 @@ def _relative_rules() -> tuple[tuple[re.Pattern[str], _Handler], ...]:
     this_month_re = re.compile(r"\bthis\s+month\b|今月|本月|这个月|這個月"
                                r"|\b(?:i\s+)?denne\s+måned\b"
                                r"|\bв\s+этом\s+месяце\b|이번\s?달(?:에)?", re.IGNORECASE)
-    day_before_re = re.compile(r"\bthe\s+day\s+before\s+yesterday\b|一昨日|おととい|前天"
-                               r"|\bi\s+forgårs\b|\bпозавчера\b|그저께|그제", re.IGNORECASE)
-    yesterday_re = re.compile(r"\byesterday\b|昨日|昨天|\bi\s+går\b|\bвчера\b|어제", re.IGNORECASE)
+    # 前天 not inside 之前天气 / 三年前天; 그제 not 그제야 ("only then")
+    day_before_re = re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b|一昨日|おととい"
+                               r"|(?<![之年以])前天|\bi\s+forgårs\b|\bпозавчера\b|그저께"
+                               r"|그제(?!야|서야)", re.IGNORECASE)
+    # Danish "I går" with a capital I inside a sentence is "you go" ("Når I går hjem")
+    yesterday_re = re.compile(r"\byesterday\b|昨日|昨天|(?:(?-i:\bi)|(?-i:(?:^|(?<=[\n.!?:\"“„(-])"
+                              r"|(?<=[\n.!?:\"“„(-]\s))I))\s+går\b|\bвчера\b|어제", re.IGNORECASE)
     today_re = re.compile(r"\btoday\b|今日|今天|\bi\s+dag\b|\bсегодня\b|오늘", re.IGNORECASE)
     return (
-        (ago_re, _ago),
-        (last_week_re, _week(1)),
-        (this_week_re, _week(0)),
-        (last_month_re, _month(1)),
-        (this_month_re, _month(0)),
-        (day_before_re, _fixed(2)),
-        (yesterday_re, _fixed(1)),
-        (today_re, _fixed(0)),
+        _Rule(_ago_pattern(), _ago, True, ("ago", "siden", "назад", "前", "전")),
+        _Rule(last_week_re, _week(1), True,
+              ("week", "uge", "недел", "先週", "上周", "上週", "지난")),
+        _Rule(this_week_re, _week(0), False, ()),
+        _Rule(last_month_re, _month(1), True,
+              ("month", "måned", "месяц", "先月", "上个月", "上個月", "上月", "지난")),
+        _Rule(this_month_re, _month(0), False, ()),
+        _Rule(day_before_re, _fixed(2), True,
+              ("yesterday", "一昨日", "おととい", "前天", "forgårs", "позавчера", "그저께",
+               "그제")),
+        _Rule(yesterday_re, _fixed(1), True,
+              ("yesterday", "昨日", "昨天", "går", "вчера", "어제")),
+        _Rule(today_re, _fixed(0), False, ()),
     )
 
 
@@ -572,67 +606,76 @@ def _query_rules() -> dict[re.Pattern[str], _Handler]:
         (cjk_on_re, _on),
         *((pattern, _on) for pattern in on_res),
         (in_month_re, _in_month),
-        *_relative_rules(),
+        *((rule.pattern, rule.handler) for rule in _relative_rules()),
     )
     return {pattern: handler for pattern, handler in rules}
 
 
-# Where a note may count back to a day (on the lower-cased text): a word of a rule of
-# ``_relative_rules``. Only the lines it finds are read by the rules: most of a note names no
-# day, and reading every candidate's text whole cost a tenth of a recall. tests/test_stated_days.py
-# reads a phrase of each rule.
-_MAY_COUNT_BACK = re.compile(
-    r"\b(?:ago|siden|назад|weeks?|uger?|недел\w*|months?|måned\w*|месяц\w*|yesterday|today"
-    r"|går|forgårs|dag|вчера|позавчера|сегодня)\b|[前전先上今本这這지이昨おそ그어오]")
-# Words one of which a text holds (lower-cased) when a rule may match it, in the order of
-# ``_relative_rules``: a rule is only run where it may match.
-_NEEDLES: tuple[tuple[str, ...], ...] = (
-    ("ago", "siden", "назад", "前", "전"),
-    ("week", "uge", "недел", "先週", "上周", "上週", "지난"),
-    ("week", "uge", "недел", "今週", "本周", "本週", "这周", "這週", "이번"),
-    ("month", "måned", "месяц", "先月", "上个月", "上個月", "上月", "지난"),
-    ("month", "måned", "месяц", "今月", "本月", "这个月", "這個月", "이번"),
-    ("yesterday", "一昨日", "おととい", "前天", "forgårs", "позавчера", "그저께", "그제"),
-    ("yesterday", "昨日", "昨天", "går", "вчера", "어제"),
-    ("today", "今日", "今天", "dag", "сегодня", "오늘"),
-)
+@functools.cache
+def _may_count_back() -> re.Pattern[str]:
+    """Where a text may count back to a day: a needle of a rule that does (lower-cased text)."""
+    needles = sorted({w for rule in _relative_rules() if rule.back for w in rule.needles},
+                     key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, needles)))
 
 
-def day_lines(text: str) -> list[int]:
-    """The numbers (from 0) of the lines of ``text`` that may count back to a day
-    (``stated_days`` reads them): a cheap first pass over a whole note."""
+def counted_back(text: str, day: date, *, around_days: int = 3) -> list[tuple[int, DayRange]]:
+    """(line number from 0, inclusive (first, last) days) of each phrase in a text of the note
+    of ``day`` that counts back from that day: "yesterday" in the note of March 17 is March 16;
+    "two days ago", "the day before yesterday", "last week", "last month", "i går", "вчера",
+    "昨日", "二十一天前" are read as a query's phrases are ("a week ago" ± ``around_days``). A
+    phrase wrapped onto the next line is read whole, and counts for each line it spans. Words
+    that name the note's own day or a span holding it ("today", "this week") add nothing to
+    what the note's date says, and dates a line states are searched as words: neither is
+    read. Never raises."""
     lower = text.lower()  # may differ in length ("İ"), never in its line breaks
-    hits = [m.start() for m in _MAY_COUNT_BACK.finditer(lower)]
+    hits = [m.start() for m in _may_count_back().finditer(lower)]
     if not hits:
         return []
+    lines = text.split("\n")
     starts = list(itertools.accumulate((len(line) + 1 for line in lower.split("\n")), initial=0))
-    return sorted({bisect.bisect_right(starts, at) - 1 for at in hits})
-
-
-def stated_days(text: str, day: date, *, around_days: int = 3) -> list[tuple[int, DayRange]]:
-    """The days a text of the note of ``day`` counts back to, as (offset of the phrase,
-    inclusive (first, last) days) in the order written: "yesterday" in the note of March 17 is
-    March 16; "two days ago", "the day before yesterday", "last week", "i går", "вчера", "昨日"
-    are read as a query's phrases are, from that day ("a week ago" ± ``around_days``). Dates a
-    line states ("March 16") are not: its words are searched (``recall.timing``), and as a
-    preference they only put an assistant's listings of events first (BENCHMARKS.md). One
-    reading per phrase: the longest at the leftmost place ("the day before yesterday" is not
-    also "yesterday"). Never raises."""
-    lower = text.lower()
-    handlers = {pattern: handler for (pattern, handler), needles
-                in zip(_relative_rules(), _NEEDLES, strict=True)
-                if any(w in lower for w in needles)}
+    hit_lines = sorted({bisect.bisect_right(starts, at) - 1 for at in hits})
     found: list[tuple[int, DayRange]] = []
+    for first, last in _blocks(hit_lines):  # each hit line with the line before it
+        block = "\n".join(lines[first:last + 1])
+        ends = list(itertools.accumulate((len(line) + 1 for line in lines[first:last + 1]),
+                                         initial=0))
+        for start, end, days in _read_back(block, day, around_days):
+            top = bisect.bisect_right(ends, start) - 1
+            bottom = bisect.bisect_right(ends, max(start, end - 1)) - 1
+            found.extend((first + n, days) for n in range(top, bottom + 1))
+    return found
+
+
+def _blocks(hit_lines: list[int]) -> list[tuple[int, int]]:
+    """Runs of lines to read: each hit line and the one before it, touching runs joined."""
+    out: list[tuple[int, int]] = []
+    for n in hit_lines:
+        first = max(0, n - 1)
+        if out and first <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((first, n))
+    return out
+
+
+def _read_back(text: str, day: date, around_days: int) -> list[tuple[int, int, DayRange]]:
+    """(start, end, days) of each phrase of ``text`` that counts back from ``day``, the longest
+    at the leftmost place ("the day before yesterday" is not also "yesterday")."""
+    lower = text.lower()
+    rules = {rule.pattern: rule.handler for rule in _relative_rules()
+             if rule.back and any(w in lower for w in rule.needles)}
+    found: list[tuple[int, int, DayRange]] = []
     end = 0
-    for match in _ordered_matches(tuple(handlers), text):
+    for match in _ordered_matches(tuple(rules), text):
         if match.start() < end:  # a shorter reading inside a phrase already read
             continue
         try:
-            days = handlers[match.re](match, day, around_days)
+            days = rules[match.re](match, day, around_days)
         except (ValueError, OverflowError):
             continue
         if days is not None:
-            found.append((match.start(), days))
+            found.append((match.start(), match.end(), days))
             end = match.end()
     return found
 

@@ -3,19 +3,16 @@ removal, snippets, and the benchmarked weights. No I/O; ``recall.search`` feeds 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gitmem.domain import TimeWindow
 from gitmem.parse.stemming import stem_text, word_stems
 from gitmem.parse.textfold import STOPWORDS, fold, ideographs
-from gitmem.parse.timeparse import day_lines, stated_days
 
 if TYPE_CHECKING:
     from gitmem.index.queries import Row
@@ -167,7 +164,7 @@ class Ranking:
     passages: bool = True
     chunk_text: float = 0.2  # hybrid: share of the chunk's BM25 in a passage's text score
     answer_share: float = ANSWER_SHARE  # the unit after a line that asks (``lift_answers``)
-    stated_days: bool = True  # a line that says "yesterday" is of that day (``prefer_stated``)
+    counted_back: bool = True  # a line's "yesterday" is of its day (``prefer_counted_back``)
 
     @classmethod
     def openclaw(cls) -> Ranking:
@@ -387,40 +384,17 @@ def lift_answers(units: list[Unit], share: float = ANSWER_SHARE,
                 units[reply] = (lifted, *units[reply][1:])
 
 
-def prefer_stated(units: list[Unit], window: TimeWindow, boost: float = PREFER_BOOST) -> None:
-    """In place: a unit of a dated note (a daily note, a session of a day) whose lines speak of
-    days inside the preferred window gets the window's boost, as a note written on those days
-    has it: "yesterday I went bowling" in the note of March 17 answers "what did James do on
-    March 16" (``timeparse.stated_days`` counts back from the note's day). The days must lie
-    inside the window: "last week" is no answer about one of its days. Units of rows in the
-    window already, and of undated files, are left as they are."""
-    first = window.start.date() if window.start else date.min
-    last = (window.end - timedelta(microseconds=1)).date() if window.end else date.max
-    inside: dict[int, set[int]] = {}  # item -> its lines that speak of days in the window
+def prefer_counted_back(units: list[Unit], lines: dict[int, set[int]],
+                        boost: float = PREFER_BOOST) -> None:
+    """In place: a unit holding a line that counts back to days inside the preferred window
+    (``lines``: item id -> such lines, ``queries.lines_counting_back``) gets the window's boost,
+    as a note written on those days has it: "yesterday I went bowling" in the note of March 17
+    answers "what did James do on March 16". Units of rows in the window already keep their
+    one boost."""
     for n, (score, row, start, end) in enumerate(units):
-        if row["preferred"] or not row["day"]:
-            continue
-        item = int(row["id"])
-        if item not in inside:
-            inside[item] = _lines_inside(row, first, last)
-        if any(start <= line <= end for line in inside[item]):
+        held = lines.get(int(row["id"]))
+        if held and not row["preferred"] and any(start <= line <= end for line in held):
             units[n] = (score + boost, row, start, end)
-
-
-def _lines_inside(row: Row, first: date, last: date) -> set[int]:
-    """The line numbers of a row whose stated days lie inside ``first``..``last``."""
-    start = int(row["start_line"])
-    return {start + n for n, (a, b) in _stated_lines(str(row["content"]), str(row["day"])[:10])
-            if first <= a and b <= last}
-
-
-@functools.lru_cache(maxsize=2048)
-def _stated_lines(content: str, day: str) -> tuple[tuple[int, tuple[date, date]], ...]:
-    """(line number from 0, the days it speaks of) of a dated text: an item's text never
-    changes, so a warm process reads each candidate's once (cold: ~0.1 ms a 400-token chunk)."""
-    lines = content.split("\n")
-    when = date.fromisoformat(day)
-    return tuple((n, days) for n in day_lines(content) for _, days in stated_days(lines[n], when))
 
 
 def _indented(line: str) -> bool:

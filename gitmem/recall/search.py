@@ -52,7 +52,7 @@ from gitmem.recall.ranking import (
     lift_answers,
     make_snippet,
     pick_units,
-    prefer_stated,
+    prefer_counted_back,
     redundant,
     semantic_lift,
     shown_score,
@@ -410,8 +410,9 @@ def rank(
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
         lift_answers(units, ranking.answer_share, partial(_boost, q))
-        if q.prefer is not None and ranking.stated_days:
-            prefer_stated(units, q.prefer)
+        if q.prefer is not None and ranking.counted_back:
+            ids = {int(u[1]["id"]) for u in units if not u[1]["preferred"] and u[1]["day"]}
+            prefer_counted_back(units, queries.lines_counting_back(store, list(ids), q.prefer))
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
