@@ -1,5 +1,5 @@
 """A line is of the day it speaks of: "yesterday I went bowling" in the note of March 17 answers
-a question about March 16 (``timeparse.counted_back``, ``ranking.prefer_counted_back``). Cases of our
+a question about March 16 (``timeparse.counted_back``, ``search._boost``). Cases of our
 own, not LoCoMo's: each language's answer line has distractors on other days, and lines whose
 "yesterday" or "last week" is not that day."""
 
@@ -16,7 +16,8 @@ from gitmem.index.session import Session
 from gitmem.index.store import open_store
 from gitmem.parse.timeparse import counted_back
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
-from gitmem.recall.ranking import PREFER_BOOST, SHOWN_PLAIN, Ranking, Unit, prefer_counted_back
+from gitmem.recall.ranking import PREFER_BOOST, SHOWN_PLAIN, Ranking
+from gitmem.recall.search import RecallQuery, _boost
 from gitmem.workspace import open_workspace
 from testing.cli import gitmem
 from testing.repo import commit_all, make_repo, write
@@ -173,15 +174,16 @@ def test_without_the_rule_the_answer_is_not_first(notes: Path, query: str, now: 
     assert _boosted(response) == []
 
 
-def _unit(item: int, first: int, last: int, preferred: bool = False) -> Unit:
-    row = cast(Row, {"id": item, "preferred": preferred, "day": "2022-03-17"})
-    return (0.25, row, first, last)
+def _row(preferred: bool = False) -> Row:
+    return cast(Row, {"id": 1, "path": "memory/2022-03-17.md", "preferred": preferred,
+                      "start_line": 3, "end_line": 7, "counted_back": {5}})
 
 
 def test_only_the_unit_holding_the_line_is_preferred_and_only_once() -> None:
-    units = [_unit(1, 3, 3), _unit(1, 4, 6), _unit(1, 7, 7), _unit(2, 5, 5, preferred=True)]
-    prefer_counted_back(units, {1: {5}, 2: {5}})
-    assert [u[0] for u in units] == [0.25, 0.25 + PREFER_BOOST, 0.25, 0.25]
+    q = RecallQuery("bowling")
+    assert [_boost(q, _row(), lines) for lines in ((3, 3), (4, 6), (7, 7), None)] == [
+        0.0, PREFER_BOOST, 0.0, 0.0]
+    assert _boost(q, _row(preferred=True), (5, 5)) == PREFER_BOOST
 
 
 def test_an_index_of_schema_12_reads_its_notes_days_in_place(notes: Path) -> None:

@@ -47,6 +47,8 @@ Row = TypedDict("Row", {
     "preferred": bool, "declared": "tuple[str, ...]",
     # (line, importance, trigger phrases) of its annotated lines, where recall adds them
     "annotations": "tuple[tuple[int, int | None, str], ...]",
+    # its lines that count back into a query's preferred window, where recall adds them
+    "counted_back": "set[int]",
     # opinions
     "opinion_id": str, "statement": str, "entities": "list[str]", "updated": "str | None",
     "evidence": "list[dict[str, Any]]", "valid_from": int,

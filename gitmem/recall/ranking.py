@@ -164,7 +164,7 @@ class Ranking:
     passages: bool = True
     chunk_text: float = 0.2  # hybrid: share of the chunk's BM25 in a passage's text score
     answer_share: float = ANSWER_SHARE  # the unit after a line that asks (``lift_answers``)
-    counted_back: bool = True  # a line's "yesterday" is of its day (``prefer_counted_back``)
+    counted_back: bool = True  # a line's "yesterday" is of its day (``search._boost``)
 
     @classmethod
     def openclaw(cls) -> Ranking:
@@ -382,19 +382,6 @@ def lift_answers(units: list[Unit], share: float = ANSWER_SHARE,
             if (not _indented(question) and not _indented(answer) and asks(question)
                     and not any(line.strip() for line in lines[asked + 1 - start : first - start])):
                 units[reply] = (lifted, *units[reply][1:])
-
-
-def prefer_counted_back(units: list[Unit], lines: dict[int, set[int]],
-                        boost: float = PREFER_BOOST) -> None:
-    """In place: a unit holding a line that counts back to days inside the preferred window
-    (``lines``: item id -> such lines, ``queries.lines_counting_back``) gets the window's boost,
-    as a note written on those days has it: "yesterday I went bowling" in the note of March 17
-    answers "what did James do on March 16". Units of rows in the window already keep their
-    one boost."""
-    for n, (score, row, start, end) in enumerate(units):
-        held = lines.get(int(row["id"]))
-        if held and not row["preferred"] and any(start <= line <= end for line in held):
-            units[n] = (score + boost, row, start, end)
 
 
 def _indented(line: str) -> bool:

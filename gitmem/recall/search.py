@@ -52,7 +52,6 @@ from gitmem.recall.ranking import (
     lift_answers,
     make_snippet,
     pick_units,
-    prefer_counted_back,
     redundant,
     semantic_lift,
     shown_score,
@@ -393,6 +392,10 @@ def rank(
         vec[row["id"]] = scale(sim)
     for item, notes in queries.annotations_of(store, list(rows)).items():
         rows[item]["annotations"] = notes  # <!-- importance --> scales the score (_score)
+    if q.prefer is not None and ranking.counted_back:  # "yesterday" is preferred too (_boost)
+        dated = [i for i, row in rows.items() if not row["preferred"] and row["day"]]
+        for item, held in queries.lines_counting_back(store, dated, q.prefer).items():
+            rows[item]["counted_back"] = held
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
     opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
@@ -410,9 +413,6 @@ def rank(
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
         lift_answers(units, ranking.answer_share, partial(_boost, q))
-        if q.prefer is not None and ranking.counted_back:
-            ids = {int(u[1]["id"]) for u in units if not u[1]["preferred"] and u[1]["day"]}
-            prefer_counted_back(units, queries.lines_counting_back(store, list(ids), q.prefer))
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
@@ -542,13 +542,16 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
     if notes:
         first, last = lines or (int(row["start_line"]), int(row["end_line"]))
         score *= importance_factor(stated_importance(notes, first, last))
-    return score + _boost(q, row)
+    return score + _boost(q, row, lines)
 
 
-def _boost(q: RecallQuery, row: Row) -> float:
-    """What ``_score`` adds to a row's relevance: the preferred window's boost, an exact
-    file-name match."""
-    return (PREFER_BOOST if row["preferred"] else 0.0) + (
+def _boost(q: RecallQuery, row: Row, lines: tuple[int, int] | None = None) -> float:
+    """What ``_score`` adds to a unit's relevance: the preferred window's boost (its row is in
+    the window, or one of its ``lines`` counts back into it: "yesterday" in the next day's
+    note), an exact file-name match. Without ``lines``, the row's own."""
+    preferred = row["preferred"] or (lines is not None and any(
+        lines[0] <= n <= lines[1] for n in row.get("counted_back", ())))
+    return (PREFER_BOOST if preferred else 0.0) + (
         1.0 if exact_file_match(q.text, row["path"]) else 0.0)
 
 
