@@ -150,7 +150,7 @@ def test_the_answer_to_the_line_that_matches_is_read_with_it(new_user: Path) -> 
     """A chat log: the question a user asks repeats one line's question, and the next line
     answers it with no word or meaning in common. Lines are ranked one by one, and 130
     paragraphs about painting outrank that answer (ranked 155th without the rule, out of the
-    merge window); it is cited with its question all the same (``recall.ranking.lift_answers``)."""
+    merge window); it is cited with its question all the same (``recall.ranking.lift_replies``)."""
     lines = ["# Chat with Sam", "",
              "- Sam: How did you get into watercolor painting?",
              "- Evan: A friend gave me a starter kit, and I was hooked."]

@@ -14,10 +14,11 @@ from gitmem.parse.textfold import query_terms
 from gitmem.recall.ranking import (
     ANSWER_SHARE,
     PREFER_BOOST,
+    TURN_SHARES,
     asks,
     bm25_pool,
     is_weak,
-    lift_answers,
+    lift_replies,
     pick_units,
     semantic_lift,
     shown_score,
@@ -162,7 +163,8 @@ def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
     """A question about what a reply says matches the line that asked for it: the reply (the
     next unit, one line, only blank lines between) scores at least ANSWER_SHARE of it, so it is
     read with it. Not lifted: by a lifted score, a reply of several lines, a line inside a list
-    item, a line after one that does not ask or after a rule, a fact, another item's line."""
+    item, a line after one that does not ask or after a rule, a fact, another item's line.
+    (The lines are chat turns; the turns' own shares, tested below, are off here.)"""
     chat = _row("memory/a.md", 1, [
         "- Sam: How did you get into watercolor painting?",   # 1 asks
         "- Evan: A friend gave me a kit. And you, Sam?",      # 2 reply, asks too
@@ -189,25 +191,63 @@ def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
              (0.0, chat, 11, 11), (0.0, chat, 12, 12), (0.4, chat, 13, 13), (0.0, chat, 14, 14),
              (0.8, chat, 15, 15), (0.0, chat, 17, 17), (0.8, chat, 18, 18),
              (0.0, other, 19, 19), (0.0, fact, 19, 19)]
-    lift_answers(units)
+    lift_replies(units, turn_shares=(0.0, 0.0))
     assert [u[0] for u in units] == pytest.approx(
         [1.0, ANSWER_SHARE, 0.2 * ANSWER_SHARE, 0.5, 0.5 * ANSWER_SHARE, 0.6, 0.0, 0.9, 0.0,
          0.0, 0.4, 0.0, 0.8, 0.0, 0.8, 0.0, 0.0])
     assert [u[1]["id"] for u in units] == [1] * 15 + [2, 3]
     better = [(1.0, chat, 1, 1), (0.8, chat, 2, 2)]
-    lift_answers(better)
+    lift_replies(better, turn_shares=(0.0, 0.0))
     assert better[1][0] == 0.8
     unchanged = [(1.0, chat, 1, 1), (0.1, chat, 2, 2)]
-    lift_answers(unchanged, share=0.0)
+    lift_replies(unchanged, share=0.0, turn_shares=(0.0, 0.0))
     assert unchanged[1][0] == 0.1
     # what the score adds to relevance (a preferred window) is the row's, not lifted with it
     boosted = [(0.5 + 1.0, chat, 1, 1), (0.5 + 0.1, chat, 2, 2)]
-    lift_answers(boosted, boost=lambda row: 0.5)
+    lift_replies(boosted, turn_shares=(0.0, 0.0), boost=lambda row: 0.5)
     assert boosted[1][0] == pytest.approx(0.5 + ANSWER_SHARE)
     # units whose lines are not the row's are left alone
     stray = [(1.0, chat, 1, 1), (0.0, chat, 40, 40)]
-    lift_answers(stray)
+    lift_replies(stray)
     assert stray[1][0] == 0.0
+
+
+def test_the_two_turns_after_a_turn_are_scored_with_it() -> None:
+    """In a conversation the next turn replies to a turn and the one after goes on from it:
+    they score at least TURN_SHARES of its relevance, by its own score, never a lifted one.
+    Not lifted: a line that is no chat turn (a note's list item, a Retain entry, whose kind is
+    no speaker), a turn after a line that is none, a turn two after one with a blank line or an
+    indented line between."""
+    first, second = TURN_SHARES
+    chat = _row("memory/a.md", 1, [
+        "- [1:14 pm] Caroline: The agency approved me, I'm adopting!",  # 1
+        "- [1:14 pm] Melanie: You'll be an awesome mom.",               # 2 next turn
+        "- [1:15 pm] Caroline: Thanks, Mel.",                           # 3 two turns on
+        "- [1:16 pm] Caroline: Pottery class tonight.",                 # 4
+        "",
+        "- Melanie: Cool.",                                             # 6 after a blank line
+        "- Bought milk.",                                               # 7 no turn
+        "- Melanie: Oat milk?",                                         # 8 after no turn
+        "- W: The agency is in Boston.",                                # 9 a Retain entry
+        "- B: Called the agency.",                                      # 10
+        "- Sam: Where is it?",                                          # 11 asks
+        "  - the second office",                                        # 12 indented
+        "- Evan: In town.",                                             # 13
+    ])
+    units = [(1.0, chat, 1, 1), (0.0, chat, 2, 2), (0.0, chat, 3, 3), (0.1, chat, 4, 4),
+             (0.0, chat, 6, 6), (0.9, chat, 7, 7), (0.0, chat, 8, 8), (0.9, chat, 9, 9),
+             (0.0, chat, 10, 10), (0.8, chat, 11, 11), (0.0, chat, 12, 12),
+             (0.0, chat, 13, 13)]
+    lift_replies(units, share=0.0)
+    assert [u[0] for u in units] == pytest.approx(
+        [1.0, first, second, 0.1, first * 0.1, 0.9, 0.0, 0.9, 0.0, 0.8, 0.0, 0.0])
+    # the turn right before counts at the larger share, and a turn that asks at ANSWER_SHARE
+    asked = [(0.5, chat, 1, 1), (1.0, chat, 2, 2), (0.0, chat, 3, 3)]
+    lift_replies(asked)
+    assert asked[2][0] == pytest.approx(max(first * 1.0, second * 0.5))
+    off = [(1.0, chat, 1, 1), (0.0, chat, 2, 2), (0.0, chat, 3, 3)]
+    lift_replies(off, turn_shares=(0.0, 0.0))
+    assert [u[0] for u in off] == [1.0, 0.0, 0.0]
 
 
 def test_a_line_asks_with_a_question_mark_at_its_end() -> None:

@@ -263,6 +263,15 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     return names, {*mentions, *([cjk.group("name")] if cjk else [])}, body
 
 
+def turn_speaker(line: str) -> str | None:
+    """Who speaks a line that is a chat turn ("- [1:14 pm] Maria: …", "- user: …"), else None.
+    A label of one letter is a Retain entry's kind ("- W: …"), not a speaker."""
+    turn = _TURN.match(line.strip().lstrip("-*+ ").strip())
+    if turn is None or len(turn.group(1).strip()) < 2 or not _speaker(turn.group(1)):
+        return None
+    return turn.group(1).strip()
+
+
 def _speaker(label: str) -> bool:
     """Whether the label before a colon names who speaks ("Maria", "user"), not a thing
     ("Телефон Ивана", "Guest wifi")."""

@@ -49,7 +49,7 @@ from gitmem.recall.ranking import (
     exact_file_match,
     importance_factor,
     is_weak,
-    lift_answers,
+    lift_replies,
     make_snippet,
     pick_units,
     redundant,
@@ -412,7 +412,9 @@ def rank(
         rows = {i: rows[i] for i in items[:max(PASSAGE_ITEMS_MIN, PASSAGE_ITEMS * pool)]}
         units = passage_units(store, q, now, rows, text, qvec, mode, ranking, psim, cosines,
                               words.parts, scale)
-        lift_answers(units, ranking.answer_share, partial(_boost, q))
+        # lexical: half a unit's score is its chunk's, the turns around a match score with it
+        turns = ranking.turn_shares if mode != "lexical" else (0.0, 0.0)
+        lift_replies(units, ranking.answer_share, turns, partial(_boost, q))
         units.extend((score, row, int(row["start_line"]), int(row["end_line"]))
                      for score, row in opinions)
         units.sort(key=lambda u: (-u[0], u[1]["path"], u[2]))
