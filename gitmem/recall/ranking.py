@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from gitmem.parse.statements import turn_speaker
 from gitmem.parse.stemming import stem_text, word_stems
 from gitmem.parse.textfold import STOPWORDS, fold, ideographs
 
@@ -377,6 +376,11 @@ def lift_replies(units: list[Unit], share: float = ANSWER_SHARE,
     top = max(share, *turn_shares)
     if top <= 0:
         return
+    speaker: Callable[[str], str | None] = _no_speaker
+    if any(turn_shares):  # hybrid and semantic: lexical recall starts without the lang tables
+        from gitmem.parse.statements import turn_speaker
+
+        speaker = turn_speaker
     by_item: dict[int, list[int]] = {}  # a fact is one unit: only a chunk's units pair up
     for n, (_, row, _, _) in enumerate(units):
         by_item.setdefault(int(row["id"]), []).append(n)
@@ -397,16 +401,23 @@ def lift_replies(units: list[Unit], share: float = ANSWER_SHARE,
             lifted = own[reply]
             for back, n in enumerate(earlier):
                 said = units[n][3]
-                weight = _reply_share(lines, start, said, first, back, share, turn_shares)
+                weight = _reply_share(lines, start, said, first, back, share, turn_shares,
+                                      speaker)
                 lifted = max(lifted, extra + weight * max(0.0, own[n] - extra))
             if lifted > own[reply]:
                 units[reply] = (lifted, *units[reply][1:])
 
 
+def _no_speaker(line: str) -> str | None:
+    return None
+
+
 def _reply_share(lines: list[str], start: int, said: int, first: int, back: int,
-                 share: float, turn_shares: tuple[float, float]) -> float:
+                 share: float, turn_shares: tuple[float, float],
+                 speaker: Callable[[str], str | None]) -> float:
     """The share of line ``said``'s relevance that line ``first`` (``back`` units after it, 0
-    or 1) scores at least: see ``lift_replies``. ``lines`` are the row's, from line ``start``."""
+    or 1) scores at least: see ``lift_replies``. ``lines`` are the row's, from line ``start``;
+    ``speaker`` names who speaks a chat turn (``turn_speaker``)."""
     if not start <= said < first < start + len(lines):
         return 0.0
     before, reply = lines[said - start], lines[first - start]
@@ -414,12 +425,12 @@ def _reply_share(lines: list[str], start: int, said: int, first: int, back: int,
     if _indented(before) or _indented(reply) or any(
             _indented(line) for line in between if line.strip()):
         return 0.0
-    turns = turn_speaker(before) is not None and turn_speaker(reply) is not None
+    turns = speaker(before) is not None and speaker(reply) is not None
     if back == 0:
         if any(line.strip() for line in between):
             return 0.0
         return max(share if asks(before) else 0.0, turn_shares[0] if turns else 0.0)
-    if len(between) == 1 and turns and turn_speaker(between[0]) is not None:
+    if len(between) == 1 and turns and speaker(between[0]) is not None:
         return turn_shares[1]
     return 0.0
 
