@@ -204,7 +204,7 @@ def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
     assert unchanged[1][0] == 0.1
     # what the score adds to relevance (a preferred window) is the row's, not lifted with it
     boosted = [(0.5 + 1.0, chat, 1, 1), (0.5 + 0.1, chat, 2, 2)]
-    lift_replies(boosted, turn_shares=(0.0, 0.0), boost=lambda row: 0.5)
+    lift_replies(boosted, turn_shares=(0.0, 0.0), boost=lambda row, lines: 0.5)
     assert boosted[1][0] == pytest.approx(0.5 + ANSWER_SHARE)
     # units whose lines are not the row's are left alone
     stray = [(1.0, chat, 1, 1), (0.0, chat, 40, 40)]
@@ -212,12 +212,21 @@ def test_the_reply_to_a_line_that_asks_is_scored_with_it() -> None:
     assert stray[1][0] == 0.0
 
 
+def _lifted(lines: list[str], scores: list[float], **options: Any) -> list[float]:
+    """The scores of one chunk's one-line units (blank lines are no units) after lifting."""
+    row = _row("memory/a.md", 1, lines)
+    units = [(score, row, n, n) for n, (line, score) in enumerate(zip(lines, scores, strict=True),
+                                                                 start=1) if line.strip()]
+    lift_replies(units, **options)
+    return [u[0] for u in units]
+
+
 def test_the_two_turns_after_a_turn_are_scored_with_it() -> None:
     """In a conversation the next turn replies to a turn and the one after goes on from it:
     they score at least TURN_SHARES of its relevance, by its own score, never a lifted one.
     Not lifted: a line that is no chat turn (a note's list item, a Retain entry, whose kind is
-    no speaker), a turn after a line that is none, a turn two after one with a blank line or an
-    indented line between."""
+    no speaker), a turn after a line that is none, a turn two after one with a line that is no
+    turn or an indented line between."""
     first, second = TURN_SHARES
     chat = _row("memory/a.md", 1, [
         "- [1:14 pm] Caroline: The agency approved me, I'm adopting!",  # 1
@@ -241,13 +250,55 @@ def test_the_two_turns_after_a_turn_are_scored_with_it() -> None:
     lift_replies(units, share=0.0)
     assert [u[0] for u in units] == pytest.approx(
         [1.0, first, second, 0.1, first * 0.1, 0.9, 0.0, 0.9, 0.0, 0.8, 0.0, 0.0])
-    # the turn right before counts at the larger share, and a turn that asks at ANSWER_SHARE
-    asked = [(0.5, chat, 1, 1), (1.0, chat, 2, 2), (0.0, chat, 3, 3)]
-    lift_replies(asked)
-    assert asked[2][0] == pytest.approx(max(first * 1.0, second * 0.5))
-    off = [(1.0, chat, 1, 1), (0.0, chat, 2, 2), (0.0, chat, 3, 3)]
-    lift_replies(off, turn_shares=(0.0, 0.0))
-    assert [u[0] for u in off] == [1.0, 0.0, 0.0]
+    # the larger share counts, never their sum: a turn that asks lifts its reply ANSWER_SHARE
+    assert _lifted(["- Ann: Where to?", "- Bo: Lisbon.", "- Ann: Nice."], [1.0, 0.0, 0.0]) == \
+        pytest.approx([1.0, ANSWER_SHARE, second])
+    assert _lifted(["- Ann: x", "- Bo: y", "- Ann: z"], [0.5, 1.0, 0.0]) == \
+        pytest.approx([0.5, 1.0, max(first * 1.0, second * 0.5)])
+    off = _lifted(["- Ann: x", "- Bo: y", "- Ann: z"], [1.0, 0.0, 0.0], turn_shares=(0.0, 0.0))
+    assert off == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(("lines", "scores", "lifted"), [
+    # blank lines between turns do not count: the turn after next is still two turns on
+    (["- Ann: x", "", "- Bo: y", "", "- Ann: z"], [1.0, 0, 0.0, 0, 0.0],
+     [1.0, TURN_SHARES[0], TURN_SHARES[1]]),
+    # a line between that is no turn, or an indented one, parts them
+    (["- Ann: x", "- Bought milk.", "- Bo: z", "- Ann: w"], [1.0, 0.0, 0.0, 0.0],
+     [1.0, 0.0, 0.0, 0.0]),
+    (["- Ann: x", "  - Bo: y", "- Ann: z", "- Bo: w"], [1.0, 0.0, 0.0, 0.0],
+     [1.0, 0.0, 0.0, 0.0]),
+    # a line that is no turn, before or after
+    (["- Ann: x", "- Bought milk.", "- Ann: y"], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+    (["- Bought milk.", "- Ann: x", "- Bo: y", "- Ann: z"], [1.0, 0.0, 0.0, 0.0],
+     [1.0, 0.0, 0.0, 0.0]),
+    # labels are no conversation when none is said twice: a list of pros and cons, of days
+    (["- Pros: cheap", "- Cons: slow", "- Budget: 40k"], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+    (["- Day 1: Lisbon", "- Day 2: Porto", "- Day 3: Faro"], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+    # nor one speaker alone
+    (["- Ann: x", "- Ann: y", "- Ann: z"], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+])
+def test_what_is_no_conversation_lifts_nothing(lines: list[str], scores: list[float],
+                                               lifted: list[float]) -> None:
+    assert _lifted(lines, scores, share=0.0) == pytest.approx(lifted)  # of the lines not blank
+
+
+def test_a_units_own_boost_is_not_lifted_with_it() -> None:
+    """What the score adds to a unit (a preferred window, a line counting back into it) is not
+    relevance: the turns after it take their shares of the rest, plus their own boost."""
+    lines = ["- Ann: yesterday we went bowling", "- Bo: fun", "- Ann: yes"]
+    boost = {1: 0.5, 2: 0.0, 3: 0.0}
+    assert _lifted(lines, [0.5 + 0.2, 0.0, 0.0], share=0.0,
+                   boost=lambda row, span: boost[span[0]]) == pytest.approx(
+        [0.7, TURN_SHARES[0] * 0.2, TURN_SHARES[1] * 0.2])
+
+
+def test_a_long_line_is_read_for_a_question_at_its_end_only() -> None:
+    """Every "?" of a line is tried against the end: a pasted line of many is read in its tail
+    (``ASKS_TAIL``), and a question there still asks."""
+    pasted = "- Alice: " + "?<!--" * 200_000
+    assert not asks(pasted)
+    assert asks("x" * 1_000_000 + " really?")
 
 
 def test_a_line_asks_with_a_question_mark_at_its_end() -> None:

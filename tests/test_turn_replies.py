@@ -1,7 +1,8 @@
 """A conversation's turn is read with the turns that reply to it (``recall.ranking.lift_replies``):
 a question names what one turn says, and the answer is the next turn or the one after, which
 share no word with it. A real repository, index and model (multilingual-e5-small, llama.cpp),
-recall through the library."""
+recall through the library. (The answer two turns on is read once the turn between is: these
+questions need the rule, not each of its shares; ``tests/test_ranking_units.py`` pins those.)"""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -51,7 +52,9 @@ ANSWER_SHARE = 0.7
 # BENCHMARKS.md, "The turns after a turn".
 TURN_SHARES = (0.5, 0.4)
 # "…?" ("？", "؟"), maybe closed by quotes or emphasis, then maybe "(an aside)" and comments
-# (no two optional runs of spaces side by side: a line of megabytes of them stays linear)
+# (no two optional runs of spaces side by side: a line of megabytes of them stays linear), read
+# in a line's tail: every "?" of a line is tried, each reading to the end for a "-->"
+ASKS_TAIL = 1_000
 _ASKS = re.compile(r"[?？؟][!\"'”’»*_]*\s*(?:\([^()]*\)\s*)?(?:<!--.*?-->\s*)*$")
 # Passage BM25 matches words by their first five letters ("painted" meets "painting"; CJK
 # bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
@@ -357,80 +360,94 @@ def pick_units(
 
 def asks(line: str) -> bool:
     """A line that ends with a question mark, full-width or Arabic too, maybe closed by quotes
-    or emphasis and followed by an aside in parentheses or ``<!-- … -->`` annotations."""
-    return bool(_ASKS.search(line))
+    or emphasis and followed by an aside in parentheses or ``<!-- … -->`` annotations, all
+    within its last ``ASKS_TAIL`` characters."""
+    return bool(_ASKS.search(line.rstrip()[-ASKS_TAIL:]))
 
 
 def lift_replies(units: list[Unit], share: float = ANSWER_SHARE,
                  turn_shares: tuple[float, float] = TURN_SHARES,
-                 boost: Callable[[Row], float] = lambda row: 0.0) -> None:
+                 boost: Callable[[Row, tuple[int, int]], float] = lambda row, lines: 0.0,
+                 ) -> None:
     """In place: a reply is read with what it replies to. A chunk's unit of one line scores at
-    least, plus its row's ``boost`` (what the score adds to relevance: a window, a file name;
-    the two units share it), ``share`` × the relevance of the unit before it when that unit
-    ends with a line that asks (``asks``), with only blank lines between them; and when both
-    lines are chat turns (``turn_speaker``), ``turn_shares[0]`` × the relevance of the turn
-    right before it (only blank lines between) and ``turn_shares[1]`` × that of the turn before
-    that (one turn between). No line indented (inside a list item or a reply of several lines:
-    an assistant's clarifying questions are not a conversation's turns). The earlier unit's own
-    score counts, never a lifted one."""
+    least, plus its own ``boost`` (what the score adds to a unit's relevance: a window, a file
+    name), ``share`` × the relevance of the unit before it when that unit ends with a line that
+    asks (``asks``), with only blank lines between them; and in a conversation
+    (``_conversation``), when both lines are chat turns, ``turn_shares[0]`` × the relevance of
+    the turn right before it and ``turn_shares[1]`` × that of the turn before that (one turn
+    between; blank lines do not count). No line indented (inside a list item or a reply of
+    several lines: an assistant's clarifying questions are not a conversation's turns). The
+    earlier unit's own score counts, never a lifted one."""
     top = max(share, *turn_shares)
     if top <= 0:
         return
-    speaker: Callable[[str], str | None] = _no_speaker
-    if any(turn_shares):  # hybrid and semantic: lexical recall starts without the lang tables
-        from gitmem.parse.statements import turn_speaker
-
-        speaker = turn_speaker
     by_item: dict[int, list[int]] = {}  # a fact is one unit: only a chunk's units pair up
     for n, (_, row, _, _) in enumerate(units):
         by_item.setdefault(int(row["id"]), []).append(n)
     own = [unit[0] for unit in units]
+
+    def relevance(n: int) -> tuple[float, float]:  # (boost, relevance) of unit n, own score
+        extra = boost(units[n][1], (units[n][2], units[n][3]))
+        return extra, max(0.0, own[n] - extra)
+
     for members in by_item.values():
         if len(members) < 2:
             continue
         members.sort(key=lambda n: units[n][2])
         row = units[members[0]][1]
-        extra, start, lines = boost(row), int(row["start_line"]), None
+        start, chat = int(row["start_line"]), None
         for i in range(1, len(members)):
             reply, (_, _, first, last) = members[i], units[members[i]]
             earlier = members[max(0, i - 2) : i][::-1]  # the unit before it, then the one before
-            if first != last or own[reply] >= extra + top * max(
-                    0.0, max(own[n] for n in earlier) - extra):
+            if first != last:
                 continue
-            lines = lines or str(row["content"]).split("\n")  # only once a pair may lift
+            extra = relevance(reply)[0]
+            if own[reply] >= extra + top * max(relevance(n)[1] for n in earlier):
+                continue
+            chat = chat or _conversation(str(row["content"]).split("\n"), any(turn_shares))
             lifted = own[reply]
             for back, n in enumerate(earlier):
-                said = units[n][3]
-                weight = _reply_share(lines, start, said, first, back, share, turn_shares,
-                                      speaker)
-                lifted = max(lifted, extra + weight * max(0.0, own[n] - extra))
+                weight = _reply_share(chat, start, units[n][3], first, back, share, turn_shares)
+                if weight > 0:
+                    lifted = max(lifted, extra + weight * relevance(n)[1])
             if lifted > own[reply]:
                 units[reply] = (lifted, *units[reply][1:])
 
 
-def _no_speaker(line: str) -> str | None:
-    return None
+def _conversation(lines: list[str], turns: bool) -> list[tuple[str, bool]]:
+    """A row's lines, each with whether it is a turn of a conversation: a chat turn
+    (``turn_speaker``) of a row where two speakers or more take turns and one speaks twice or
+    more (a list of labels, "- Pros: …" / "- Cons: …" or "- Day 1: …" / "- Day 2: …", has each
+    label once). With ``turns`` false, no line is (and the language tables are not loaded:
+    lexical recall starts without them)."""
+    if not turns:
+        return [(line, False) for line in lines]
+    from gitmem.parse.statements import turn_speaker
+
+    who = [None if _indented(line) else turn_speaker(line) for line in lines]
+    counts = Counter(w for w in who if w is not None)
+    talk = len(counts) >= 2 and max(counts.values()) >= 2
+    return [(line, talk and w is not None) for line, w in zip(lines, who, strict=True)]
 
 
-def _reply_share(lines: list[str], start: int, said: int, first: int, back: int,
-                 share: float, turn_shares: tuple[float, float],
-                 speaker: Callable[[str], str | None]) -> float:
+def _reply_share(chat: list[tuple[str, bool]], start: int, said: int, first: int, back: int,
+                 share: float, turn_shares: tuple[float, float]) -> float:
     """The share of line ``said``'s relevance that line ``first`` (``back`` units after it, 0
-    or 1) scores at least: see ``lift_replies``. ``lines`` are the row's, from line ``start``;
-    ``speaker`` names who speaks a chat turn (``turn_speaker``)."""
-    if not start <= said < first < start + len(lines):
+    or 1) scores at least: see ``lift_replies``. ``chat`` holds the row's lines from line
+    ``start``, each with whether it is a conversation's turn (``_conversation``)."""
+    if not start <= said < first < start + len(chat):
         return 0.0
-    before, reply = lines[said - start], lines[first - start]
-    between = lines[said + 1 - start : first - start]
-    if _indented(before) or _indented(reply) or any(
-            _indented(line) for line in between if line.strip()):
+    (before, turn_before), (reply, turn_reply) = chat[said - start], chat[first - start]
+    between = [line for line, _ in chat[said + 1 - start : first - start] if line.strip()]
+    if _indented(before) or _indented(reply) or any(_indented(line) for line in between):
         return 0.0
-    turns = speaker(before) is not None and speaker(reply) is not None
+    turns = turn_before and turn_reply
     if back == 0:
-        if any(line.strip() for line in between):
+        if between:
             return 0.0
         return max(share if asks(before) else 0.0, turn_shares[0] if turns else 0.0)
-    if len(between) == 1 and turns and speaker(between[0]) is not None:
+    middle = [turn for line, turn in chat[said + 1 - start : first - start] if line.strip()]
+    if turns and middle == [True]:
         return turn_shares[1]
     return 0.0
 
