@@ -46,10 +46,11 @@ ANSWER_SHARE = 0.7
 # easy?" / "You need a gamepad and timing"). They score at least these shares of the turn's
 # relevance, in hybrid and semantic recall (in lexical recall half a unit's score is its chunk's
 # already: LoCoMo lexical 0.806 / 0.862 without, 0.805 / 0.860 with). LoCoMo dev hybrid at 1,000
-# / 2,000 tokens: 0.811 / 0.872 without, 0.826 / 0.882 with (0.5, 0.4) (plateau: (0.4, 0.4)
-# 0.822 / 0.882, (0.6, 0.4) 0.826 / 0.881; the next turn alone, 0.5: 0.821 / 0.876). Lines that
-# are no turns (the cross-language set's notes) are unchanged; LongMemEval (never tuned on) in
-# BENCHMARKS.md, "The turns after a turn".
+# / 2,000 tokens: 0.811 / 0.872 without, 0.826 / 0.881 with (0.5, 0.4) (plateau, measured
+# before ``_conversation``: (0.4, 0.4) 0.822 / 0.882, (0.6, 0.4) 0.826 / 0.881; the next turn
+# alone, 0.5: 0.821 / 0.876). Lines that are no turns (the cross-language set's notes) and
+# LongMemEval's 110 cached questions (never tuned on) are unchanged: BENCHMARKS.md, "The turns
+# after a turn".
 TURN_SHARES = (0.5, 0.4)
 # "…?" ("？", "؟"), maybe closed by quotes or emphasis, then maybe "(an aside)" and comments
 # (no two optional runs of spaces side by side: a line of megabytes of them stays linear), read
