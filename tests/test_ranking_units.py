@@ -13,6 +13,7 @@ from gitmem.parse.chunking import passage_lines
 from gitmem.parse.textfold import query_terms
 from gitmem.recall.ranking import (
     ANSWER_SHARE,
+    ASKS_TAIL,
     PREFER_BOOST,
     TURN_SHARES,
     asks,
@@ -294,11 +295,12 @@ def test_a_units_own_boost_is_not_lifted_with_it() -> None:
 
 
 def test_a_long_line_is_read_for_a_question_at_its_end_only() -> None:
-    """Every "?" of a line is tried against the end: a pasted line of many is read in its tail
-    (``ASKS_TAIL``), and a question there still asks."""
-    pasted = "- Alice: " + "?<!--" * 200_000
-    assert not asks(pasted)
-    assert asks("x" * 1_000_000 + " really?")
+    """Every "?" of a line is tried against the end (a line of many "?<!--" cost seconds a
+    hundred kilobytes): a line is read in its last ``ASKS_TAIL`` characters, after its trailing
+    spaces, so a question that far from the end no longer asks, and one at the end does."""
+    assert asks("- Where? " + "<!-- x -->" * 90) and asks("x" * 1_000_000 + " really?   ")
+    assert not asks("- Where? " + "<!-- x -->" * (ASKS_TAIL // 10 + 1))
+    assert not asks("- Alice: " + "?<!--" * 200_000)
 
 
 def test_a_line_asks_with_a_question_mark_at_its_end() -> None:

@@ -244,8 +244,8 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
     an @entity, a name before an honorific, the writer: not a capital that may open any
     sentence, "Svømningen er nu …"), and its text without a chat turn's speaker."""
     body = text.strip().lstrip("-*+ ").strip()
-    turn = _TURN.match(body)
-    if turn is not None and _speaker(turn.group(1)):
+    turn = _turn(body)
+    if turn is not None:
         speaker, rest = turn.group(1).strip(), body[turn.end():]
         topics = _names_opening(rest)
         # in the first person, or about one of the speaker's own attributes ("上司が変わった":
@@ -266,10 +266,16 @@ def _line_subjects(text: str) -> tuple[list[str], set[str], str]:
 def turn_speaker(line: str) -> str | None:
     """Who speaks a line that is a chat turn ("- [1:14 pm] Maria: …", "- user: …"), else None.
     A label of one letter is a Retain entry's kind ("- W: …"), not a speaker."""
-    turn = _TURN.match(line.strip().lstrip("-*+ ").strip())
-    if turn is None or len(turn.group(1).strip()) < 2 or not _speaker(turn.group(1)):
-        return None
-    return turn.group(1).strip()
+    turn = _turn(line.strip().lstrip("-*+ ").strip())
+    speaker = turn.group(1).strip() if turn is not None else ""
+    return speaker if len(speaker) >= 2 else None
+
+
+def _turn(body: str) -> re.Match[str] | None:
+    """A chat turn's opening ("[1:14 pm] Maria: "), its label the speaker's, at the start of a
+    line's text (``body``: no list marker); None when there is none or it names no speaker."""
+    turn = _TURN.match(body)
+    return turn if turn is not None and _speaker(turn.group(1)) else None
 
 
 def _speaker(label: str) -> bool:
@@ -434,10 +440,8 @@ _CHAT_WORDS = frozenset(
 def _said(text: str) -> str:
     """A line without its time stamp and, for a chat turn, its speaker."""
     rest = _STAMP.sub("", text, count=1)
-    turn = _TURN.match(rest)
-    if turn is not None and _speaker(turn.group(1)):
-        return rest[turn.end():]
-    return rest
+    turn = _turn(rest)
+    return rest[turn.end():] if turn is not None else rest
 
 
 MAX_READ = 600  # characters of a statement read: a statement is a sentence or two, a longer

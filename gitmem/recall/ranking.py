@@ -386,31 +386,24 @@ def lift_replies(units: list[Unit], share: float = ANSWER_SHARE,
     for n, (_, row, _, _) in enumerate(units):
         by_item.setdefault(int(row["id"]), []).append(n)
     own = [unit[0] for unit in units]
-
-    def relevance(n: int) -> tuple[float, float]:  # (boost, relevance) of unit n, own score
-        extra = boost(units[n][1], (units[n][2], units[n][3]))
-        return extra, max(0.0, own[n] - extra)
-
     for members in by_item.values():
         if len(members) < 2:
             continue
         members.sort(key=lambda n: units[n][2])
         row = units[members[0]][1]
+        # what the score adds to each unit (``boost``), and its relevance: its own score less that
+        extra = {n: boost(row, (units[n][2], units[n][3])) for n in members}
+        gain = {n: max(0.0, own[n] - extra[n]) for n in members}
         start, chat = int(row["start_line"]), None
         for i in range(1, len(members)):
             reply, (_, _, first, last) = members[i], units[members[i]]
             earlier = members[max(0, i - 2) : i][::-1]  # the unit before it, then the one before
-            if first != last:
-                continue
-            extra = relevance(reply)[0]
-            if own[reply] >= extra + top * max(relevance(n)[1] for n in earlier):
+            if first != last or own[reply] >= extra[reply] + top * max(gain[n] for n in earlier):
                 continue
             chat = chat or _conversation(str(row["content"]).split("\n"), any(turn_shares))
-            lifted = own[reply]
-            for back, n in enumerate(earlier):
-                weight = _reply_share(chat, start, units[n][3], first, back, share, turn_shares)
-                if weight > 0:
-                    lifted = max(lifted, extra + weight * relevance(n)[1])
+            weights = ((_reply_share(chat, start, units[n][3], first, back, share, turn_shares),
+                        n) for back, n in enumerate(earlier))
+            lifted = max((extra[reply] + w * gain[n] for w, n in weights if w > 0), default=0.0)
             if lifted > own[reply]:
                 units[reply] = (lifted, *units[reply][1:])
 
@@ -439,18 +432,16 @@ def _reply_share(chat: list[tuple[str, bool]], start: int, said: int, first: int
     if not start <= said < first < start + len(chat):
         return 0.0
     (before, turn_before), (reply, turn_reply) = chat[said - start], chat[first - start]
-    between = [line for line, _ in chat[said + 1 - start : first - start] if line.strip()]
-    if _indented(before) or _indented(reply) or any(_indented(line) for line in between):
+    between = [(line, turn) for line, turn in chat[said + 1 - start : first - start]
+               if line.strip()]  # blank lines do not count
+    if _indented(before) or _indented(reply) or any(_indented(line) for line, _ in between):
         return 0.0
     turns = turn_before and turn_reply
     if back == 0:
         if between:
             return 0.0
         return max(share if asks(before) else 0.0, turn_shares[0] if turns else 0.0)
-    middle = [turn for line, turn in chat[said + 1 - start : first - start] if line.strip()]
-    if turns and middle == [True]:
-        return turn_shares[1]
-    return 0.0
+    return turn_shares[1] if turns and [turn for _, turn in between] == [True] else 0.0
 
 
 def _indented(line: str) -> bool:
