@@ -18,6 +18,7 @@ better on bench/bench_cjk.py and cost 0.3–3 s of start-up (BENCHMARKS.md).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -179,6 +180,17 @@ def query_terms(query: str) -> list[list[str]]:
     singles, content = _bare_terms(query)
     terms.extend(content if content or terms else singles)
     return _unique(terms)
+
+
+def query_pairs(query: str) -> list[tuple[str, str]]:
+    """The query's neighbouring words that are both content words, folded, in order ("attend
+    my high school reunion": ("high", "school"), ("school", "reunion")): a text that holds
+    them side by side holds what they name together (``recall.ranking.pair_scores``)."""
+    words = _WORD.findall(fold(query))
+    stop = STOPWORDS | _query_stopwords(query.split())
+    return list(dict.fromkeys(
+        (a, b) for a, b in itertools.pairwise(words)
+        if a not in stop and b not in stop and len(a) > 1 and len(b) > 1))
 
 
 def topic_candidates(query: str) -> list[list[str]]:

@@ -3,6 +3,7 @@ removal, snippets, and the benchmarked weights. No I/O; ``recall.search`` feeds 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -61,6 +62,10 @@ _ASKS = re.compile(r"[?？؟][!\"'”’»*_]*\s*(?:\([^()]*\)\s*)?(?:<!--.*?-->
 # bigrams and short words are whole): truncation, which needs no language (BENCHMARKS.md).
 STEM_CHARS = 5
 BM25_K1, BM25_B = 1.2, 0.75
+# A passage's word score adds this share of its BM25 for the query's neighbouring content words
+# held side by side ("high school", "chocolate chip"): words of one name together, not apart
+# in lines about other things. MEASURED-HERE
+PAIR_WEIGHT = 1.0
 
 
 # The score a result shows is in [0, 1] (``shown_score``): 0.9 × relevance × decay × importance
@@ -180,6 +185,7 @@ class Ranking:
     answer_share: float = ANSWER_SHARE  # the unit after a line that asks (``lift_replies``)
     turn_shares: tuple[float, float] = TURN_SHARES  # the two turns after a turn (same)
     counted_back: bool = True  # a line's "yesterday" is of its day (``search._boost``)
+    pairs: float = PAIR_WEIGHT  # a passage's BM25 of the query's word pairs (``pair_scores``)
 
     @classmethod
     def openclaw(cls) -> Ranking:
@@ -271,10 +277,12 @@ BM25_MAX_LENGTH = 1_000
 
 
 def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
-              k1: float = BM25_K1, b: float = BM25_B) -> list[float]:
+              k1: float = BM25_K1, b: float = BM25_B,
+              lengths: Sequence[int] | None = None) -> list[float]:
     """Okapi BM25 of each token list in ``docs`` for the ``query`` tokens, with document
     frequencies and lengths taken from ``docs`` itself (the candidates: how rare a word is among
-    them is what tells them apart), a length counted up to ``BM25_MAX_LENGTH``."""
+    them is what tells them apart), a length counted up to ``BM25_MAX_LENGTH``; ``lengths``,
+    when given, are the documents' lengths (``docs`` then holds only the tokens searched)."""
     if not docs:
         return []
     wanted = set(query)
@@ -289,7 +297,7 @@ def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
         for token in tf:
             df[token] = df.get(token, 0) + 1
     n = len(docs)
-    lengths = [min(len(doc), BM25_MAX_LENGTH) for doc in docs]
+    lengths = [min(n, BM25_MAX_LENGTH) for n in (lengths or [len(doc) for doc in docs])]
     avgdl = sum(lengths) / n or 1.0
     idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
     out: list[float] = []
@@ -297,6 +305,19 @@ def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
         norm = k1 * (1 - b + b * length / avgdl)
         out.append(sum(idf[t] * f * (k1 + 1) / (f + norm) for t, f in tf.items()))
     return out
+
+
+def pair_scores(pairs: Sequence[tuple[str, str]], docs: Sequence[Sequence[str]]) -> list[float]:
+    """BM25 of each of ``docs`` (``stems``) for the query's neighbouring word ``pairs``
+    (``parse.textfold.query_pairs``), each pair one token that a document holds where its two
+    words stand side by side (as stems), its rarity taken among ``docs`` as a word's is."""
+    if not pairs:
+        return [0.0] * len(docs)
+    wanted = {(a[:STEM_CHARS], b[:STEM_CHARS]) for a, b in pairs}
+    firsts = {a for a, _ in wanted}
+    held = [[f"{a} {b}" for a, b in itertools.pairwise(doc)
+             if a in firsts and (a, b) in wanted] for doc in docs]
+    return bm25_pool([f"{a} {b}" for a, b in wanted], held, lengths=[len(doc) for doc in docs])
 
 
 @dataclass

@@ -31,6 +31,7 @@ from gitmem.parse.textfold import (
     fold,
     plain_words,
     query_ideographs,
+    query_pairs,
     query_terms,
 )
 from gitmem.parse.topics import DANISH_STOP, topical_terms
@@ -51,6 +52,7 @@ from gitmem.recall.ranking import (
     is_weak,
     lift_replies,
     make_snippet,
+    pair_scores,
     pick_units,
     redundant,
     semantic_lift,
@@ -609,7 +611,13 @@ def passage_units(store: Store, q: RecallQuery, now: datetime, rows: dict[int, R
                 spans.append((row, part, start + offsets[0], start + offsets[-1]))
                 docs.append(stems("\n".join(lines[o] for o in offsets)))
     lexical = qvec is None
-    raw = bm25_pool(query, docs) if mode != "semantic" or lexical else [0.0] * len(docs)
+    raw = [0.0] * len(docs)
+    if mode != "semantic" or lexical:
+        raw = bm25_pool(query, docs)
+        if ranking.pairs:
+            raw = [score + ranking.pairs * pair
+                   for score, pair in zip(raw, pair_scores(query_pairs(q.text), docs),
+                                          strict=True)]
     top = max(raw, default=0.0) or 1.0
     share = LEXICAL_CHUNK_SHARE if lexical else ranking.chunk_text
     out: list[Unit] = []
