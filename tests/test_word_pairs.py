@@ -80,6 +80,8 @@ def test_query_pairs_are_neighbouring_content_words() -> None:
     assert query_pairs("Hvornår er min gamle skoles jubilæum?") == [
         ("gamle", "skoles"), ("skoles", "jubilaeum")]
     assert query_pairs("what is it") == []
+    # CJK is searched as bigrams: a pair is two searched ones side by side, no particle's
+    assert query_pairs("太田さんはどこに住んでいる？") == [("太田", "田さ")]
 
 
 def test_pair_scores_count_neighbours_only() -> None:

@@ -183,14 +183,13 @@ def query_terms(query: str) -> list[list[str]]:
 
 
 def query_pairs(query: str) -> list[tuple[str, str]]:
-    """The query's neighbouring words that are both content words, folded, in order ("attend
-    my high school reunion": ("high", "school"), ("school", "reunion")): a text that holds
-    them side by side holds what they name together (``recall.ranking.pair_scores``)."""
-    words = _WORD.findall(fold(query))
-    stop = STOPWORDS | _query_stopwords(query.split())
-    return list(dict.fromkeys(
-        (a, b) for a, b in itertools.pairwise(words)
-        if a not in stop and b not in stop and len(a) > 1 and len(b) > 1))
+    """The query's neighbouring words that are both searched as its topic (``topic_candidates``:
+    no stop or question words, no CJK function bigrams), folded, in order ("attend my high
+    school reunion": ("high", "school"), ("school", "reunion")): a text that holds them side by
+    side holds what they name together (``recall.ranking.pair_scores``)."""
+    searched = {token for term in topic_candidates(query) for token in term if len(token) > 1}
+    return list(dict.fromkeys((a, b) for a, b in itertools.pairwise(_WORD.findall(fold(query)))
+                              if a in searched and b in searched))
 
 
 def topic_candidates(query: str) -> list[list[str]]:
