@@ -95,14 +95,28 @@ def test_pair_scores_count_neighbours_only() -> None:
 
 
 def test_bm25_lengths_given_are_the_documents() -> None:
-    # the same tokens searched, in documents told apart by their lengths alone
-    short, long = bm25_pool(["a b"], [["a b"], ["a b"]], lengths=[4, 40])
-    assert short > long > 0.0
-    assert bm25_pool(["a b"], [["a b"]], lengths=[4]) == bm25_pool(["a b"], [["a b", "x", "y", "z"]])
+    # the pair held once in a short passage and in a long one: told apart by their lengths alone
+    short, long = stems("our high school reunion"), stems("our high school " + "word " * 60)
+    near, far = pair_scores([("high", "school")], [short, long])
+    assert near > far > 0.0
+    assert bm25_pool(["a b"], [["a b"], ["a b"]], lengths=[4, 40]) == bm25_pool(
+        ["a b"], [["a b", "x", "y", "z"], ["a b", *["x"] * 39]])
 
 
 def test_a_pasted_log_line_is_scored_as_bm25_max_length() -> None:
-    long_doc = ["high", "school"] + ["x"] * 50_000
-    short_doc = ["high", "school"] + ["x"] * 998
-    assert pair_scores([("high", "school")], [long_doc, short_doc])[0] == pytest.approx(
-        pair_scores([("high", "school")], [short_doc, short_doc])[0])
+    pair = stems("high school")
+    long_doc, short_doc = pair + ["x"] * 50_000, pair + ["x"] * 998
+    scores = pair_scores([("high", "school")], [long_doc, short_doc])
+    assert scores[0] == pytest.approx(scores[1])
+    assert scores[0] > 0.0
+
+
+def test_stop_words_make_no_pair_even_inside_a_term() -> None:
+    assert query_pairs("high and school") == []
+    # a term of several words ("state-of-the-art" is a phrase of its parts) pairs its own words,
+    # and its stop words pair with no word outside it
+    assert query_pairs("state-of-the-art the company") == [
+        ("state", "of"), ("of", "the"), ("the", "art")]
+    assert query_pairs('enjoy the song "The Four Seasons"') == [
+        ("four", "seasons"), ("the", "four")]
+    assert ("art", "company") in query_pairs("state-of-the-art company")

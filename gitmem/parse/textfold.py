@@ -184,12 +184,20 @@ def query_terms(query: str) -> list[list[str]]:
 
 def query_pairs(query: str) -> list[tuple[str, str]]:
     """The query's neighbouring words that are both searched as its topic (``topic_candidates``:
-    no stop or question words, no CJK function bigrams), folded, in order ("attend my high
-    school reunion": ("high", "school"), ("school", "reunion")): a text that holds them side by
-    side holds what they name together (``recall.ranking.pair_scores``)."""
-    searched = {token for term in topic_candidates(query) for token in term if len(token) > 1}
-    return list(dict.fromkeys((a, b) for a, b in itertools.pairwise(_WORD.findall(fold(query)))
-                              if a in searched and b in searched))
+    no stop or question words, no CJK function bigrams), and those inside one of its terms,
+    folded ("attend my high school reunion": ("high", "school"), ("school", "reunion")): a text
+    that holds them side by side holds what they name together
+    (``recall.ranking.pair_scores``)."""
+    terms = topic_candidates(query)
+    stop = STOPWORDS | _query_stopwords(query.split())
+    searched = {token for term in terms for token in term if len(token) > 1 and token not in stop}
+    # a term of several words ("well-being", a quoted title) pairs its own words, stop words too;
+    # its stop words pair with no word outside it ("state-of-the-art the company")
+    inside = [(a, b) for term in terms for a, b in itertools.pairwise(term)
+              if len(a) > 1 and len(b) > 1]
+    between = [(a, b) for a, b in itertools.pairwise(_WORD.findall(fold(query)))
+               if a in searched and b in searched]
+    return list(dict.fromkeys(between + inside))
 
 
 def topic_candidates(query: str) -> list[list[str]]:

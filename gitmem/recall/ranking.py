@@ -302,13 +302,14 @@ def bm25_pool(query: Sequence[str], docs: Sequence[Sequence[str]],
         for token in tf:
             df[token] = df.get(token, 0) + 1
     n = len(docs)
-    lengths = [min(n, BM25_MAX_LENGTH) for n in (lengths or [len(doc) for doc in docs])]
+    lengths = [min(size, BM25_MAX_LENGTH)
+               for size in (lengths if lengths is not None else [len(doc) for doc in docs])]
     avgdl = sum(lengths) / n or 1.0
     idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
     out: list[float] = []
     for length, tf in zip(lengths, counts, strict=True):
         norm = k1 * (1 - b + b * length / avgdl)
-        out.append(sum(idf[t] * f * (k1 + 1) / (f + norm) for t, f in tf.items()))
+        out.append(sum((idf[t] * f * (k1 + 1) / (f + norm) for t, f in tf.items()), 0.0))
     return out
 
 
