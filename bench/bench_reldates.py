@@ -11,7 +11,10 @@ Each case's class is asserted against ``timeparse.find_query_window`` before any
 Builds the notes as a real git repository (one commit per day, 21:00 UTC), indexes it with
 gitmem's library and no user configuration (lexical, or hybrid with the model given, one
 llama.cpp thread), asks each question through ``recall.answer`` (k = 8, ``now`` = ``NOW``) and
-reports per class: the answer at rank 1, in the top 5, and (inside, far) above its distractor.
+reports per class: the answer at rank 1, in the top 5, and (inside, far) above its distractor
+(a distractor not shown counts as below). A question PASSes when its answer is in the top 5
+and, for inside and far, above its distractor. A result shows a line when its chunk's lines
+hold it (a chunk may hold a few lines of the same note).
 """
 
 from __future__ import annotations

@@ -183,24 +183,19 @@ CASES: list[Case] = [
          L(49, "Car insurance renewal letter came, the price went up 12%.")),
 ]
 
-# Everyday lines on other things, spread over the days (none answers a question).
+# Everyday lines on other things, each written once (none answers a question).
 FILLER: list[str] = [
     "Stand-up ran long, the deploy script broke again.",
     "Cleared my inbox down to twelve emails.",
     "Code review for Peter's caching change, left a few comments.",
-    "Rain all day, stayed in.",
-    "Did two loads of laundry.",
     "Groceries: milk, oats, apples, coffee beans.",
     "Listened to a podcast about the history of salt on the commute.",
     "Fixed a flaky test in the invoicing service.",
-    "Lunch at my desk again, need to stop doing that.",
     "Sunny and warm, ate breakfast outside.",
     "Paid for Sofie's school trip.",
     "Long call with the Berlin team about the API contract.",
-    "Took the recycling down.",
     "Emil lost his house key again; had a copy made.",
     "Wrote the quarterly report draft.",
-    "Cycled to work, headwind both ways.",
     "Mette worked late, I did bedtime.",
     "Changed the bed sheets and aired the duvets.",
     "Pairing session with Jonas on the search indexer.",
@@ -209,24 +204,20 @@ FILLER: list[str] = [
     "Headache in the afternoon, drank more water.",
     "Sorted old photos on the laptop.",
     "Incident at work: the queue backed up for an hour.",
-    "Vacuumed the whole flat.",
     "Phone screen cracked, ordered a protector.",
     "Planned the sprint with the team.",
-    "Evening walk with Bella around the block.",
     "Emptied the dishwasher and cleaned the fridge.",
     "Updated my CV, just in case.",
     "Mum called, she's fine, knee is better.",
     "Soup and bread for dinner.",
     "Interviewed a candidate for the backend role.",
     "Tidied the garage a bit.",
-    "Worked from home, quiet day.",
     "Bought birthday candles and wrapping paper.",
     "Sofie has a sore throat, kept an eye on her.",
     "Wrote design notes for the export feature.",
     "Took the bins out, forgot last week.",
     "Cleaned the windows on the south side.",
     "Meal-prepped lentil salad for the week.",
-    "Slow day, mostly meetings.",
     "Bella chewed a shoe.",
     "Backed up the laptop to the external drive.",
     "Watched football highlights with Emil.",
@@ -243,11 +234,9 @@ FILLER: list[str] = [
     "Signed Emil up for summer football camp.",
     "Answered the landlord's email about the radiator check.",
     "Finished the tax return corrections.",
-    "Read bedtime stories to Sofie, two chapters.",
     "Wind took the patio umbrella over.",
     "Bought a present for Jonas's housewarming.",
     "Weekly planning, set three goals.",
-    "Cleaned the bathroom.",
     "Quick trip to the post office with a return.",
     "Production release went out smoothly.",
     "Fish tacos for dinner, a bit too spicy for Sofie.",
@@ -255,6 +244,78 @@ FILLER: list[str] = [
     "Cut my hair short at the barber.",
     "Retro with the team, agreed to write fewer tickets.",
     "Defrosted the freezer.",
+]
+
+# Routine lines, written again on other days.
+ROUTINE: list[str] = [
+    "Did two loads of laundry.",
+    "Took the recycling down.",
+    "Worked from home, quiet day.",
+    "Slow day, mostly meetings.",
+    "Evening walk with Bella around the block.",
+    "Vacuumed the whole flat.",
+    "Cycled to work, headwind both ways.",
+    "Lunch at my desk again, need to stop doing that.",
+    "Read bedtime stories to Sofie, two chapters.",
+    "Cleaned the bathroom.",
+    "Emptied the dishwasher.",
+    "Stand-up, then heads down on tickets all afternoon.",
+    "Groceries after work.",
+    "Rain most of the day.",
+]
+
+# Lines about other things, each written once.
+MORE: list[str] = [
+    "Synced with the data team about the nightly export job.",
+    "Bought a new kettle, the old one started leaking.",
+    "Sofie lost a tooth at school, very proud.",
+    "Printed the boarding-pass template for the office trip.",
+    "Reset the router, the internet kept dropping.",
+    "Mette got her promotion confirmed, we opened a bottle of cava.",
+    "Emil's swimming badge arrived in the post.",
+    "Long queue at the pharmacy for Mette's allergy tablets.",
+    "Set up the new monitor at work, finally two screens.",
+    "Fog in the morning, beautiful over the bay.",
+    "Wrote thank-you cards for Sofie's teachers.",
+    "Renamed half the config keys in the billing service, tests pass.",
+    "Took Bella to the dog park, she made a friend.",
+    "Our neighbour's son helped carry the old sofa down.",
+    "Security training at work, an hour of slides.",
+    "Heat wave starting, opened all the windows at night.",
+    "Got the summer tyres put back on the car.",
+    "Sold the old pram on DBA for 600 kr.",
+    "Mette and I planned the summer holiday budget.",
+    "Fixed a memory leak in the worker process, big relief.",
+    "Emil's class had sports day, he came home sunburnt.",
+    "Watched the Champions League final with the neighbours.",
+    "Sorted the receipts for the tax deduction.",
+    "Hay fever is bad this week.",
+    "Ordered school shoes for Emil, size 34.",
+    "Deleted a thousand old photos from my phone.",
+    "Trained the new intern on our deploy process.",
+    "Walked to the bakery for rundstykker, Sunday ritual.",
+    "Called the bank about the mortgage rate.",
+    "Bella had a bath, the whole bathroom is wet.",
+    "Tried the new standing desk setting, back feels better.",
+    "Kids built a fort in the living room.",
+    "Quarterly all-hands, good numbers.",
+    "Stayed up too late reading the news.",
+    "Replaced the batteries in the smoke alarms.",
+    "Friday drinks with the team at the office.",
+    "Signed the permission slip for Sofie's camp.",
+    "Mum sent pictures from her trip to Bornholm.",
+    "Wrote a long email to the landlord about the noisy pipes.",
+    "Emil started learning the recorder, loudly.",
+    "Thunderstorm in the evening, power flickered.",
+    "Paid the kindergarten fee for June.",
+    "Took the morning off to wait for a delivery.",
+    "Mette's brother stayed the night on the sofa.",
+    "Cleaned out the car boot.",
+    "Picked strawberries at a farm stand on the way home.",
+    "Ordered a birthday card for Grandpa.",
+    "On-call week started, quiet so far.",
+    "Fell asleep on the sofa at nine.",
+    "Dropped off clothes at the Red Cross shop.",
 ]
 
 # A few Retain entries on days without a question about them.
@@ -286,7 +347,8 @@ def notes() -> dict[str, str]:
     by_day: dict[int, list[str]] = {}
     for line in case_lines():
         by_day.setdefault(line.days_back, []).append(line.text)
-    filler = iter(FILLER * 4)
+    once = iter(FILLER + MORE)
+    routine = iter(ROUTINE * 20)
     retain = iter(FILLER_RETAIN)
     out: dict[str, str] = {}
     for back in range(DAYS, 0, -1):
@@ -294,7 +356,8 @@ def notes() -> dict[str, str]:
         if back in SKIPPED and not texts:
             continue
         want = 3 + (back * 7) % 6  # 3..8 lines a day
-        texts = texts + [next(filler) for _ in range(max(0, want - len(texts)))]
+        texts = texts + [next(once, None) or next(routine)
+                         for _ in range(max(0, want - len(texts)))]
         if back % 9 == 4:
             texts.append(next(retain, ""))
         day = Line(back, "").day
