@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from gitmem.domain import ResultKind, TimeWindow
@@ -129,6 +129,35 @@ def _where(flt: ItemFilter) -> tuple[str, list[Any]]:
         where.append(clause)
         args.extend(window_args)
     return " AND ".join(where), args
+
+
+def days_outside(row: Row, window: TimeWindow) -> int | None:
+    """How many days a row lies outside a window by ``window_clause``'s rule (0: inside;
+    the nearer of its event period and its daily note's day; record time when both are
+    unknown), or None when it has no time or the window none."""
+    first, last = _day_bounds(window)
+    if first is None or last is None:
+        return None
+    spans = []
+    if row.get("event_start"):
+        start = str(row["event_start"])[:10]
+        spans.append((start, str(row.get("event_end") or start)[:10]))
+    if row.get("day"):
+        spans.append((str(row["day"]), str(row["day"])))
+    if not spans and row.get("recorded_at"):
+        spans.append((str(row["recorded_at"])[:10],) * 2)
+    if not spans:
+        return None
+    lo, hi = date.fromisoformat(first), date.fromisoformat(last)
+
+    def apart(span: tuple[str, str]) -> int:
+        begins, ends = date.fromisoformat(span[0]), date.fromisoformat(span[1])
+        return max(0, (lo - ends).days, (begins - hi).days)
+
+    try:
+        return min(apart(span) for span in spans)
+    except ValueError:  # a malformed date stored by an older index: no nearness
+        return None
 
 
 def _select(flt: ItemFilter) -> tuple[str, list[Any]]:

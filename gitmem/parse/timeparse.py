@@ -680,6 +680,14 @@ def _read_back(text: str, day: date, around_days: int) -> list[tuple[int, int, D
     return found
 
 
+def counts_back(phrase: str) -> bool:
+    """Whether a date phrase counts back from the day it is said ("two weeks ago", "last
+    week", "i går", "先週"), as against one that names its dates ("on March 6", "in June")
+    or the present ("today", "this week")."""
+    return any(rule.back and rule.pattern.fullmatch(phrase.strip())
+               for rule in _relative_rules())
+
+
 def find_query_window(
     query: str, now: datetime, *, around_days: int = 3
 ) -> tuple[TimeWindow, str] | None:

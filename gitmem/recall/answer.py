@@ -139,8 +139,8 @@ def answer(
     alone, or the warm process)."""
     ws, cfg = session.ws, session.cfg
     now = now or datetime.now(UTC)
-    window, prefer, text, time_window = time_filters(req.query, req.since, req.until,
-                                                     req.around, now, cfg.around_days)
+    times = time_filters(req.query, req.since, req.until, req.around, now, cfg.around_days)
+    window, text, time_window = times.window, times.text, times.used
     as_of = resolve_as_of(ws, req.as_of, now) if req.as_of is not None else None
     listing: Listing | None = None
     if not query_terms(text):
@@ -158,7 +158,8 @@ def answer(
         kinds=kinds,
         half_life_days=cfg.half_life_days,
         decay_floor=cfg.decay_floor,
-        prefer=prefer,
+        prefer=times.prefer,
+        fade_days=times.fade_days,
     )
     warnings = list(cfg.warnings) + session.catch_up()
     if listing == "recent":

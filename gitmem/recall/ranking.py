@@ -23,6 +23,13 @@ SNIPPET_CHARS = 700
 # whose questions do not favour recent sessions: see BENCHMARKS.md.
 DECAY_FLOOR = 0.9
 PREFER_BOOST = 0.5  # a date phrase with topic words: in-window results are preferred
+# A phrase that counts back ("two weeks ago") is said loosely: a result just outside its window
+# keeps this share of the boost, fading to none as far outside as the phrase counts back
+# (``search._nearness``). Measured on 34 questions written for it (bench/bench_reldates.py,
+# BENCHMARKS.md "Said loosely"), hybrid: answers said of a day a little outside the window in
+# the top 5, 2 of 12 → 6 at 0.5 (8 at 1.0); answers in the window above a same-topic line just
+# outside it, 11 of 11 → 10 at 0.5 (5 at 1.0).
+FADE_EDGE = 0.5
 IMPORTANCE = {"fact": 1.0, "chunk": 0.9}
 _WORD = re.compile(r"\w+")
 Unit = tuple[float, "Row", int, int]  # a ranked unit: (score, row, first line, last line)
@@ -190,6 +197,7 @@ class Ranking:
     answer_share: float = ANSWER_SHARE  # the unit after a line that asks (``lift_replies``)
     turn_shares: tuple[float, float] = TURN_SHARES  # the two turns after a turn (same)
     counted_back: bool = True  # a line's "yesterday" is of its day (``search._boost``)
+    fade: bool = True  # "two weeks ago" is preferred a little less a few days off (``_nearness``)
     pairs: float = PAIR_WEIGHT  # a passage's BM25 of the query's word pairs (``pair_scores``)
 
     @classmethod

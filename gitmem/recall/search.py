@@ -39,6 +39,7 @@ from gitmem.recall.ranking import (
     _WORD,
     BM25_MAX_LENGTH,
     DECAY_FLOOR,
+    FADE_EDGE,
     IMPORTANCE,
     LEXICAL_CHUNK_SHARE,
     PREFER_BOOST,
@@ -88,6 +89,7 @@ class RecallQuery:
     decay_floor: float = DECAY_FLOOR
     as_of_seq: int | None = None  # answer from the indexed commit with this seq
     prefer: TimeWindow | None = None  # a window from the query's words: preferred, not a filter
+    fade_days: float = 0.0  # how far outside ``prefer`` its preference fades out
 
 
 @dataclass(frozen=True)
@@ -368,7 +370,7 @@ def rank(
     pool = max(q.k, POOL_K)
     first = first or search_words(store, q, entity_keys,
                                   searched=not (mode == "semantic" and qvec is not None))
-    q = replace(q, text=first.text)
+    q = replace(q, text=first.text, fade_days=q.fade_days if ranking.fade else 0.0)
     flt, words, lexical = first.flt, first.words, first.lexical
     if not query_terms(q.text):  # no words: what was written, newest first, as listed
         return _marked(store, q, flt, _listed(lexical, q.k), [], None)
@@ -552,11 +554,23 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
 def _boost(q: RecallQuery, row: Row, lines: tuple[int, int] | None = None) -> float:
     """What ``_score`` adds to a unit's relevance: the preferred window's boost (its row is in
     the window, or one of its ``lines`` counts back into it: "yesterday" in the next day's
-    note), an exact file-name match. Without ``lines``, the row's own."""
+    note; outside it, what is left of the boost ``q.fade_days`` away), an exact file-name
+    match. Without ``lines``, the row's own."""
     preferred = row["preferred"] or (lines is not None and any(
         lines[0] <= n <= lines[1] for n in row.get("counted_back", ())))
-    return (PREFER_BOOST if preferred else 0.0) + (
+    return PREFER_BOOST * (1.0 if preferred else _nearness(q, row)) + (
         1.0 if exact_file_match(q.text, row["path"]) else 0.0)
+
+
+def _nearness(q: RecallQuery, row: Row) -> float:
+    """The share of the preferred window's boost a row outside it keeps: ``FADE_EDGE`` at its
+    edge, down to 0 ``q.fade_days`` away ("two weeks ago" said of 17 days ago keeps
+    most of it, of 28 days ago none), 0 without a fade. Below the window's own boost: of two
+    lines as relevant, the one in the window the question names ranks first."""
+    if q.prefer is None or q.fade_days <= 0:
+        return 0.0
+    apart = queries.days_outside(row, q.prefer)
+    return 0.0 if apart is None else FADE_EDGE * max(0.0, 1.0 - apart / q.fade_days)
 
 
 def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[tuple[float, Row]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from gitmem.domain import TimeWindow, WindowSource, WindowUse
 from gitmem.parse.textfold import query_terms
-from gitmem.parse.timeparse import build_window, find_query_window, show_time
+from gitmem.parse.timeparse import build_window, counts_back, find_query_window, show_time
 from gitmem.parse.topics import asks_what_happened, topical_terms
 from gitmem.recall.search import Result
 from gitmem.workspace import classify
@@ -44,23 +44,34 @@ def shown_dates(r: Result) -> str:
     return period if not noted or noted == period else f"{period} (noted {noted})"
 
 
+@dataclass(frozen=True)
+class TimeFilters:
+    """What a recall request's time flags and date phrase make of it (``time_filters``)."""
+
+    window: TimeWindow | None  # results must fall in it
+    prefer: TimeWindow | None  # results in it rank first; nothing is dropped
+    fade_days: float  # how far outside ``prefer`` its preference fades out (0: at its edge)
+    text: str  # the words to search
+    used: WindowUsed | None  # the JSON ``time_window``
+
+
 def time_filters(query: str, since: str | None, until: str | None, around: str | None,
-                 now: datetime, around_days: int) -> tuple[
-        TimeWindow | None, TimeWindow | None, str, WindowUsed | None]:
-    """(filter window, preferred window, the words to search, the JSON ``time_window``) from
-    the time flags, else from a date phrase in the query, whose own words are then not
-    searched ("6" of "around March 6" is no topic). A question of no topic with a window ("what
-    happened last week", "先週何があった": ``topics.topical_terms``) searches no words (""): it
-    lists what was written in the window, newest first; without a window, one that asks what
-    happened (``topics.asks_what_happened``) lists the newest notes."""
+                 now: datetime, around_days: int) -> TimeFilters:
+    """The filter window, the preferred window and the words to search, from the time flags,
+    else from a date phrase in the query, whose own words are then not searched ("6" of
+    "around March 6" is no topic). A question of no topic with a window ("what happened last
+    week", "先週何があった": ``topics.topical_terms``) searches no words (""): it lists what was
+    written in the window, newest first; without a window, one that asks what happened
+    (``topics.asks_what_happened``) lists the newest notes."""
     window = build_window(since=since, until=until, around=around, now=now,
                           around_days=around_days)
     if window is not None:
         text = query if topical_terms(query) or not query_terms(query) else ""
-        return window, None, text, _window_json(window, "flags", None, "filter")
+        return TimeFilters(window, None, 0.0, text,
+                           _window_json(window, "flags", None, "filter"))
     found = find_query_window(query, now, around_days=around_days)
     if found is None:
-        return None, None, "" if asks_what_happened(query) else query, None
+        return TimeFilters(None, None, 0.0, "" if asks_what_happened(query) else query, None)
     found_window, phrase = found
     rest = query.replace(phrase, " ").strip()
     # Words besides the date phrase: the window ranks matching results first but drops
@@ -68,8 +79,21 @@ def time_filters(query: str, since: str | None, until: str | None, around: str |
     # such as "what happened": the window selects what to list.
     if topical_terms(rest):
         text = f'{rest} "{stated}"' if (stated := _stated_date(phrase)) else rest
-        return None, found_window, text, _window_json(found_window, "query", phrase, "boost")
-    return found_window, None, "", _window_json(found_window, "query", phrase, "filter")
+        return TimeFilters(None, found_window, fade_days(phrase, found_window, now), text,
+                           _window_json(found_window, "query", phrase, "boost"))
+    return TimeFilters(found_window, None, 0.0, "",
+                       _window_json(found_window, "query", phrase, "filter"))
+
+
+def fade_days(phrase: str, window: TimeWindow, now: datetime) -> float:
+    """How far outside a query's preferred window its preference fades out: as far as the
+    phrase counts back, when it does ("two weeks ago" is 14 days back, and people say it of 10
+    or 18 days ago alike: a result 3 days outside keeps most of the preference, one 14 days
+    outside none), else 0 (a date the phrase names, "on March 6", "in June", has an edge)."""
+    if not counts_back(phrase) or window.start is None or window.end is None:
+        return 0.0
+    middle = window.start + (window.end - window.start) / 2
+    return max(1.0, (now - middle) / timedelta(days=1))
 
 
 _PHRASE_FRAME = re.compile(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",

@@ -1,0 +1,136 @@
+"""A phrase that counts back is said loosely: "two weeks ago" of a day 17 days ago. Just outside
+the phrase's window a result keeps part of the window's preference, fading as far out as the
+phrase counts back (``timing.fade_days``, ``search._nearness``); a line inside the window still
+ranks above one as relevant outside it. Cases of our own; bench/bench_reldates.py measures 34."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from gitmem.domain import TimeWindow
+from gitmem.index.queries import Row, days_outside
+from gitmem.index.session import Session
+from gitmem.parse.timeparse import counts_back, find_query_window
+from gitmem.recall.answer import RecallRequest, RecallResponse, answer
+from gitmem.recall.ranking import FADE_EDGE, PREFER_BOOST, Ranking
+from gitmem.recall.search import RecallQuery, _boost
+from gitmem.recall.timing import fade_days, time_filters
+from gitmem.workspace import open_workspace
+from testing.repo import commit_all, make_repo, write
+
+NOW = datetime(2025, 6, 20, 12, tzinfo=UTC)  # a Friday; "two weeks ago" is June 3..9
+NOTES = {
+    "2025-04-22": "- Planted the tulip bulbs in the front garden.\n",
+    "2025-05-31": "- Planted the tomato seedlings in the garden bed by the fence.\n"
+                  "- Called the bank about the card.\n",
+    "2025-06-04": "- Walked past the community garden on the way to the dentist.\n",
+    "2025-06-06": "- Bought a new garden hose at the hardware store.\n",
+    "2025-06-08": "- Read an article on garden pests over breakfast.\n",
+    "2025-06-02": "- Lunch with Priya: noodles.\n",
+    "2025-06-05": "- Lunch with Priya at the taco place near the office on Main Street.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = make_repo(tmp_path_factory.mktemp("loose"))
+    for day, text in NOTES.items():
+        write(repo, f"memory/{day}.md", f"# {day}\n\n{text}")
+    commit_all(repo, "notes", "2025-06-19T21:00:00+00:00")
+    return repo
+
+
+def _ask(repo: Path, query: str, ranking: Ranking | None = None) -> RecallResponse:
+    ws, cfg = open_workspace(repo)
+    return answer(Session(ws, cfg), RecallRequest(query=query, mode="lexical", k=5),
+                  now=NOW, ranking=ranking or Ranking())
+
+
+def _first(response: RecallResponse) -> str:
+    return response.results[0].content.strip()
+
+
+PLANT = "What did I plant in the garden two weeks ago?"
+LUNCH = "Where did I have lunch with Priya two weeks ago?"
+
+
+def test_an_answer_a_few_days_outside_the_window_is_found(notes: Path) -> None:
+    """May 31 is three days before June 3: the tomato seedlings outrank the tulips of April
+    and the window's lines that only name the garden."""
+    response = _ask(notes, PLANT)
+    assert response.time_window is not None and response.time_window.applied_as == "boost"
+    assert "tomato seedlings" in _first(response), [r.content for r in response.results]
+
+
+def test_without_the_fade_the_answer_is_not_first(notes: Path) -> None:
+    assert "tomato seedlings" not in _first(_ask(notes, PLANT, Ranking(fade=False)))
+
+
+def test_a_line_in_the_window_stays_above_as_relevant_a_line_outside(
+        notes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """June 5 is in the window, June 2 a day outside it and a shorter match of the words."""
+    assert "taco place" in _first(_ask(notes, LUNCH))
+    # the guard can fail: were the boost not lower outside, the day off would win
+    monkeypatch.setattr("gitmem.recall.search.FADE_EDGE", 1.0)
+    assert "noodles" in _first(_ask(notes, LUNCH))
+
+
+def _row(**dates: str) -> Row:
+    return cast(Row, {"id": 1, "path": "memory/x.md", "preferred": False, "start_line": 1,
+                      "end_line": 1, **dates})
+
+
+JUNE_3_TO_9 = TimeWindow(datetime(2025, 6, 3, tzinfo=UTC), datetime(2025, 6, 10, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(("dates", "apart"), [
+    ({"day": "2025-06-05"}, 0),
+    ({"day": "2025-05-31"}, 3),
+    ({"day": "2025-06-12"}, 3),
+    ({"event_start": "2025-05-20", "event_end": "2025-06-01", "day": "2025-04-01"}, 2),
+    ({"event_start": "2025-06-01T10:00:00+00:00"}, 2),
+    ({"recorded_at": "2025-06-11T23:00:00+00:00"}, 2),
+    ({"day": "2025-06-01", "recorded_at": "2025-06-05T10:00:00+00:00"}, 2),  # the day rules
+    ({}, None),
+    ({"day": "June"}, None),
+])
+def test_days_outside_reads_the_window_rule(dates: dict[str, str], apart: int | None) -> None:
+    assert days_outside(_row(**dates), JUNE_3_TO_9) == apart
+
+
+def test_the_boost_fades_from_the_edge_to_as_far_as_the_phrase_counts_back() -> None:
+    q = RecallQuery("garden", prefer=JUNE_3_TO_9, fade_days=14.0)
+    boosts = [_boost(q, _row(day=day)) for day in
+              ("2025-06-02", "2025-05-27", "2025-05-20", "2025-04-01")]
+    assert boosts == pytest.approx([PREFER_BOOST * FADE_EDGE * (1 - n / 14) for n in (1, 7)]
+                                   + [0.0, 0.0])
+    assert _boost(RecallQuery("garden", prefer=JUNE_3_TO_9), _row(day="2025-06-02")) == 0.0
+    assert _boost(q, cast(Row, {**_row(day="2025-04-01"), "preferred": True})) == PREFER_BOOST
+
+
+@pytest.mark.parametrize(("query", "fade"), [
+    (PLANT, 14.0),
+    ("what did I cook 5 days ago", 5.0),
+    ("bowling yesterday", 1.0),
+    ("hvem spillede jeg badminton med for to uger siden", 14.0),
+    ("先週 gateway", 8.0),  # June 9..15, the week before: its middle is 8 days back
+    ("garden on June 5", 0.0),  # a date it names has an edge
+    ("garden in June", 0.0),
+    ("garden this week", 0.0),
+])
+def test_how_far_a_phrase_fades(query: str, fade: float) -> None:
+    found = find_query_window(query, NOW)
+    assert found is not None
+    assert counts_back(found[1]) == (fade > 0)
+    assert fade_days(found[1], found[0], NOW) == pytest.approx(fade, abs=0.6)
+    times = time_filters(query, None, None, None, NOW, 3)
+    assert times.prefer == found[0] and times.fade_days == fade_days(found[1], found[0], NOW)
+
+
+def test_a_window_given_by_flags_filters_and_fades_nothing() -> None:
+    times = time_filters(PLANT, None, None, "2025-06-06", NOW, 3)
+    assert times.window is not None and times.prefer is None and times.fade_days == 0.0
