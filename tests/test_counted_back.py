@@ -72,6 +72,10 @@ LAST_MONTH = ("2022-02-01", "2022-02-28")
     ("先月引っ越した", [LAST_MONTH]),
     ("上个月搬家了", [LAST_MONTH]),
     ("지난달에 이사했다", [LAST_MONTH]),
+    # the week before last; a few days, said loosely
+    ("The week before last I was ill.", [("2022-02-28", "2022-03-06")]),
+    ("先々週は忙しかった", [("2022-02-28", "2022-03-06")]),
+    ("A few days ago I rested.", [("2022-03-13", "2022-03-15")]),
     # the note's own day, or a span holding it, adds nothing; a stated date is searched as words
     ("This week was calm, today too; i dag, сегодня, 今日, 今週, 이번 주.", []),
     ("The recital is on March 20; we met on 2021-12-01.", []),
@@ -198,10 +202,29 @@ def test_an_index_of_schema_12_reads_its_notes_days_in_place(notes: Path) -> Non
     items = store.conn.execute("SELECT count(*) FROM items").fetchone()
     with store.conn:  # as schema 12 left it
         store.conn.execute("DROP TABLE item_days")
-        store.conn.execute("DELETE FROM migrations WHERE version = 13")
+        store.conn.execute("DELETE FROM migrations WHERE version >= 13")
     store.close()
     store = open_store(ws.index_path)
     assert store.conn.execute(query).fetchall() == before
     assert ("memory/2022-03-17.md", 4, "2022-03-16", "2022-03-16") in before
     assert store.conn.execute("SELECT count(*) FROM items").fetchone() == items
+    store.close()
+
+
+def test_an_index_of_schema_13_reads_the_week_before_last_in_place(tmp_path: Path) -> None:
+    """m014 reads the days again: "a few days ago", unread by schema 13, counts back."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2022-03-21.md", "# 2022-03-21\n\n- A few days ago I went bowling.\n")
+    commit_all(repo, "notes", "2022-03-21T21:00:00+00:00")
+    ws, _ = open_workspace(repo)
+    assert gitmem("-C", str(repo), "index")[0] == 0
+    query = "SELECT d.line, d.first_day, d.last_day FROM item_days d"
+    store = open_store(ws.index_path)
+    assert store.conn.execute(query).fetchall() == [(3, "2022-03-17", "2022-03-19")]
+    with store.conn:  # as schema 13 left it: the line not read
+        store.conn.execute("DELETE FROM item_days")
+        store.conn.execute("DELETE FROM migrations WHERE version = 14")
+    store.close()
+    store = open_store(ws.index_path)
+    assert store.conn.execute(query).fetchall() == [(3, "2022-03-17", "2022-03-19")]
     store.close()

@@ -5,20 +5,22 @@ ranks above one as relevant outside it. Cases of our own; bench/bench_reldates.p
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import random
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import cast
 
+import apsw
 import pytest
 
 from gitmem.domain import TimeWindow
-from gitmem.index.queries import Row, days_outside
+from gitmem.index.queries import Row, days_outside, window_clause
 from gitmem.index.session import Session
-from gitmem.parse.timeparse import counts_back, find_query_window
+from gitmem.parse.timeparse import counts_back, fade_days, find_query_window
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
 from gitmem.recall.ranking import FADE_EDGE, PREFER_BOOST, Ranking
 from gitmem.recall.search import RecallQuery, _boost
-from gitmem.recall.timing import fade_days, time_filters
+from gitmem.recall.timing import time_filters
 from gitmem.workspace import open_workspace
 from testing.repo import commit_all, make_repo, write
 
@@ -105,28 +107,33 @@ def test_days_outside_reads_the_window_rule(dates: dict[str, str], apart: int | 
 def test_the_boost_fades_from_the_edge_to_as_far_as_the_phrase_counts_back() -> None:
     q = RecallQuery("garden", prefer=JUNE_3_TO_9, fade_days=14.0)
     boosts = [_boost(q, _row(day=day)) for day in
-              ("2025-06-02", "2025-05-27", "2025-05-20", "2025-04-01")]
-    assert boosts == pytest.approx([PREFER_BOOST * FADE_EDGE * (1 - n / 14) for n in (1, 7)]
-                                   + [0.0, 0.0])
+              ("2025-06-02", "2025-06-12", "2025-05-27", "2025-05-20", "2025-05-19")]
+    assert boosts == pytest.approx([PREFER_BOOST * FADE_EDGE * (1 - n / 14)
+                                    for n in (0, 2, 6, 13)] + [0.0])
     assert _boost(RecallQuery("garden", prefer=JUNE_3_TO_9), _row(day="2025-06-02")) == 0.0
     assert _boost(q, cast(Row, {**_row(day="2025-04-01"), "preferred": True})) == PREFER_BOOST
 
 
 @pytest.mark.parametrize(("query", "fade"), [
-    (PLANT, 14.0),
-    ("what did I cook 5 days ago", 5.0),
-    ("bowling yesterday", 1.0),
-    ("hvem spillede jeg badminton med for to uger siden", 14.0),
-    ("先週 gateway", 8.0),  # June 9..15, the week before: its middle is 8 days back
-    ("garden on June 5", 0.0),  # a date it names has an edge
-    ("garden in June", 0.0),
-    ("garden this week", 0.0),
+    (PLANT, 14),
+    ("what did I cook 5 days ago", 5),
+    ("bowling yesterday", 1),
+    ("hvem spillede jeg badminton med for to uger siden", 14),
+    ("先週 gateway", 8),  # June 9..15, the week before: its middle is 8 days back
+    ("garden the week before last", 15),
+    ("garden on June 5", 0),  # a date it names has an edge
+    ("garden in June", 0),
+    ("garden this week", 0),
 ])
-def test_how_far_a_phrase_fades(query: str, fade: float) -> None:
+def test_how_far_a_phrase_fades(query: str, fade: int) -> None:
     found = find_query_window(query, NOW)
     assert found is not None
     assert counts_back(found[1]) == (fade > 0)
-    assert fade_days(found[1], found[0], NOW) == pytest.approx(fade, abs=0.6)
+    assert fade_days(found[1], found[0], NOW) == fade
+    # whole days: the same at any hour, and a time without a zone is UTC
+    for hour in (0, 23):
+        assert fade_days(found[1], found[0], NOW.replace(hour=hour)) == fade
+    assert fade_days(found[1], found[0], NOW.replace(tzinfo=None)) == fade
     times = time_filters(query, None, None, None, NOW, 3)
     assert times.prefer == found[0] and times.fade_days == fade_days(found[1], found[0], NOW)
 
@@ -134,3 +141,33 @@ def test_how_far_a_phrase_fades(query: str, fade: float) -> None:
 def test_a_window_given_by_flags_filters_and_fades_nothing() -> None:
     times = time_filters(PLANT, None, None, "2025-06-06", NOW, 3)
     assert times.window is not None and times.prefer is None and times.fade_days == 0.0
+
+
+def test_days_outside_agrees_with_the_window_clause() -> None:
+    """0 days outside exactly for the rows ``window_clause`` puts in the window (dates as the
+    index stores them: days; record times as UTC date-times), over rows drawn at random."""
+    rng = random.Random(7)
+
+    def day() -> str | None:
+        return None if rng.random() < 0.4 else (date(2025, 5, 20) + timedelta(
+            days=rng.randrange(40))).isoformat()
+
+    rows = []
+    for _ in range(2000):
+        start, end = day(), None
+        if start is not None and rng.random() < 0.5:
+            end = (date.fromisoformat(start) + timedelta(days=rng.randrange(10))).isoformat()
+        recorded = f"{day() or '2025-06-01'}T{rng.randrange(24):02d}:30:00+00:00"
+        rows.append((start, end, day(), recorded))
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, event_start, event_end, day, "
+                 "recorded_at)")
+    conn.executemany("INSERT INTO items (event_start, event_end, day, recorded_at) "
+                     "VALUES (?, ?, ?, ?)", rows)
+    clause, args = window_clause(JUNE_3_TO_9)
+    inside = {int(r[0]) for r in conn.execute(f"SELECT id FROM items i WHERE {clause}", args)}
+    for n, (start, end, noted, recorded) in enumerate(rows, start=1):
+        dates = {"event_start": start, "event_end": end, "day": noted, "recorded_at": recorded}
+        row = _row(**{k: v for k, v in dates.items() if v is not None})
+        assert (days_outside(row, JUNE_3_TO_9) == 0) == (n in inside), dates
+    assert 100 < len(inside) < 1900  # both sides drawn

@@ -425,6 +425,32 @@ def test_weeks_and_months_ago(query: str, window: TimeWindow, phrase: str) -> No
     assert find_query_window(query, NOW) == (window, phrase)
 
 
+# The week before last, vague counts of days, counts in words past twelve (NOW: Wednesday,
+# December 10, 2025)
+WEEK_BEFORE_LAST = day_window(date(2025, 11, 24), date(2025, 11, 30))
+
+
+@pytest.mark.parametrize(
+    ("query", "window", "phrase"),
+    [
+        ("the week before last", WEEK_BEFORE_LAST, "the week before last"),
+        ("先々週の会議", WEEK_BEFORE_LAST, "先々週"),
+        ("上上周", WEEK_BEFORE_LAST, "上上周"),
+        ("на позапрошлой неделе", WEEK_BEFORE_LAST, "на позапрошлой неделе"),
+        ("지지난주", WEEK_BEFORE_LAST, "지지난주"),
+        ("the dentist a few days ago", day_window(date(2025, 12, 6), date(2025, 12, 8)),
+         "a few days ago"),
+        ("for et par dage siden", day_window(date(2025, 12, 7), date(2025, 12, 9)),
+         "for et par dage siden"),
+        ("fifteen days ago", day_window(date(2025, 11, 25), date(2025, 11, 25)),
+         "fifteen days ago"),
+    ],
+)
+def test_the_week_before_last_and_vague_counts(query: str, window: TimeWindow,
+                                               phrase: str) -> None:
+    assert find_query_window(query, NOW) == (window, phrase)
+
+
 def test_weeks_ago_as_a_flag_is_the_day_itself() -> None:
     """A flag's value has no looseness: --since '2 weeks ago' starts that day."""
     start, end = parse_time_spec("2 weeks ago", NOW)

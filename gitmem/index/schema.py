@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -369,9 +369,20 @@ def m012_statement_readings(conn: apsw.Connection) -> None:
 def m013_counted_back_days(conn: apsw.Connection) -> None:
     """The days each line of a dated note counts back to (``DDL_DAYS``), read in place from
     the items the index holds (a tenth of a millisecond a chunk)."""
-    from gitmem.index.items import counted_back_days  # this migration only
-
     conn.execute(DDL_DAYS)
+    _read_counted_back_days(conn)
+
+
+def m014_counted_back_again(conn: apsw.Connection) -> None:
+    """The same days read again, now that "the week before last", "a few days ago" (± 1) and
+    counts in words past twelve count back too."""
+    conn.execute("DELETE FROM item_days")
+    _read_counted_back_days(conn)
+
+
+def _read_counted_back_days(conn: apsw.Connection) -> None:
+    from gitmem.index.items import counted_back_days  # migrations only
+
     rows = conn.execute("SELECT id, start_line, content, day FROM items WHERE day IS NOT NULL")
     days = [(int(str(item)), *found) for item, start, content, day in rows.fetchall()
             for found in counted_back_days(int(str(start)), str(content), str(day))]
@@ -394,4 +405,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (11, "m011_annotations", m011_annotations),
     (12, "m012_statement_readings", m012_statement_readings),
     (13, "m013_counted_back_days", m013_counted_back_days),
+    (14, "m014_counted_back_again", m014_counted_back_again),
 )

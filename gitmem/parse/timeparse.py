@@ -443,9 +443,11 @@ def _in_month(match: re.Match[str], today: date, margin: int) -> DayRange | None
 _COUNT_WORDS_BY_LANGUAGE: dict[str, dict[str, int]] = {
     "en": {"a": 1, "an": 1, "one": 1, "two": 2, "a couple of": 2, "couple of": 2, "three": 3,
            "a few": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-           "ten": 10, "eleven": 11, "twelve": 12},
-    "da": {"en": 1, "et": 1, "to": 2, "tre": 3, "fire": 4, "fem": 5, "seks": 6, "syv": 7,
-           "otte": 8, "ni": 9, "ti": 10, "elleve": 11, "tolv": 12},
+           "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+           "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+           "twenty": 20, "thirty": 30},
+    "da": {"en": 1, "et": 1, "et par": 2, "to": 2, "tre": 3, "fire": 4, "fem": 5, "seks": 6,
+           "syv": 7, "otte": 8, "ni": 9, "ti": 10, "elleve": 11, "tolv": 12},
     "ru": {"два": 2, "две": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7,
            "восемь": 8, "девять": 9, "десять": 10},
     "cjk": {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
@@ -453,6 +455,8 @@ _COUNT_WORDS_BY_LANGUAGE: dict[str, dict[str, int]] = {
     "ko": {"한": 1, "두": 2, "세": 3, "네": 4},
 }
 _COUNT_WORDS = {w: n for words in _COUNT_WORDS_BY_LANGUAGE.values() for w, n in words.items()}
+# Counts that are no number ("a few days ago"): the day they name widens by a day either side.
+_VAGUE_COUNTS = frozenset({"a few", "a couple of", "couple of", "et par"})
 _UNIT_DAYS = {"d": 1, "w": 7}  # "m": calendar months
 
 
@@ -468,7 +472,8 @@ def _ago_unit(word: str) -> str:
 
 def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
     """``N days/weeks/months ago``: that day; a week or a month back is said loosely, so it
-    widens by ``margin`` days (a month by twice that); a day is exact."""
+    widens by ``margin`` days (a month by twice that); a day is exact, but "a few days ago"
+    is the day 3 days back and the days either side of it."""
     groups = match.groupdict()
     count = next((g for name, g in groups.items() if name.startswith("n") and g), "1")
     unit = _ago_unit(next(g for name, g in groups.items() if name.startswith("u") and g))
@@ -479,7 +484,7 @@ def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
         spread = 2 * margin
     else:
         day = today - timedelta(days=n * _UNIT_DAYS[unit])
-        spread = margin if unit == "w" else 0
+        spread = margin if unit == "w" else int(folded in _VAGUE_COUNTS)
     return day - timedelta(days=spread), day + timedelta(days=spread)
 
 
@@ -575,7 +580,13 @@ def _relative_rules() -> tuple[_Rule, ...]:
     yesterday_re = re.compile(r"\byesterday\b|昨日|昨天|(?:(?-i:\bi)|(?-i:(?:^|(?<=[\n.!?:\"“„(-])"
                               r"|(?<=[\n.!?:\"“„(-]\s))I))\s+går\b|\bвчера\b|어제", re.IGNORECASE)
     today_re = re.compile(r"\btoday\b|今日|今天|\bi\s+dag\b|\bсегодня\b|오늘", re.IGNORECASE)
+    week_before_last_re = re.compile(r"\b(?:the\s+)?week\s+before\s+last\b|先々週|先先週"
+                                     r"|上上(?:周|週|星期|个星期|個星期)"
+                                     r"|\bна\s+позапрошлой\s+неделе\b|지지난\s?주(?:에)?",
+                                     re.IGNORECASE)
     return (
+        _Rule(week_before_last_re, _week(2), True,
+              ("before last", "先々週", "先先週", "上上", "позапрошл", "지지난")),
         _Rule(_ago_pattern(), _ago, True, ("ago", "siden", "назад", "前", "전")),
         _Rule(last_week_re, _week(1), True,
               ("week", "uge", "недел", "先週", "上周", "上週", "지난")),
@@ -686,6 +697,19 @@ def counts_back(phrase: str) -> bool:
     or the present ("today", "this week")."""
     return any(rule.back and rule.pattern.fullmatch(phrase.strip())
                for rule in _relative_rules())
+
+
+def fade_days(phrase: str, window: TimeWindow, now: datetime) -> int:
+    """How many days outside a query's window its preference fades out over: as many as the
+    phrase counts back, from the window's middle day to today ("two weeks ago" 14, "last week"
+    8 on a Friday, "yesterday" 1), when it does; else 0 (a date the phrase names, "on March
+    6", "in June", has an edge). Whole days: the same at any hour."""
+    if not counts_back(phrase) or window.start is None or window.end is None:
+        return 0
+    first = window.start.date()
+    last = (window.end - timedelta(microseconds=1)).date()
+    middle = first + (last - first) / 2
+    return max(1, (_utc(now).date() - middle).days)
 
 
 def find_query_window(

@@ -563,14 +563,17 @@ def _boost(q: RecallQuery, row: Row, lines: tuple[int, int] | None = None) -> fl
 
 
 def _nearness(q: RecallQuery, row: Row) -> float:
-    """The share of the preferred window's boost a row outside it keeps: ``FADE_EDGE`` at its
-    edge, down to 0 ``q.fade_days`` away ("two weeks ago" said of 17 days ago keeps
-    most of it, of 28 days ago none), 0 without a fade. Below the window's own boost: of two
-    lines as relevant, the one in the window the question names ranks first."""
+    """The share of the preferred window's boost a row outside it keeps: ``FADE_EDGE`` a day
+    outside, less by ``FADE_EDGE / q.fade_days`` each day further (June 20's "two weeks ago"
+    is June 3..9: said of May 31, 20 days ago, it keeps 0.43; of May 19, none), 0 without a
+    fade. Below the window's own boost: of two lines as relevant, the one in the window the
+    question names ranks first."""
     if q.prefer is None or q.fade_days <= 0:
         return 0.0
     apart = queries.days_outside(row, q.prefer)
-    return 0.0 if apart is None else FADE_EDGE * max(0.0, 1.0 - apart / q.fade_days)
+    if apart is None:
+        return 0.0
+    return FADE_EDGE * min(1.0, max(0.0, 1.0 - (apart - 1) / q.fade_days))
 
 
 def _diverse(scored: list[tuple[float, Row]], k: int, diversity: bool) -> list[tuple[float, Row]]:

@@ -10,7 +10,13 @@ from typing import Any
 
 from gitmem.domain import TimeWindow, WindowSource, WindowUse
 from gitmem.parse.textfold import query_terms
-from gitmem.parse.timeparse import build_window, counts_back, find_query_window, show_time
+from gitmem.parse.timeparse import (
+    build_window,
+    counts_back,
+    fade_days,
+    find_query_window,
+    show_time,
+)
 from gitmem.parse.topics import asks_what_happened, topical_terms
 from gitmem.recall.search import Result
 from gitmem.workspace import classify
@@ -50,7 +56,7 @@ class TimeFilters:
 
     window: TimeWindow | None  # results must fall in it
     prefer: TimeWindow | None  # results in it rank first; nothing is dropped
-    fade_days: float  # how far outside ``prefer`` its preference fades out (0: at its edge)
+    fade_days: int  # how far outside ``prefer`` its preference fades out (0: at its edge)
     text: str  # the words to search
     used: WindowUsed | None  # the JSON ``time_window``
 
@@ -67,11 +73,11 @@ def time_filters(query: str, since: str | None, until: str | None, around: str |
                           around_days=around_days)
     if window is not None:
         text = query if topical_terms(query) or not query_terms(query) else ""
-        return TimeFilters(window, None, 0.0, text,
+        return TimeFilters(window, None, 0, text,
                            _window_json(window, "flags", None, "filter"))
     found = find_query_window(query, now, around_days=around_days)
     if found is None:
-        return TimeFilters(None, None, 0.0, "" if asks_what_happened(query) else query, None)
+        return TimeFilters(None, None, 0, "" if asks_what_happened(query) else query, None)
     found_window, phrase = found
     rest = query.replace(phrase, " ").strip()
     # Words besides the date phrase: the window ranks matching results first but drops
@@ -81,19 +87,8 @@ def time_filters(query: str, since: str | None, until: str | None, around: str |
         text = f'{rest} "{stated}"' if (stated := _stated_date(phrase)) else rest
         return TimeFilters(None, found_window, fade_days(phrase, found_window, now), text,
                            _window_json(found_window, "query", phrase, "boost"))
-    return TimeFilters(found_window, None, 0.0, "",
+    return TimeFilters(found_window, None, 0, "",
                        _window_json(found_window, "query", phrase, "filter"))
-
-
-def fade_days(phrase: str, window: TimeWindow, now: datetime) -> float:
-    """How far outside a query's preferred window its preference fades out: as far as the
-    phrase counts back, when it does ("two weeks ago" is 14 days back, and people say it of 10
-    or 18 days ago alike: a result 3 days outside keeps most of the preference, one 14 days
-    outside none), else 0 (a date the phrase names, "on March 6", "in June", has an edge)."""
-    if not counts_back(phrase) or window.start is None or window.end is None:
-        return 0.0
-    middle = window.start + (window.end - window.start) / 2
-    return max(1.0, (now - middle) / timedelta(days=1))
 
 
 _PHRASE_FRAME = re.compile(r"^(?:around|about|on|in|during)\s+|\s*(?:ごろ|頃|前後|左右)$",
@@ -106,6 +101,8 @@ def _stated_date(phrase: str) -> str | None:
     """The date a phrase states, as text may write it ("March 6, 2025" of "around March 6,
     2025"; none for "last week"). Searched as one quoted phrase: a note that says "in June"
     is found, a line with a lone "6" is not."""
+    if counts_back(phrase):  # "先月", "两个月前": no month named
+        return None
     stated = _PHRASE_FRAME.sub("", phrase).strip()
     # Relative phrases (last week, 3 days ago, 先週) name no month or year: nothing to search.
     return stated if _NAMES_A_DATE.search(stated) and '"' not in stated else None
