@@ -34,6 +34,8 @@ NOTES = {
     "2025-06-08": "- Read an article on garden pests over breakfast.\n",
     "2025-06-02": "- Lunch with Priya: noodles.\n",
     "2025-06-05": "- Lunch with Priya at the taco place near the office on Main Street.\n",
+    "2025-06-20": "- Booked a flight with KLM to Lisbon for July.\n",
+    "2025-06-01": "- Flew home from Oslo with SAS, a delayed flight.\n",
 }
 
 
@@ -171,3 +173,11 @@ def test_days_outside_agrees_with_the_window_clause() -> None:
         row = _row(**{k: v for k, v in dates.items() if v is not None})
         assert (days_outside(row, JUNE_3_TO_9) == 0) == (n in inside), dates
     assert 100 < len(inside) < 1900  # both sides drawn
+
+
+def test_before_today_prefers_what_came_before_not_today(notes: Path) -> None:
+    """"before today" is all before today (``timeparse._bounded``), not today's window."""
+    response = _ask(notes, "Which airline was my flight with before today?")
+    assert response.time_window is not None and response.time_window.phrase == "before today"
+    assert (response.time_window.since, response.time_window.until) == (None, "2025-06-19")
+    assert "SAS" in _first(response), [r.content for r in response.results]

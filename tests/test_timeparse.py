@@ -451,6 +451,40 @@ def test_the_week_before_last_and_vague_counts(query: str, window: TimeWindow,
     assert find_query_window(query, NOW) == (window, phrase)
 
 
+# A word that bounds a phrase makes it one side of a window (NOW: Wednesday, December 10, 2025)
+def _open(start: date | None, end: date | None) -> TimeWindow:
+    return TimeWindow(*(None if d is None else datetime.combine(d, datetime.min.time(), tzinfo=UTC)
+                        for d in (start, end)))
+
+
+@pytest.mark.parametrize(
+    ("query", "window", "phrase"),
+    [
+        ("airlines I flew with before today", _open(None, date(2025, 12, 10)), "before today"),
+        ("what changed since last week", _open(date(2025, 12, 1), None), "since last week"),
+        ("notes until yesterday", _open(None, date(2025, 12, 10)), "until yesterday"),
+        ("up until last month", _open(None, date(2025, 12, 1)), "up until last month"),
+        ("gateway after 2025-11-27", None, ""),  # a bare date is no phrase in a query
+        ("the deploy after last week", _open(date(2025, 12, 8), None), "after last week"),
+        ("hvad er sket siden i går", _open(date(2025, 12, 9), None), "siden i går"),
+        ("今日までに何をした", _open(None, date(2025, 12, 11)), "今日までに"),
+        ("上周以来的变化", _open(date(2025, 12, 1), None), "上周以来"),
+        ("今天之前的航班", _open(None, date(2025, 12, 10)), "今天之前"),
+        # not bounds: inside a phrase, or "up to" (doing)
+        ("the day before yesterday", day_window(date(2025, 12, 8), date(2025, 12, 8)),
+         "the day before yesterday"),
+        ("what was I up to last week", day_window(date(2025, 12, 1), date(2025, 12, 7)),
+         "last week"),
+        ("for to dage siden", day_window(date(2025, 12, 8), date(2025, 12, 8)),
+         "for to dage siden"),
+    ],
+)
+def test_a_bound_makes_one_side_of_a_window(query: str, window: TimeWindow | None,
+                                            phrase: str) -> None:
+    found = find_query_window(query, NOW)
+    assert (found is None and window is None) or found == (window, phrase)
+
+
 def test_weeks_ago_as_a_flag_is_the_day_itself() -> None:
     """A flag's value has no looseness: --since '2 weeks ago' starts that day."""
     start, end = parse_time_spec("2 weeks ago", NOW)

@@ -737,8 +737,36 @@ def find_query_window(
         try:
             days = handlers[match.re](match, today, around_days)
             if days is not None:
-                start, end = _days(*days)
-                return TimeWindow(start, end), match.group(0).strip()
+                return _bounded(query, match, *_days(*days))
         except (ValueError, OverflowError):
             continue
     return None
+
+
+# A word that makes a date phrase one side of a window ("before today", "since last week",
+# "今日まで", "上周以来"): before the phrase, or right after it in Japanese and Chinese.
+_BOUND_BEFORE = re.compile(
+    r"\b(?P<before>before|prior\s+to|earlier\s+than|før)\s+$"
+    r"|\b(?P<until>until|till|up\s+until|indtil)\s+$"
+    r"|\b(?P<since>since|siden)\s+$|\b(?P<after>after|later\s+than|efter)\s+$", re.IGNORECASE)
+_BOUND_AFTER = re.compile(r"^\s*(?:(?P<before>より前|以前|之前)|(?P<until>までに?)"
+                          r"|(?P<since>から|以来|以降|以後|以后|之后|之後))")
+
+
+def _bounded(query: str, match: re.Match[str], start: datetime, end: datetime
+             ) -> tuple[TimeWindow, str]:
+    """The window of a phrase, or one side of it with the word that bounds it: "before
+    today" is all before today, "until yesterday" all to yesterday's end, "since last week"
+    all from its Monday, "after March 6" all from March 7; the phrase returned holds the
+    word."""
+    phrase = match.group(0).strip()
+    ahead = _BOUND_BEFORE.search(query[max(0, match.start() - 20):match.start()])
+    behind = None if ahead else _BOUND_AFTER.match(query[match.end():])
+    bound = ahead or behind
+    if bound is None:
+        return TimeWindow(start, end), phrase
+    side = bound.lastgroup
+    window = {"before": TimeWindow(None, start), "until": TimeWindow(None, end),
+              "since": TimeWindow(start, None), "after": TimeWindow(end, None)}[str(side)]
+    words = (bound.group(0).strip() + " " + phrase) if ahead else phrase + bound.group(0).strip()
+    return window, words
