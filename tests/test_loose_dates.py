@@ -181,3 +181,12 @@ def test_before_today_prefers_what_came_before_not_today(notes: Path) -> None:
     assert response.time_window is not None and response.time_window.phrase == "before today"
     assert (response.time_window.since, response.time_window.until) == (None, "2025-06-19")
     assert "SAS" in _first(response), [r.content for r in response.results]
+
+
+def test_a_bounded_phrase_states_no_date_to_search() -> None:
+    """"3月6日から" prefers all from March 6; "3月6日" is not searched as words (a note from
+    then does not say it), nor is the bound word."""
+    times = time_filters("3月6日から何を食べた", None, None, None, NOW, 3)
+    assert times.prefer == TimeWindow(datetime(2025, 3, 6, tzinfo=UTC), None)
+    assert "3月6日" not in times.text and "から" not in times.text
+    assert '"June 6"' in time_filters("garden around June 6", None, None, None, NOW, 3).text

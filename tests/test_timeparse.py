@@ -452,6 +452,9 @@ def test_the_week_before_last_and_vague_counts(query: str, window: TimeWindow,
 
 
 # A word that bounds a phrase makes it one side of a window (NOW: Wednesday, December 10, 2025)
+YESTERDAY = day_window(date(2025, 12, 9), date(2025, 12, 9))
+
+
 def _open(start: date | None, end: date | None) -> TimeWindow:
     return TimeWindow(*(None if d is None else datetime.combine(d, datetime.min.time(), tzinfo=UTC)
                         for d in (start, end)))
@@ -470,7 +473,16 @@ def _open(start: date | None, end: date | None) -> TimeWindow:
         ("今日までに何をした", _open(None, date(2025, 12, 11)), "今日までに"),
         ("上周以来的变化", _open(date(2025, 12, 1), None), "上周以来"),
         ("今天之前的航班", _open(None, date(2025, 12, 10)), "今天之前"),
-        # not bounds: inside a phrase, or "up to" (doing)
+        ("上周之后", _open(date(2025, 12, 8), None), "上周之后"),  # after: as "after last week"
+        ("before  today", _open(None, date(2025, 12, 10)), "before  today"),  # as written
+        ("今天 之前", _open(None, date(2025, 12, 10)), "今天 之前"),
+        # not bounds: inside a phrase, "up to" (doing), a thing's date, a reason, Danish verbs
+        ("what did I change before yesterday's meeting", YESTERDAY, "yesterday"),
+        ("the night before yesterday", YESTERDAY, "yesterday"),
+        ("not until yesterday did it work", YESTERDAY, "yesterday"),
+        ("since yesterday was a holiday, what did I cook", YESTERDAY, "yesterday"),
+        ("hvad ledte jeg efter i går", YESTERDAY, "i går"),  # looked for
+        ("hvad ændrede jeg på siden i går", YESTERDAY, "i går"),  # on the page
         ("the day before yesterday", day_window(date(2025, 12, 8), date(2025, 12, 8)),
          "the day before yesterday"),
         ("what was I up to last week", day_window(date(2025, 12, 1), date(2025, 12, 7)),

@@ -727,7 +727,9 @@ def find_query_window(
 
     Choices: a date without a year is the most recent such date not after ``now`` (a month
     likewise); weeks are ISO weeks (Monday..Sunday) and ``this week``/``this month`` cover the
-    whole week/month; the leftmost phrase wins (the longest at the same place). Never raises.
+    whole week/month; the leftmost phrase wins (the longest at the same place); a word that
+    bounds the phrase ("before today", "since last week", "今日まで") leaves the window open on
+    one side (``_bounded``). Never raises.
     """
     if not _MAYBE_DATE.search(query.lower()):
         return None
@@ -746,27 +748,39 @@ def find_query_window(
 # A word that makes a date phrase one side of a window ("before today", "since last week",
 # "今日まで", "上周以来"): before the phrase, or right after it in Japanese and Chinese.
 _BOUND_BEFORE = re.compile(
-    r"\b(?P<before>before|prior\s+to|earlier\s+than|før)\s+$"
-    r"|\b(?P<until>until|till|up\s+until|indtil)\s+$"
-    r"|\b(?P<since>since|siden)\s+$|\b(?P<after>after|later\s+than|efter)\s+$", re.IGNORECASE)
+    # not "the night before yesterday", "not until yesterday" (it happened then), "lede efter"
+    # (look for) or "på siden" (on the page)
+    r"(?<!night\s)(?<!evening\s)(?<!morning\s)(?<!\bday\s)(?<!\bnot\s)"
+    r"(?:\b(?P<before>before|prior\s+to|earlier\s+than|før)"
+    r"|\b(?P<until>until|till|up\s+until|indtil)"
+    r"|(?<!\bpå\s)(?<!\bden\s)(?<!denne\s)\b(?P<since>since|siden)"
+    r"|\b(?P<after>after|later\s+than))\s+$", re.IGNORECASE)
 _BOUND_AFTER = re.compile(r"^\s*(?:(?P<before>より前|以前|之前)|(?P<until>までに?)"
-                          r"|(?P<since>から|以来|以降|以後|以后|之后|之後))")
+                          r"|(?P<since>から|以来|以降|以後|以后)|(?P<after>之后|之後))")
+# The phrase names a thing's date ("before yesterday's meeting"), or "since" gives a reason
+# ("since yesterday was a holiday"): no bound.
+_NOT_BOUND_AFTER = re.compile(r"^(?:['’]s\b|\s+(?:was|were|is|had|has)\b)", re.IGNORECASE)
 
 
 def _bounded(query: str, match: re.Match[str], start: datetime, end: datetime
              ) -> tuple[TimeWindow, str]:
     """The window of a phrase, or one side of it with the word that bounds it: "before
     today" is all before today, "until yesterday" all to yesterday's end, "since last week"
-    all from its Monday, "after March 6" all from March 7; the phrase returned holds the
-    word."""
-    phrase = match.group(0).strip()
-    ahead = _BOUND_BEFORE.search(query[max(0, match.start() - 20):match.start()])
-    behind = None if ahead else _BOUND_AFTER.match(query[match.end():])
+    all from its Monday, "after last week" all from the Monday after it; the phrase returned
+    holds the word, as written."""
+    first, last = match.start(), match.end()
+    before_it = query[max(0, first - 20):first]
+    ahead = (None if _NOT_BOUND_AFTER.match(query[last:])
+             else _BOUND_BEFORE.search(before_it))
+    behind = None if ahead else _BOUND_AFTER.match(query[last:])
     bound = ahead or behind
     if bound is None:
-        return TimeWindow(start, end), phrase
-    side = bound.lastgroup
+        return TimeWindow(start, end), match.group(0).strip()
     window = {"before": TimeWindow(None, start), "until": TimeWindow(None, end),
-              "since": TimeWindow(start, None), "after": TimeWindow(end, None)}[str(side)]
-    words = (bound.group(0).strip() + " " + phrase) if ahead else phrase + bound.group(0).strip()
-    return window, words
+              "since": TimeWindow(start, None), "after": TimeWindow(end, None)}[
+        str(bound.lastgroup)]
+    if ahead is not None:
+        first -= len(before_it) - ahead.start()
+    else:
+        last += bound.end()
+    return window, query[first:last].strip()

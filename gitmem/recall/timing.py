@@ -84,7 +84,8 @@ def time_filters(query: str, since: str | None, until: str | None, around: str |
     # nothing (a phrase read loosely must not hide the answer). Only a date phrase and words
     # such as "what happened": the window selects what to list.
     if topical_terms(rest):
-        text = f'{rest} "{stated}"' if (stated := _stated_date(phrase)) else rest
+        closed = found_window.start is not None and found_window.end is not None
+        text = f'{rest} "{stated}"' if closed and (stated := _stated_date(phrase)) else rest
         return TimeFilters(None, found_window, fade_days(phrase, found_window, now), text,
                            _window_json(found_window, "query", phrase, "boost"))
     return TimeFilters(found_window, None, 0, "",

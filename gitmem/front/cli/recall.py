@@ -103,7 +103,8 @@ def recall(
         tw = response.time_window
         if tw and tw.source == "query":
             span = f"{tw.since or '...'} .. {tw.until or '...'}"
-            how = "preferring results near" if tw.applied_as == "boost" else "only"
+            near = "near" if tw.since and tw.until else "in"  # "before today": ... .. day
+            how = f"preferring results {near}" if tw.applied_as == "boost" else "only"
             echo(f"{how} {span} ('{tw.phrase}')", err=True)
         elif tw and response.listing == "window":  # the flags' window, and no words to search
             echo(f"listing what was written {tw.since or '...'} .. {tw.until or '...'}, newest "
