@@ -19,7 +19,7 @@ from gitmem.index.session import Session
 from gitmem.parse.timeparse import counts_back, fade_days, find_query_window
 from gitmem.recall.answer import RecallRequest, RecallResponse, answer
 from gitmem.recall.ranking import FADE_EDGE, PREFER_BOOST, Ranking
-from gitmem.recall.search import RecallQuery, _boost
+from gitmem.recall.search import RecallQuery, _boost, _nearness
 from gitmem.recall.timing import time_filters
 from gitmem.workspace import open_workspace
 from testing.repo import commit_all, make_repo, write
@@ -108,11 +108,14 @@ def test_days_outside_reads_the_window_rule(dates: dict[str, str], apart: int | 
 
 def test_the_boost_fades_from_the_edge_to_as_far_as_the_phrase_counts_back() -> None:
     q = RecallQuery("garden", prefer=JUNE_3_TO_9, fade_days=14.0)
-    boosts = [_boost(q, _row(day=day)) for day in
+    shares = [_nearness(q, _row(day=day)) for day in
               ("2025-06-02", "2025-06-12", "2025-05-27", "2025-05-20", "2025-05-19")]
-    assert boosts == pytest.approx([PREFER_BOOST * FADE_EDGE * (1 - n / 14)
-                                    for n in (0, 2, 6, 13)] + [0.0])
-    assert _boost(RecallQuery("garden", prefer=JUNE_3_TO_9), _row(day="2025-06-02")) == 0.0
+    assert shares == pytest.approx([FADE_EDGE * (1 - n / 14) for n in (0, 2, 6, 13)] + [0.0])
+    assert _nearness(RecallQuery("garden", prefer=JUNE_3_TO_9), _row(day="2025-06-02")) == 0.0
+    # the boost: the share ``rank`` read once for the row, the whole boost inside the window
+    near = cast(Row, {**_row(day="2025-06-02"), "nearness": shares[0]})
+    assert _boost(q, near) == pytest.approx(PREFER_BOOST * FADE_EDGE)
+    assert _boost(q, _row(day="2025-06-02")) == 0.0  # nearness not read: none
     assert _boost(q, cast(Row, {**_row(day="2025-04-01"), "preferred": True})) == PREFER_BOOST
 
 

@@ -49,6 +49,8 @@ Row = TypedDict("Row", {
     "annotations": "tuple[tuple[int, int | None, str], ...]",
     # its lines that count back into a query's preferred window, where recall adds them
     "counted_back": "set[int]",
+    # the share of a query's preferred window's boost it keeps outside it, where recall adds it
+    "nearness": float,
     # opinions
     "opinion_id": str, "statement": str, "entities": "list[str]", "updated": "str | None",
     "evidence": "list[dict[str, Any]]", "valid_from": int,

@@ -400,6 +400,10 @@ def rank(
         dated = [i for i, row in rows.items() if not row["preferred"] and row["day"]]
         for item, held in queries.lines_counting_back(store, dated, q.prefer).items():
             rows[item]["counted_back"] = held
+    if q.prefer is not None and q.fade_days > 0:  # once a row, not once each of its units
+        for row in rows.values():
+            if not row["preferred"]:
+                row["nearness"] = _nearness(q, row)
     cosines: dict[tuple[int, int, int], float] = {}  # (item, first, last line) -> cosine
     opinions: list[tuple[float, Row]] = []
     if "opinion" in q.kinds:  # the opinions of bank/opinions.md, beside O entries
@@ -554,11 +558,11 @@ def _score(q: RecallQuery, now: datetime, row: Row, words: float, cosine: float 
 def _boost(q: RecallQuery, row: Row, lines: tuple[int, int] | None = None) -> float:
     """What ``_score`` adds to a unit's relevance: the preferred window's boost (its row is in
     the window, or one of its ``lines`` counts back into it: "yesterday" in the next day's
-    note; outside it, what is left of the boost ``q.fade_days`` away), an exact file-name
+    note; outside it, what ``rank`` read of its nearness, ``_nearness``), an exact file-name
     match. Without ``lines``, the row's own."""
     preferred = row["preferred"] or (lines is not None and any(
         lines[0] <= n <= lines[1] for n in row.get("counted_back", ())))
-    return PREFER_BOOST * (1.0 if preferred else _nearness(q, row)) + (
+    return PREFER_BOOST * (1.0 if preferred else row.get("nearness", 0.0)) + (
         1.0 if exact_file_match(q.text, row["path"]) else 0.0)
 
 
