@@ -186,18 +186,25 @@ def report(checks: Sequence[Mapping[str, Any]], chat: Sequence[Mapping[str, Any]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def mode_arguments(doc: str | None, outcome: str, argv: list[str] | None
+                   ) -> tuple[argparse.Namespace, Path | None]:
+    """A bench's ``--mode lexical|hybrid``, ``--model PATH.gguf`` (hybrid needs it) and
+    ``--json OUT`` (every ``outcome``'s result): the arguments, and the model hybrid uses."""
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     ap.add_argument("--mode", choices=("lexical", "hybrid"), default="lexical")
     ap.add_argument("--model", type=Path, metavar="PATH.gguf",
                     help="embedding model for hybrid (python -m gitmem.embed.convert_e5 OUT)")
     ap.add_argument("--json", type=Path, dest="json_out", metavar="OUT",
-                    help="write every check's outcome here")
+                    help=f"write every {outcome}'s outcome here")
     args = ap.parse_args(argv)
     if args.mode == "hybrid" and args.model is None:
         raise SystemExit("hybrid needs --model PATH.gguf (multilingual-e5-small: "
                          "python -m gitmem.embed.convert_e5 OUT.gguf)")
-    model = args.model if args.mode == "hybrid" else None
+    return args, args.model if args.mode == "hybrid" else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, model = mode_arguments(__doc__, "check", argv)
     five_now = datetime.fromisoformat(fiveweeks.NOW)
     chat_now = datetime.fromisoformat("2026-05-10T12:00:00+00:00")
     with tempfile.TemporaryDirectory(prefix="gitmem-fiveweeks-") as tmp:

@@ -19,7 +19,6 @@ hold it (a chunk may hold a few lines of the same note).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -32,15 +31,14 @@ BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
 
-from bench.bench_fiveweeks import indexed, rank  # noqa: E402
+from bench.bench_fiveweeks import indexed, mode_arguments, rank  # noqa: E402
 from bench.bench_updates import K, no_user_settings  # noqa: E402
 from bench.reldates_data import CASES, CLASSES, NOW, Case, Line, locate, notes  # noqa: E402
 from gitmem.domain import RecallMode  # noqa: E402
 from gitmem.index.session import Session  # noqa: E402
 from gitmem.parse.timeparse import find_query_window  # noqa: E402
 from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
-from testing.gitenv import TEST_IDENTITY, sealed_env  # noqa: E402
-from testing.repo import commit_all, make_repo, write  # noqa: E402
+from testing.repo import notes_history  # noqa: E402
 
 NEAR_DAYS = 7  # near, inside: the line at most this many days outside the window
 FAR_DAYS = 35  # far: the distractor at least this many days outside it
@@ -48,13 +46,9 @@ FAR_DAYS = 35  # far: the distractor at least this many days outside it
 
 def build(root: Path, texts: Mapping[str, str]) -> Path:
     """The notes as a repository, one commit per day at 21:00 UTC."""
-    env = sealed_env(TEST_IDENTITY)
-    repo = make_repo(root, "ws", env=env)
-    for path, text in sorted(texts.items()):
-        write(repo, path, text)
-        day = path.removeprefix("memory/").removesuffix(".md")
-        commit_all(repo, f"notes of {day}", f"{day}T21:00:00+00:00", env=env)
-    return repo
+    days = {path.removeprefix("memory/").removesuffix(".md"): text
+            for path, text in sorted(texts.items())}
+    return notes_history(root, "ws", {}, "", days)
 
 
 def strict_days(question: str) -> tuple[date, date, str]:
@@ -124,10 +118,6 @@ def ask(repo: Path, mode: RecallMode, model: Path | None,
     return out
 
 
-def _share(flags: Sequence[bool]) -> str:
-    return f"{sum(flags)}/{len(flags)}" if flags else "-"
-
-
 def table(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for klass in (*CLASSES, "all"):
@@ -162,19 +152,10 @@ def report(rows: Sequence[Mapping[str, Any]], mode: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--mode", choices=("lexical", "hybrid"), default="lexical")
-    ap.add_argument("--model", type=Path, metavar="PATH.gguf",
-                    help="embedding model for hybrid (python -m gitmem.embed.convert_e5 OUT)")
-    ap.add_argument("--json", type=Path, dest="json_out", metavar="OUT",
-                    help="write every question's outcome here")
-    args = ap.parse_args(argv)
-    if args.mode == "hybrid" and args.model is None:
-        raise SystemExit("hybrid needs --model PATH.gguf")
+    args, model = mode_arguments(__doc__, "question", argv)
     wrong = [w for case in CASES for w in class_errors(case)]
     if wrong:
         raise SystemExit("cases not of their class:\n" + "\n".join(wrong))
-    model = args.model if args.mode == "hybrid" else None
     texts = notes()
     with tempfile.TemporaryDirectory(prefix="gitmem-reldates-") as tmp:
         no_user_settings(Path(tmp))
