@@ -84,7 +84,14 @@ LAST_MONTH = ("2022-02-01", "2022-02-28")
     ("Når I går hjem, så ring.", []),  # Danish: "when you go home"
     ("之前天气很冷", []),  # "before, the weather…"
     ("그제야 알았다", []),  # Korean: "only then"
-    ("Несколько дней назад", []),  # a count not read is no day
+    ("On the other day-care list.", []),
+    ("Дней назад", []),  # a plural without a count is no day
+    # said loosely
+    ("Несколько дней назад", [("2022-03-10", "2022-03-14")]),  # several: 5 days ± 2
+    ("The other day Ana called.", [("2022-03-10", "2022-03-15")]),
+    ("Earlier this week the build broke.", [("2022-03-14", "2022-03-16")]),
+    ("先日、田中さんに会った。", [("2022-03-10", "2022-03-15")]),
+    ("A fortnight ago: the dentist.", [("2022-02-28", "2022-03-06")]),
     ("A quiet evening with tea at 3:47 pm, a huge dagger.", []),
 ])
 def test_a_line_counts_back_from_its_note(line: str, days: list[tuple[str, str]]) -> None:
@@ -211,20 +218,26 @@ def test_an_index_of_schema_12_reads_its_notes_days_in_place(notes: Path) -> Non
     store.close()
 
 
-def test_an_index_of_schema_13_reads_the_week_before_last_in_place(tmp_path: Path) -> None:
-    """m014 reads the days again: "a few days ago", unread by schema 13, counts back."""
+@pytest.mark.parametrize(("version", "line", "days"), [
+    (14, "A few days ago I went bowling.", ("2022-03-17", "2022-03-19")),  # m014
+    (15, "The other day I went bowling.", ("2022-03-14", "2022-03-19")),  # m015
+])
+def test_an_older_index_reads_the_new_phrases_in_place(tmp_path: Path, version: int, line: str,
+                                                       days: tuple[str, str]) -> None:
+    """Each migration that reads the days again makes a line of a phrase its schema did not
+    read count back: "a few days ago" (schema 13), "the other day" (schema 14)."""
     repo = make_repo(tmp_path)
-    write(repo, "memory/2022-03-21.md", "# 2022-03-21\n\n- A few days ago I went bowling.\n")
+    write(repo, "memory/2022-03-21.md", f"# 2022-03-21\n\n- {line}\n")
     commit_all(repo, "notes", "2022-03-21T21:00:00+00:00")
     ws, _ = open_workspace(repo)
     assert gitmem("-C", str(repo), "index")[0] == 0
     query = "SELECT d.line, d.first_day, d.last_day FROM item_days d"
     store = open_store(ws.index_path)
-    assert store.conn.execute(query).fetchall() == [(3, "2022-03-17", "2022-03-19")]
-    with store.conn:  # as schema 13 left it: the line not read
+    assert store.conn.execute(query).fetchall() == [(3, *days)]
+    with store.conn:  # as the schema before it left it: the line not read
         store.conn.execute("DELETE FROM item_days")
-        store.conn.execute("DELETE FROM migrations WHERE version = 14")
+        store.conn.execute("DELETE FROM migrations WHERE version >= ?", (version,))
     store.close()
     store = open_store(ws.index_path)
-    assert store.conn.execute(query).fetchall() == [(3, "2022-03-17", "2022-03-19")]
+    assert store.conn.execute(query).fetchall() == [(3, *days)]
     store.close()

@@ -193,3 +193,16 @@ def test_a_bounded_phrase_states_no_date_to_search() -> None:
     assert times.prefer == TimeWindow(datetime(2025, 3, 6, tzinfo=UTC), None)
     assert "3月6日" not in times.text and "から" not in times.text
     assert '"June 6"' in time_filters("garden around June 6", None, None, None, NOW, 3).text
+
+
+def test_the_other_day_prefers_a_few_days_back(tmp_path: Path) -> None:
+    """"the other day" is 2 to 7 days back: the lunch of five days ago, not yesterday's."""
+    repo = make_repo(tmp_path)
+    write(repo, "memory/2025-06-19.md", "# 2025-06-19\n\n- Lunch with Priya at the noodle bar.\n")
+    write(repo, "memory/2025-06-15.md", "# 2025-06-15\n\n- Lunch with Priya at the ramen bar.\n")
+    commit_all(repo, "notes", "2025-06-19T21:00:00+00:00")
+    plain = _ask(repo, "where did I have lunch with Priya")
+    assert "noodle" in _first(plain)
+    response = _ask(repo, "where did I have lunch with Priya the other day")
+    assert response.time_window is not None and response.time_window.phrase == "the other day"
+    assert "ramen" in _first(response), [r.content for r in response.results]

@@ -128,7 +128,7 @@ def test_a_word_with_a_window_is_searched_in_it(weeks: Path) -> None:
     (("--since", "2026-11-20", "--until", "2026-11-21"),
      "no memory text holds any of 'zebra', 'crossing' between 2026-11-20 and 2026-11-21"),
     (("--kind", "O"), "of kind opinion"),
-    (("--since", "2027-01-01"), "nothing in the memory falls between 2027-01-01 and now"),
+    (("--since", "2027-01-01"), "nothing in the memory falls on or after 2027-01-01"),
 ])
 def test_an_empty_answer_always_says_why(weeks: Path, extra: tuple[str, ...], said: str) -> None:
     code, out, err = gitmem("-C", str(weeks), "recall", "zebra crossing", *extra)

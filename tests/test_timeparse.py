@@ -13,6 +13,7 @@ from gitmem.errors import UsageError
 from gitmem.parse.timeparse import (
     as_of_instant,
     build_window,
+    counts_back,
     find_event_period,
     find_query_window,
     parse_time_spec,
@@ -425,9 +426,12 @@ def test_weeks_and_months_ago(query: str, window: TimeWindow, phrase: str) -> No
     assert find_query_window(query, NOW) == (window, phrase)
 
 
-# The week before last, vague counts of days, counts in words past twelve (NOW: Wednesday,
+# The week before last, vague counts of days, counts in words past twelve; said loosely: the
+# other day, several days, a fortnight, a week and a half, earlier this week (NOW: Wednesday,
 # December 10, 2025)
 WEEK_BEFORE_LAST = day_window(date(2025, 11, 24), date(2025, 11, 30))
+OTHER_DAY = day_window(date(2025, 12, 3), date(2025, 12, 8))  # 2 to 7 days back
+SEVERAL_DAYS = day_window(date(2025, 12, 3), date(2025, 12, 7))  # 5 days back ± 2
 
 
 @pytest.mark.parametrize(
@@ -444,11 +448,40 @@ WEEK_BEFORE_LAST = day_window(date(2025, 11, 24), date(2025, 11, 30))
          "for et par dage siden"),
         ("fifteen days ago", day_window(date(2025, 11, 25), date(2025, 11, 25)),
          "fifteen days ago"),
+        ("who did I meet the other day", OTHER_DAY, "the other day"),
+        ("the other day's meeting", OTHER_DAY, "the other day"),
+        ("先日の会議", OTHER_DAY, "先日"),
+        ("前几天我去了哪里", OTHER_DAY, "前几天"),
+        ("hvem mødte jeg forleden dag", OTHER_DAY, "forleden dag"),
+        ("며칠 전에 뭐 먹었지", OTHER_DAY, "며칠 전에"),
+        ("what did I buy several days ago", SEVERAL_DAYS, "several days ago"),
+        ("for flere dage siden", SEVERAL_DAYS, "for flere dage siden"),
+        ("что я купил несколько дней назад", SEVERAL_DAYS, "несколько дней назад"),
+        ("数日前に買った本", SEVERAL_DAYS, "数日前"),
+        ("几天前", SEVERAL_DAYS, "几天前"),
+        ("what did I cook a fortnight ago", day_window(date(2025, 11, 23), date(2025, 11, 29)),
+         "a fortnight ago"),
+        ("for fjorten dage siden", day_window(date(2025, 11, 26), date(2025, 11, 26)),
+         "for fjorten dage siden"),
+        ("a week and a half ago", day_window(date(2025, 11, 27), date(2025, 12, 3)),
+         "a week and a half ago"),
+        ("a month and a half ago", day_window(date(2025, 10, 20), date(2025, 11, 1)),
+         "a month and a half ago"),
+        ("what broke earlier this week", day_window(date(2025, 12, 8), date(2025, 12, 9)),
+         "earlier this week"),
+        ("tidligere i denne måned", day_window(date(2025, 12, 1), date(2025, 12, 9)),
+         "tidligere i denne måned"),
     ],
 )
-def test_the_week_before_last_and_vague_counts(query: str, window: TimeWindow,
-                                               phrase: str) -> None:
+def test_phrases_said_loosely(query: str, window: TimeWindow, phrase: str) -> None:
     assert find_query_window(query, NOW) == (window, phrase)
+    assert counts_back(phrase)
+
+
+def test_earlier_this_week_on_a_monday_is_that_day() -> None:
+    monday = utc(2025, 12, 8, 9)
+    assert find_query_window("earlier this week", monday) == (
+        day_window(date(2025, 12, 8), date(2025, 12, 8)), "earlier this week")
 
 
 # A word that bounds a phrase makes it one side of a window (NOW: Wednesday, December 10, 2025)
@@ -504,7 +537,8 @@ def test_weeks_ago_as_a_flag_is_the_day_itself() -> None:
 
 
 @pytest.mark.parametrize("query", ["weeks of work", "three weeks", "a weekday ago", "agony",
-                                   "for to uger", "недели", "2週間", "两周"])
+                                   "for to uger", "недели", "2週間", "两周",
+                                   "the other day-care", "the other days", "other day"])
 def test_no_weeks_ago(query: str) -> None:
     assert find_query_window(query, NOW) is None
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 # An index older than this is rebuilt rather than migrated: its full-text rows cannot be
 # brought up to date in place (the text they were made from is not stored).
 REBUILD_BELOW = 2
@@ -380,6 +380,13 @@ def m014_counted_back_again(conn: apsw.Connection) -> None:
     _read_counted_back_days(conn)
 
 
+def m015_counted_back_loosely(conn: apsw.Connection) -> None:
+    """The same days read again, now that "the other day", "several days ago", "a fortnight
+    ago", "a week and a half ago" and "earlier this week" count back too."""
+    conn.execute("DELETE FROM item_days")
+    _read_counted_back_days(conn)
+
+
 def _read_counted_back_days(conn: apsw.Connection) -> None:
     from gitmem.index.items import counted_back_days  # migrations only
 
@@ -406,4 +413,5 @@ MIGRATIONS: Sequence[tuple[int, str, Callable[[apsw.Connection], None]]] = (
     (12, "m012_statement_readings", m012_statement_readings),
     (13, "m013_counted_back_days", m013_counted_back_days),
     (14, "m014_counted_back_again", m014_counted_back_again),
+    (15, "m015_counted_back_loosely", m015_counted_back_loosely),
 )

@@ -113,6 +113,7 @@ def _phrases(prefix: str) -> tuple[re.Pattern[str], ...]:
 # (Matched against the lower-cased query: IGNORECASE with these ranges costs ms to compile.)
 _MAYBE_DATE = re.compile(
     r"\d|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]|\b(?:week|month|yesterday|today|ago|jan"
+    r"|fortnight|other\s+day|forleden"
     r"|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|i\s+g|i\s+forg|i\s+dag|uge|måned|вчера"
     r"|позавчера|сегодня|недел|месяц|назад|siden)"
 )
@@ -445,24 +446,30 @@ _COUNT_WORDS_BY_LANGUAGE: dict[str, dict[str, int]] = {
            "a few": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
            "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
            "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
-           "twenty": 20, "thirty": 30},
+           "twenty": 20, "thirty": 30, "several": 5},
     "da": {"en": 1, "et": 1, "et par": 2, "to": 2, "tre": 3, "fire": 4, "fem": 5, "seks": 6,
-           "syv": 7, "otte": 8, "ni": 9, "ti": 10, "elleve": 11, "tolv": 12},
+           "syv": 7, "otte": 8, "ni": 9, "ti": 10, "elleve": 11, "tolv": 12, "tretten": 13,
+           "fjorten": 14, "femten": 15, "seksten": 16, "sytten": 17, "atten": 18,
+           "nitten": 19, "tyve": 20, "flere": 5},
     "ru": {"два": 2, "две": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7,
-           "восемь": 8, "девять": 9, "десять": 10},
+           "восемь": 8, "девять": 9, "десять": 10, "несколько": 5},
     "cjk": {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-            "八": 8, "九": 9, "十": 10},
+            "八": 8, "九": 9, "十": 10, "数": 5, "數": 5, "几": 5, "幾": 5},
     "ko": {"한": 1, "두": 2, "세": 3, "네": 4},
 }
 _COUNT_WORDS = {w: n for words in _COUNT_WORDS_BY_LANGUAGE.values() for w, n in words.items()}
-# Counts that are no number ("a few days ago"): the day they name widens by a day either side.
-_VAGUE_COUNTS = frozenset({"a few", "a couple of", "couple of", "et par"})
-_UNIT_DAYS = {"d": 1, "w": 7}  # "m": calendar months
+# Counts that are no number ("a few days ago", "several days ago"): the day they name widens by
+# this many days either side ("several" is 3 to 7).
+_VAGUE_COUNTS = {"a few": 1, "a couple of": 1, "couple of": 1, "et par": 1, "several": 2,
+                 "flere": 2, "несколько": 2, "数": 2, "數": 2, "几": 2, "幾": 2}
+_UNIT_DAYS = {"d": 1, "w": 7, "f": 14}  # "m": calendar months; "f" a fortnight
 
 
 def _ago_unit(word: str) -> str:
     """'d', 'w' or 'm' of a unit as written (days, uger, недели, 週間, 个月, 주, ...)."""
     w = word.casefold()
+    if w.startswith("fortnight"):
+        return "f"
     if w.startswith(("day", "dag", "ден", "дн", "дён")) or w in ("日", "天", "일"):
         return "d"
     if w.startswith(("week", "uge", "недел", "週", "周", "个星期", "個星期", "星期", "礼拜", "주")):
@@ -471,20 +478,24 @@ def _ago_unit(word: str) -> str:
 
 
 def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
-    """``N days/weeks/months ago``: that day; a week or a month back is said loosely, so it
-    widens by ``margin`` days (a month by twice that); a day is exact, but "a few days ago"
-    is the day 3 days back and the days either side of it."""
+    """``N days/weeks/months ago``: that day; a week, a fortnight or a month back is said
+    loosely, so it widens by ``margin`` days (a month by twice that); a day is exact, but "a
+    few days ago" is the day 3 days back and the days either side of it, "several days ago"
+    5 days back ± 2. "A week and a half ago" is 10 days back (± ``margin``), "a month and a
+    half ago" a month and 15 days."""
     groups = match.groupdict()
     count = next((g for name, g in groups.items() if name.startswith("n") and g), "1")
     unit = _ago_unit(next(g for name, g in groups.items() if name.startswith("u") and g))
     folded = re.sub(r"\s+", " ", count.casefold())  # "неделю назад": one week
     n = int(folded) if folded.isdigit() else _COUNT_WORDS.get(folded) or _cjk_number(folded)
+    half = bool(groups.get("half"))
     if unit == "m":
-        day = _shift_months(_midnight(today), -n).date()
+        day = _shift_months(_midnight(today), -n).date() - timedelta(days=15 * half)
         spread = 2 * margin
     else:
-        day = today - timedelta(days=n * _UNIT_DAYS[unit])
-        spread = margin if unit == "w" else int(folded in _VAGUE_COUNTS)
+        unit_days = _UNIT_DAYS[unit]
+        day = today - timedelta(days=n * unit_days + unit_days // 2 * half)
+        spread = margin if unit != "d" else _VAGUE_COUNTS.get(folded, 0)
     return day - timedelta(days=spread), day + timedelta(days=spread)
 
 
@@ -514,6 +525,24 @@ def _week(offset_weeks: int) -> _Handler:
     return handler
 
 
+def _days_back(first: int, last: int) -> _Handler:
+    """Days ``last`` .. ``first`` before today: "the other day" is 2 to 7 days back."""
+    def handler(match: re.Match[str], today: date, margin: int) -> DayRange:
+        return today - timedelta(days=last), today - timedelta(days=first)
+
+    return handler
+
+
+def _earlier_this(unit: str) -> _Handler:
+    """"earlier this week" (this month): its first day to yesterday, or today on that day."""
+    def handler(match: re.Match[str], today: date, margin: int) -> DayRange:
+        first = (today - timedelta(days=today.weekday()) if unit == "week"
+                 else today.replace(day=1))
+        return first, max(first, today - timedelta(days=1))
+
+    return handler
+
+
 def _month(offset_months: int) -> _Handler:
     def handler(match: re.Match[str], today: date, margin: int) -> DayRange:
         first = _first_of_month(today.year, today.month, -offset_months)
@@ -531,9 +560,10 @@ def _ago_pattern() -> re.Pattern[str]:
     cjk = "|".join([r"\d{1,6}", "[一二两兩三四五六七八九]?十[一二三四五六七八九]?",
                     *_COUNT_WORDS_BY_LANGUAGE["cjk"]])
     return re.compile(
-        rf"\b(?P<nen>{count('en')})\s+(?P<uen>days?|weeks?|months?)\s+ago\b"
+        rf"\b(?P<nen>{count('en')})\s+(?P<uen>days?|weeks?|fortnights?|months?)"
+        r"(?P<half>\s+and\s+a\s+half)?\s+ago\b"
         rf"|\bfor\s+(?P<nda>{count('da')})\s+(?P<uda>dage?|uger?|måned(?:er)?)\s+siden\b"
-        # a plural without a count read ("несколько дней назад") is no day; a singular is one
+        # a plural without a count ("дней назад") is no day; a singular is one
         rf"|(?:\b(?P<nru>{count('ru')})\s+(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
         r"|\b(?P<uru1>день|неделю|месяц))\s+назад\b"
         # not the end of a longer numeral ("二十一天前" is 21 days, not 1)
@@ -579,6 +609,13 @@ def _relative_rules() -> tuple[_Rule, ...]:
     # Danish "I går" with a capital I inside a sentence is "you go" ("Når I går hjem")
     yesterday_re = re.compile(r"\byesterday\b|昨日|昨天|(?:(?-i:\bi)|(?-i:(?:^|(?<=[\n.!?:\"“„(-])"
                               r"|(?<=[\n.!?:\"“„(-]\s))I))\s+går\b|\bвчера\b|어제", re.IGNORECASE)
+    # "the other day": a few days back, said loosely (先日, 前几天, forleden, 며칠 전)
+    other_day_re = re.compile(r"\bthe\s+other\s+day(?![-\w])|先日|前几天|前幾天|前些天|前些日子"
+                              r"|\bforleden(?:\s+dag)?\b|며칠\s?전(?:에)?", re.IGNORECASE)
+    earlier_week_re = re.compile(r"\bearlier\s+this\s+week\b|\btidligere\s+(?:i\s+)?denne\s+uge\b",
+                                 re.IGNORECASE)
+    earlier_month_re = re.compile(r"\bearlier\s+this\s+month\b"
+                                  r"|\btidligere\s+(?:i\s+)?denne\s+måned\b", re.IGNORECASE)
     today_re = re.compile(r"\btoday\b|今日|今天|\bi\s+dag\b|\bсегодня\b|오늘", re.IGNORECASE)
     week_before_last_re = re.compile(r"\b(?:the\s+)?week\s+before\s+last\b|先々週|先先週"
                                      r"|上上(?:周|週|星期|个星期|個星期)"
@@ -600,6 +637,10 @@ def _relative_rules() -> tuple[_Rule, ...]:
         _Rule(yesterday_re, _fixed(1), True,
               ("yesterday", "昨日", "昨天", "går", "вчера", "어제")),
         _Rule(today_re, _fixed(0), False, ()),
+        _Rule(other_day_re, _days_back(2, 7), True,
+              ("other day", "先日", "前几天", "前幾天", "前些", "forleden", "며칠")),
+        _Rule(earlier_week_re, _earlier_this("week"), True, ("earlier", "tidligere")),
+        _Rule(earlier_month_re, _earlier_this("month"), True, ("earlier", "tidligere")),
     )
 
 
@@ -721,7 +762,10 @@ def find_query_window(
     ``in November 2025``/``in Nov``, ``last week``, ``this week``, ``last month``,
     ``this month``, ``yesterday``, ``today``, ``N days/weeks/months ago`` (the count in digits
     or words, in every supported language: ``for to uger siden``, ``две недели назад``,
-    ``2週間前``, ``两个月前``, ``2주 전``). Japanese/Chinese:
+    ``2週間前``, ``两个月前``, ``2주 전``), said loosely: ``several days ago`` (5 days back ± 2;
+    ``数日前``, ``几天前``), ``a fortnight ago``, ``a week and a half ago``, ``the other day``
+    (2 to 7 days back; ``先日``, ``前几天``, ``forleden``), ``earlier this week``/``month``
+    (its first day to yesterday). Japanese/Chinese:
     ``11月27日ごろ``/``頃``/``前後``/``左右`` (± ``around_days``), ``先週``, ``今週``, ``先月``,
     ``今月``, ``昨日``, ``一昨日``, ``今日``, ``N日前`` and Chinese equivalents.
 

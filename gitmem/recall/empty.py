@@ -67,8 +67,7 @@ def _no_match(store: Store, q: RecallQuery, entities: Sequence[str]) -> str:
             if terms else "nothing was written")
     scope: list[str] = []
     if q.window is not None and not q.window.is_open:
-        scope.append(f"between {show_time(q.window.start) or 'the beginning'} and "
-                     f"{last_day(q.window.end) or 'now'}")
+        scope.append(_between(q.window))
     if entities:
         scope.append("about " + " and ".join(f"@{e.lstrip('@')}" for e in entities))
     if q.kinds:
@@ -90,8 +89,15 @@ def _uncommitted(ws: Workspace, cfg: Config, *, deleted: bool = False) -> list[s
 
 def _outside(store: Store, window: TimeWindow, as_of_seq: int | None) -> str:
     oldest, newest = queries.memory_span(store, ItemFilter(as_of_seq=as_of_seq))
-    first = show_time(window.start) or "the beginning"  # both as the filters say them
-    last = last_day(window.end) or "now"
     span = (f"oldest memory: {oldest}, newest memory: {newest}" if oldest
             else "the memory holds no dated entries")
-    return f"nothing in the memory falls between {first} and {last} ({span})"
+    return f"nothing in the memory falls {_between(window)} ({span})"
+
+
+def _between(window: TimeWindow) -> str:
+    """A window as the filters say it: "between 2025-06-01 and 2025-06-19", "on or after
+    2025-06-21" (no end: "after today"), "on or before 2025-06-19" (no start)."""
+    first, last = show_time(window.start), last_day(window.end)
+    if first and last:
+        return f"between {first} and {last}"
+    return f"on or after {first}" if first else f"on or before {last}"
