@@ -85,6 +85,12 @@ LAST_MONTH = ("2022-02-01", "2022-02-28")
     ("之前天气很冷", []),  # "before, the weather…"
     ("그제야 알았다", []),  # Korean: "only then"
     ("On the other day-care list.", []),
+    ("首先日志要清理。", []),  # "first, clean the log": no 先日
+    ("納期を数日前倒しする。", []),  # "bring the deadline a few days forward"
+    ("The other\nday Ana called.", [("2022-03-10", "2022-03-15")] * 2),  # wrapped: read whole
+    ("The week before\nlast was calm.", [("2022-02-28", "2022-03-06")] * 2),
+    ("数十日前のこと", []),  # some tens of days: not 10
+    ("几十天前的事", []),
     ("Дней назад", []),  # a plural without a count is no day
     # said loosely
     ("Несколько дней назад", [("2022-03-10", "2022-03-14")]),  # several: 5 days ± 2
@@ -219,7 +225,7 @@ def test_an_index_of_schema_12_reads_its_notes_days_in_place(notes: Path) -> Non
 
 
 @pytest.mark.parametrize(("version", "line", "days"), [
-    (14, "A few days ago I went bowling.", ("2022-03-17", "2022-03-19")),  # m014
+    (14, "A few days ago I went bowling.", ("2022-03-17", "2022-03-19")),  # m014, m015
     (15, "The other day I went bowling.", ("2022-03-14", "2022-03-19")),  # m015
 ])
 def test_an_older_index_reads_the_new_phrases_in_place(tmp_path: Path, version: int, line: str,

@@ -14,6 +14,7 @@ from gitmem.parse.timeparse import (
     as_of_instant,
     build_window,
     counts_back,
+    fade_days,
     find_event_period,
     find_query_window,
     parse_time_spec,
@@ -453,12 +454,12 @@ SEVERAL_DAYS = day_window(date(2025, 12, 3), date(2025, 12, 7))  # 5 days back �
         ("先日の会議", OTHER_DAY, "先日"),
         ("前几天我去了哪里", OTHER_DAY, "前几天"),
         ("hvem mødte jeg forleden dag", OTHER_DAY, "forleden dag"),
-        ("며칠 전에 뭐 먹었지", OTHER_DAY, "며칠 전에"),
         ("what did I buy several days ago", SEVERAL_DAYS, "several days ago"),
         ("for flere dage siden", SEVERAL_DAYS, "for flere dage siden"),
         ("что я купил несколько дней назад", SEVERAL_DAYS, "несколько дней назад"),
         ("数日前に買った本", SEVERAL_DAYS, "数日前"),
-        ("几天前", SEVERAL_DAYS, "几天前"),
+        ("a day and a half ago", day_window(date(2025, 12, 8), date(2025, 12, 9)),
+         "a day and a half ago"),
         ("what did I cook a fortnight ago", day_window(date(2025, 11, 23), date(2025, 11, 29)),
          "a fortnight ago"),
         ("for fjorten dage siden", day_window(date(2025, 11, 26), date(2025, 11, 26)),
@@ -476,6 +477,14 @@ SEVERAL_DAYS = day_window(date(2025, 12, 3), date(2025, 12, 7))  # 5 days back �
 def test_phrases_said_loosely(query: str, window: TimeWindow, phrase: str) -> None:
     assert find_query_window(query, NOW) == (window, phrase)
     assert counts_back(phrase)
+
+
+def test_a_phrase_that_names_its_span_does_not_fade() -> None:
+    """"earlier this month" counts back but its month begins on the 1st: no fade past it."""
+    window, phrase = find_query_window("the car service earlier this month", NOW) or (None, "")
+    assert window is not None and fade_days(phrase, window, NOW) == 0
+    window, phrase = find_query_window("the car service the other day", NOW) or (None, "")
+    assert window is not None and fade_days(phrase, window, NOW) == 5
 
 
 def test_earlier_this_week_on_a_monday_is_that_day() -> None:
@@ -538,7 +547,13 @@ def test_weeks_ago_as_a_flag_is_the_day_itself() -> None:
 
 @pytest.mark.parametrize("query", ["weeks of work", "three weeks", "a weekday ago", "agony",
                                    "for to uger", "недели", "2週間", "两周",
-                                   "the other day-care", "the other days", "other day"])
+                                   "the other day-care", "the other days", "other day",
+                                   "what did I book on the other day",
+                                   # Chinese and Japanese words that hold 先日, 前几天, N日前
+                                   "首先日志要清理", "优先日期", "先日付小切手", "这几天前端一直报错",
+                                   "提前几天通知", "在发布之前几天", "納期を数日前倒しする",
+                                   # a question word: how many days ago; a few days before a trip
+                                   "上次部署是几天前", "회의가 며칠 전이었지", "출발 며칠 전에 연락"])
 def test_no_weeks_ago(query: str) -> None:
     assert find_query_window(query, NOW) is None
 

@@ -374,10 +374,8 @@ def m013_counted_back_days(conn: apsw.Connection) -> None:
 
 
 def m014_counted_back_again(conn: apsw.Connection) -> None:
-    """The same days read again, now that "the week before last", "a few days ago" (± 1) and
-    counts in words past twelve count back too."""
-    conn.execute("DELETE FROM item_days")
-    _read_counted_back_days(conn)
+    """Once the days read again for "the week before last", "a few days ago" (± 1) and counts
+    in words past twelve; m015 reads them all again after it, so it does nothing now."""
 
 
 def m015_counted_back_loosely(conn: apsw.Connection) -> None:

@@ -454,14 +454,14 @@ _COUNT_WORDS_BY_LANGUAGE: dict[str, dict[str, int]] = {
     "ru": {"два": 2, "две": 2, "три": 3, "четыре": 4, "пять": 5, "шесть": 6, "семь": 7,
            "восемь": 8, "девять": 9, "десять": 10, "несколько": 5},
     "cjk": {"一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-            "八": 8, "九": 9, "十": 10, "数": 5, "數": 5, "几": 5, "幾": 5},
+            "八": 8, "九": 9, "十": 10, "数": 5, "數": 5},
     "ko": {"한": 1, "두": 2, "세": 3, "네": 4},
 }
 _COUNT_WORDS = {w: n for words in _COUNT_WORDS_BY_LANGUAGE.values() for w, n in words.items()}
 # Counts that are no number ("a few days ago", "several days ago"): the day they name widens by
 # this many days either side ("several" is 3 to 7).
 _VAGUE_COUNTS = {"a few": 1, "a couple of": 1, "couple of": 1, "et par": 1, "several": 2,
-                 "flere": 2, "несколько": 2, "数": 2, "數": 2, "几": 2, "幾": 2}
+                 "flere": 2, "несколько": 2, "数": 2, "數": 2}
 _UNIT_DAYS = {"d": 1, "w": 7, "f": 14}  # "m": calendar months; "f" a fortnight
 
 
@@ -492,10 +492,14 @@ def _ago(match: re.Match[str], today: date, margin: int) -> DayRange:
     if unit == "m":
         day = _shift_months(_midnight(today), -n).date() - timedelta(days=15 * half)
         spread = 2 * margin
+    elif unit == "d":
+        day = today - timedelta(days=n)
+        spread = _VAGUE_COUNTS.get(folded, 0)
+        if half:  # "two days and a half ago": 2 to 3 days back
+            return day - timedelta(days=spread + 1), day + timedelta(days=spread)
     else:
-        unit_days = _UNIT_DAYS[unit]
-        day = today - timedelta(days=n * unit_days + unit_days // 2 * half)
-        spread = margin if unit != "d" else _VAGUE_COUNTS.get(folded, 0)
+        day = today - timedelta(days=n * _UNIT_DAYS[unit] + _UNIT_DAYS[unit] // 2 * half)
+        spread = margin
     return day - timedelta(days=spread), day + timedelta(days=spread)
 
 
@@ -567,21 +571,26 @@ def _ago_pattern() -> re.Pattern[str]:
         rf"|(?:\b(?P<nru>{count('ru')})\s+(?P<uru>день|дня|дней|недел[юиь]|месяц(?:а|ев)?)"
         r"|\b(?P<uru1>день|неделю|месяц))\s+назад\b"
         # not the end of a longer numeral ("二十一天前" is 21 days, not 1)
-        rf"|(?<![\d一二两兩三四五六七八九十百千])(?P<ncjk>{cjk})\s*"
+        rf"|(?<![\d一二两兩三四五六七八九十百千数數几幾])(?P<ncjk>{cjk})\s*"
         r"(?P<ucjk>日|天|週間|周|週|个星期|個星期|星期|礼拜|か月|ヶ月|カ月|ケ月|个月|個月)(?:前|以前)"
+        r"(?![端台提置缀綴倒面排])"
         rf"|(?P<nko>{count('ko')})\s*(?P<uko>일|주|달|개월)\s*전(?:에)?",
         re.IGNORECASE)
 
 
 class _Rule(NamedTuple):
     """A date phrase counted from the day it is said: its pattern, how it becomes days, whether
-    those days lie before that day (what a note's line can count back to), and words one of
-    which a text holds (lower-cased) wherever the pattern matches."""
+    those days lie before that day (what a note's line can count back to), words one of
+    which a text holds (lower-cased) wherever the pattern matches (its last word: a line and
+    the one before it are read, so a phrase wrapped onto the next line is read whole), and
+    whether its window fades (``fade_days``): not when it names its span ("earlier this
+    month")."""
 
     pattern: re.Pattern[str]
     handler: _Handler
     back: bool
     needles: tuple[str, ...]
+    fades: bool = True
 
 
 @functools.cache
@@ -609,9 +618,14 @@ def _relative_rules() -> tuple[_Rule, ...]:
     # Danish "I går" with a capital I inside a sentence is "you go" ("Når I går hjem")
     yesterday_re = re.compile(r"\byesterday\b|昨日|昨天|(?:(?-i:\bi)|(?-i:(?:^|(?<=[\n.!?:\"“„(-])"
                               r"|(?<=[\n.!?:\"“„(-]\s))I))\s+går\b|\bвчера\b|어제", re.IGNORECASE)
-    # "the other day": a few days back, said loosely (先日, 前几天, forleden, 며칠 전)
-    other_day_re = re.compile(r"\bthe\s+other\s+day(?![-\w])|先日|前几天|前幾天|前些天|前些日子"
-                              r"|\bforleden(?:\s+dag)?\b|며칠\s?전(?:에)?", re.IGNORECASE)
+    # "the other day": a few days back, said loosely (先日, 前几天, forleden); not "on the other
+    # day" (of two), 首先日志 (first, the log), 优先日期, 先日付 (post-dated), 提前几天 (a few
+    # days ahead), 之前几天 (a few days before). Korean 며칠 전 is also "how many days ago" and
+    # "a few days before (a thing)": not read.
+    other_day_re = re.compile(r"(?<!\bon\s)(?<!\bfor\s)\bthe\s+other\s+day(?![-\w])"
+                              r"|(?<![\u4e00-\u9fff])先日(?![付期志程])"
+                              r"|(?<![之提以目这這])(?:前几天|前幾天|前些天|前些日子)"
+                              r"|\bforleden(?:\s+dag)?\b", re.IGNORECASE)
     earlier_week_re = re.compile(r"\bearlier\s+this\s+week\b|\btidligere\s+(?:i\s+)?denne\s+uge\b",
                                  re.IGNORECASE)
     earlier_month_re = re.compile(r"\bearlier\s+this\s+month\b"
@@ -623,7 +637,7 @@ def _relative_rules() -> tuple[_Rule, ...]:
                                      re.IGNORECASE)
     return (
         _Rule(week_before_last_re, _week(2), True,
-              ("before last", "先々週", "先先週", "上上", "позапрошл", "지지난")),
+              ("last", "先々週", "先先週", "上上", "позапрошл", "지지난")),
         _Rule(_ago_pattern(), _ago, True, ("ago", "siden", "назад", "前", "전")),
         _Rule(last_week_re, _week(1), True,
               ("week", "uge", "недел", "先週", "上周", "上週", "지난")),
@@ -638,9 +652,10 @@ def _relative_rules() -> tuple[_Rule, ...]:
               ("yesterday", "昨日", "昨天", "går", "вчера", "어제")),
         _Rule(today_re, _fixed(0), False, ()),
         _Rule(other_day_re, _days_back(2, 7), True,
-              ("other day", "先日", "前几天", "前幾天", "前些", "forleden", "며칠")),
-        _Rule(earlier_week_re, _earlier_this("week"), True, ("earlier", "tidligere")),
-        _Rule(earlier_month_re, _earlier_this("month"), True, ("earlier", "tidligere")),
+              ("day", "先日", "前几天", "前幾天", "前些", "forleden")),
+        # they count back, but name their span: its first day is an edge (no fade)
+        _Rule(earlier_week_re, _earlier_this("week"), True, ("week", "uge"), False),
+        _Rule(earlier_month_re, _earlier_this("month"), True, ("month", "måned"), False),
     )
 
 
@@ -743,9 +758,12 @@ def counts_back(phrase: str) -> bool:
 def fade_days(phrase: str, window: TimeWindow, now: datetime) -> int:
     """How many days outside a query's window its preference fades out over: as many as the
     phrase counts back, from the window's middle day to today ("two weeks ago" 14, "last week"
-    8 on a Friday, "yesterday" 1), when it does; else 0 (a date the phrase names, "on March
-    6", "in June", has an edge). Whole days: the same at any hour."""
-    if not counts_back(phrase) or window.start is None or window.end is None:
+    8 on a Friday, "yesterday" 1), when it does; else 0 (a date or span the phrase names, "on
+    March 6", "in June", "earlier this month", has an edge). Whole days: the same at any
+    hour."""
+    if window.start is None or window.end is None or not any(
+            rule.back and rule.fades and rule.pattern.fullmatch(phrase.strip())
+            for rule in _relative_rules()):
         return 0
     first = window.start.date()
     last = (window.end - timedelta(microseconds=1)).date()
@@ -763,9 +781,9 @@ def find_query_window(
     ``this month``, ``yesterday``, ``today``, ``N days/weeks/months ago`` (the count in digits
     or words, in every supported language: ``for to uger siden``, ``две недели назад``,
     ``2週間前``, ``两个月前``, ``2주 전``), said loosely: ``several days ago`` (5 days back ± 2;
-    ``数日前``, ``几天前``), ``a fortnight ago``, ``a week and a half ago``, ``the other day``
+    ``数日前``), ``a fortnight ago``, ``a week and a half ago``, ``the other day``
     (2 to 7 days back; ``先日``, ``前几天``, ``forleden``), ``earlier this week``/``month``
-    (its first day to yesterday). Japanese/Chinese:
+    (its first day to yesterday, or that day on it). Japanese/Chinese:
     ``11月27日ごろ``/``頃``/``前後``/``左右`` (± ``around_days``), ``先週``, ``今週``, ``先月``,
     ``今月``, ``昨日``, ``一昨日``, ``今日``, ``N日前`` and Chinese equivalents.
 
