@@ -747,12 +747,17 @@ def _read_back(text: str, day: date, around_days: int) -> list[tuple[int, int, D
     return found
 
 
+def _counting_back(phrase: str) -> _Rule | None:
+    """The rule of a date phrase that counts back from the day it is said, or None."""
+    return next((rule for rule in _relative_rules()
+                 if rule.back and rule.pattern.fullmatch(phrase.strip())), None)
+
+
 def counts_back(phrase: str) -> bool:
     """Whether a date phrase counts back from the day it is said ("two weeks ago", "last
     week", "i går", "先週"), as against one that names its dates ("on March 6", "in June")
     or the present ("today", "this week")."""
-    return any(rule.back and rule.pattern.fullmatch(phrase.strip())
-               for rule in _relative_rules())
+    return _counting_back(phrase) is not None
 
 
 def fade_days(phrase: str, window: TimeWindow, now: datetime) -> int:
@@ -761,9 +766,8 @@ def fade_days(phrase: str, window: TimeWindow, now: datetime) -> int:
     8 on a Friday, "yesterday" 1), when it does; else 0 (a date or span the phrase names, "on
     March 6", "in June", "earlier this month", has an edge). Whole days: the same at any
     hour."""
-    if window.start is None or window.end is None or not any(
-            rule.back and rule.fades and rule.pattern.fullmatch(phrase.strip())
-            for rule in _relative_rules()):
+    rule = _counting_back(phrase)
+    if rule is None or not rule.fades or window.start is None or window.end is None:
         return 0
     first = window.start.date()
     last = (window.end - timedelta(microseconds=1)).date()
