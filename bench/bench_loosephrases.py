@@ -20,9 +20,7 @@ line when its lines hold it (a chunk may hold several lines of the same note).
 
 from __future__ import annotations
 
-import json
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -32,15 +30,12 @@ BENCH_DIR = Path(__file__).resolve().parent
 if __package__ in (None, ""):  # run as a script: the repository's packages are importable
     sys.path.insert(0, str(BENCH_DIR.parent))
 
-from bench.bench_fiveweeks import indexed, mode_arguments, rank  # noqa: E402
-from bench.bench_reldates import build  # noqa: E402
-from bench.bench_updates import K, no_user_settings  # noqa: E402
+from bench.bench_fiveweeks import indexed  # noqa: E402
+from bench.bench_reldates import asked, run_set, top3  # noqa: E402
 from bench.loosephrases_data import CASES, MEANT, NOW, Case, check, notes  # noqa: E402
-from bench.reldates_data import locate  # noqa: E402
 from gitmem.domain import RecallMode  # noqa: E402
 from gitmem.index.session import Session  # noqa: E402
 from gitmem.parse.timeparse import find_query_window  # noqa: E402
-from gitmem.recall.answer import RecallRequest, answer  # noqa: E402
 
 GROUPS = ("en", "other", "all")
 
@@ -59,13 +54,8 @@ def parsed(question: str) -> dict[str, Any] | None:
 
 def ask_one(session: Session, mode: RecallMode, case: Case,
             texts: dict[str, str]) -> dict[str, Any]:
-    resp = answer(session, RecallRequest(query=case.question, k=K, mode=mode), now=NOW)
-    if resp.mode != mode:
-        raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
-    body = resp.to_json()
-    results: Sequence[Mapping[str, Any]] = body["results"]
-    r_ans = rank(results, locate(texts, case.answer))
-    r_dis = rank(results, locate(texts, case.distractor))
+    body, (r_ans, r_dis) = asked(session, mode, case.question, texts,
+                                 [case.answer, case.distractor])
     first, last = MEANT[case.phrase]
     return {
         "id": case.id, "lang": case.lang, "phrase": case.phrase, "question": case.question,
@@ -78,7 +68,7 @@ def ask_one(session: Session, mode: RecallMode, case: Case,
         "answer_rank": r_ans, "distractor_rank": r_dis,
         "top1": r_ans == 1, "top5": r_ans is not None and r_ans <= 5,
         "above_distractor": r_ans is not None and (r_dis is None or r_ans < r_dis),
-        "top": [f"{r['source']} {r['snippet'][:70]}".replace("\n", " / ") for r in results[:3]],
+        "top": top3(body),
     }
 
 
@@ -136,23 +126,10 @@ def report(rows: Sequence[Mapping[str, Any]], mode: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, model = mode_arguments(__doc__, "question", argv)
     wrong = check()
     if wrong:
         raise SystemExit("the set is not as described:\n" + "\n".join(wrong))
-    texts = notes()
-    with tempfile.TemporaryDirectory(prefix="gitmem-loose-") as tmp:
-        no_user_settings(Path(tmp))
-        rows = ask(build(Path(tmp), texts), args.mode, model, texts)
-    print(report(rows, args.mode))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"mode": args.mode, "model": None if model is None else model.name,
-                   "now": NOW.isoformat(), "k": K, "meant": MEANT, "table": table(rows),
-                   "questions": rows}
-        args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
-                                 encoding="utf-8")
-    return 0
+    return run_set(__doc__, argv, notes(), "gitmem-loose-", ask, report, table, meant=MEANT)
 
 
 if __name__ == "__main__":

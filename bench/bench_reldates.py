@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -87,20 +87,53 @@ def class_errors(case: Case) -> list[str]:
     return [f"{case.id}: {w} [{first} .. {last}]" for w in wrong]
 
 
+def asked(session: Session, mode: RecallMode, question: str, texts: Mapping[str, str],
+          lines: Sequence[Line | None]) -> tuple[dict[str, Any], list[int | None]]:
+    """The answer to ``question`` (its JSON), and the rank of each of ``lines`` in it (None:
+    not shown, or no line)."""
+    resp = answer(session, RecallRequest(query=question, k=K, mode=mode), now=NOW)
+    if resp.mode != mode:
+        raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
+    body = resp.to_json()
+    return body, [None if line is None else rank(body["results"], locate(dict(texts), line))
+                  for line in lines]
+
+
+def top3(body: Mapping[str, Any]) -> list[str]:
+    """The first three results, a line each."""
+    return [f"{r['source']} {r['snippet'][:70]}".replace("\n", " / ")
+            for r in body["results"][:3]]
+
+
+def run_set(doc: str | None, argv: list[str] | None, texts: dict[str, str], prefix: str,
+            ask: Callable[[Path, RecallMode, Path | None, dict[str, str]], list[dict[str, Any]]],
+            report: Callable[[list[dict[str, Any]], str], str],
+            table: Callable[[list[dict[str, Any]]], Mapping[str, Any]],
+            **extra: Any) -> int:
+    """A set's run: the notes as a repository with no user settings, each question asked
+    (``ask``), the report printed and, with ``--json OUT``, the rows written with ``extra``."""
+    args, model = mode_arguments(doc, "question", argv)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        no_user_settings(Path(tmp))
+        rows = ask(build(Path(tmp), texts), args.mode, model, texts)
+    print(report(rows, args.mode))
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"mode": args.mode, "model": None if model is None else model.name,
+                   "now": NOW.isoformat(), "k": K, **extra, "table": table(rows),
+                   "questions": rows}
+        args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
+                                 encoding="utf-8")
+    return 0
+
+
 def ask(repo: Path, mode: RecallMode, model: Path | None,
         texts: Mapping[str, str]) -> list[dict[str, Any]]:
     ws, cfg = indexed(repo, model)
     out: list[dict[str, Any]] = []
     for case in CASES:
-        resp = answer(Session(ws, cfg), RecallRequest(query=case.question, k=K, mode=mode),
-                      now=NOW)
-        if resp.mode != mode:
-            raise SystemExit(f"{mode} answered as {resp.mode}: {resp.warnings}")
-        body = resp.to_json()
-        results: Sequence[Mapping[str, Any]] = body["results"]
-        r_ans = rank(results, locate(dict(texts), case.answer))
-        r_dis = None if case.distractor is None else \
-            rank(results, locate(dict(texts), case.distractor))
+        body, (r_ans, r_dis) = asked(Session(ws, cfg), mode, case.question, texts,
+                                     [case.answer, case.distractor])
         first, last, phrase = strict_days(case.question)
         above = None if case.distractor is None else \
             r_ans is not None and (r_dis is None or r_ans < r_dis)
@@ -112,8 +145,7 @@ def ask(repo: Path, mode: RecallMode, model: Path | None,
             "answer_rank": r_ans, "distractor_rank": r_dis,
             "top1": r_ans == 1, "top5": r_ans is not None and r_ans <= 5,
             "above_distractor": above,
-            "top": [f"{r['source']} {r['snippet'][:70]}".replace("\n", " / ")
-                    for r in results[:3]],
+            "top": top3(body),
         })
     return out
 
@@ -152,22 +184,10 @@ def report(rows: Sequence[Mapping[str, Any]], mode: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, model = mode_arguments(__doc__, "question", argv)
     wrong = [w for case in CASES for w in class_errors(case)]
     if wrong:
         raise SystemExit("cases not of their class:\n" + "\n".join(wrong))
-    texts = notes()
-    with tempfile.TemporaryDirectory(prefix="gitmem-reldates-") as tmp:
-        no_user_settings(Path(tmp))
-        rows = ask(build(Path(tmp), texts), args.mode, model, texts)
-    print(report(rows, args.mode))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"mode": args.mode, "model": None if model is None else model.name,
-                   "now": NOW.isoformat(), "k": K, "table": table(rows), "questions": rows}
-        args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
-                                 encoding="utf-8")
-    return 0
+    return run_set(__doc__, argv, notes(), "gitmem-reldates-", ask, report, table)
 
 
 if __name__ == "__main__":

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.reldates_data import _RETAIN, FILLER, FILLER_RETAIN, MORE, NOW, ROUTINE, Line
+from bench.reldates_data import DAYS, FILLER, MORE, NOW, Line, daily_notes
 
 __all__ = ["CASES", "DAYS", "MEANT", "NOW", "Case", "Line", "check", "notes"]
-
-DAYS = 56  # notes from NOW - 56 days to yesterday
 
 # The days back (first, last; NOW is a Friday) a person means by each phrase.
 MEANT: dict[str, tuple[int, int]] = {
@@ -166,28 +164,6 @@ def check() -> list[str]:
 
 def notes() -> dict[str, str]:
     """Path -> text of each daily note, deterministic."""
-    by_day: dict[int, list[str]] = {}
-    for c in CASES:
-        for line in (c.answer, c.distractor):
-            by_day.setdefault(line.days_back, []).append(line.text)
-    once = iter([t for t in FILLER + MORE if t not in _ON_TOPIC])
-    routine = iter(ROUTINE * 20)
-    retain = iter(FILLER_RETAIN)
-    out: dict[str, str] = {}
-    for back in range(DAYS, 0, -1):
-        texts = by_day.get(back, [])
-        if back in SKIPPED and not texts:
-            continue
-        want = 3 + (back * 5) % 6  # 3..8 lines a day
-        texts = texts + [next(once, None) or next(routine)
-                         for _ in range(max(0, want - len(texts)))]
-        if back % 9 == 5:
-            texts.append(next(retain, ""))
-        day = Line(back, "").day
-        log = [t for t in texts if t and not _RETAIN.match(t)]
-        kept = [t for t in texts if t and _RETAIN.match(t)]
-        text = f"# {day.isoformat()}\n\n## Log\n" + "".join(f"- {t}\n" for t in log)
-        if kept:
-            text += "\n## Retain\n" + "".join(f"- {t}\n" for t in kept)
-        out[Line(back, "").path] = text
-    return out
+    lines = [line for c in CASES for line in (c.answer, c.distractor)]
+    return daily_notes(lines, SKIPPED, [t for t in FILLER + MORE if t not in _ON_TOPIC],
+                       step=5, retain_at=5)

@@ -24,6 +24,7 @@ in that day's ``## Retain`` section, the rest under ``## Log``.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
@@ -344,21 +345,30 @@ def case_lines() -> list[Line]:
 
 def notes() -> dict[str, str]:
     """Path -> text of each daily note, deterministic."""
+    return daily_notes(case_lines(), SKIPPED, FILLER + MORE, step=7, retain_at=4)
+
+
+def daily_notes(lines: Sequence[Line], skipped: Collection[int], filler: Sequence[str], *,
+                step: int, retain_at: int) -> dict[str, str]:
+    """Path -> text of the daily notes of ``DAYS`` days back to yesterday: each day holds its
+    ``lines``, then ``filler`` lines once each and ``ROUTINE`` ones up to 3..8 lines (chosen by
+    ``step``), a ``FILLER_RETAIN`` entry every ninth day (at ``retain_at``); a day in
+    ``skipped`` without a line has no note. Deterministic."""
     by_day: dict[int, list[str]] = {}
-    for line in case_lines():
+    for line in lines:
         by_day.setdefault(line.days_back, []).append(line.text)
-    once = iter(FILLER + MORE)
+    once = iter(filler)
     routine = iter(ROUTINE * 20)
     retain = iter(FILLER_RETAIN)
     out: dict[str, str] = {}
     for back in range(DAYS, 0, -1):
         texts = by_day.get(back, [])
-        if back in SKIPPED and not texts:
+        if back in skipped and not texts:
             continue
-        want = 3 + (back * 7) % 6  # 3..8 lines a day
+        want = 3 + (back * step) % 6  # 3..8 lines a day
         texts = texts + [next(once, None) or next(routine)
                          for _ in range(max(0, want - len(texts)))]
-        if back % 9 == 4:
+        if back % 9 == retain_at:
             texts.append(next(retain, ""))
         day = Line(back, "").day
         log = [t for t in texts if t and not _RETAIN.match(t)]
